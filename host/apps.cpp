@@ -1,0 +1,136 @@
+// Application descriptors and their double-precision CPU references (SPEC section 2).
+#include "apps.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace kperf {
+
+const char* metric_name(Metric metric) { return metric == Metric::kMre ? "mre" : "me"; }
+
+HotspotCoefficients hotspot_coefficients(int width, int height) {
+  // Rodinia hotspot constants.
+  const double t_chip = 0.0005, chip_height = 0.016, chip_width = 0.016, amb_temp = 80.0;
+  const double max_pd = 3.0e6, precision = 0.001, spec_heat_si = 1.75e6, k_si = 100.0;
+  const double factor_chip = 0.5;
+  const double grid_height = chip_height / height;
+  const double grid_width = chip_width / width;
+  const double cap = factor_chip * spec_heat_si * t_chip * grid_width * grid_height;
+  const double rx = grid_width / (2.0 * k_si * t_chip * grid_height);
+  const double ry = grid_height / (2.0 * k_si * t_chip * grid_width);
+  const double rz = t_chip / (k_si * grid_height * grid_width);
+  const double max_slope = max_pd / (factor_chip * t_chip * spec_heat_si);
+  const double step = precision / max_slope;
+  return {step / cap, 1.0 / rx, 1.0 / ry, 1.0 / rz, amb_temp};
+}
+
+namespace {
+
+template <int N>
+double separable(const Window& w, const double (&along_y)[N], const double (&along_x)[N]) {
+  constexpr int r = N / 2;
+  double sum = 0.0;
+  for (int dy = -r; dy <= r; ++dy)
+    for (int dx = -r; dx <= r; ++dx) sum += along_y[dy + r] * along_x[dx + r] * w(dy, dx);
+  return sum;
+}
+
+constexpr double kBinomial3[3] = {1, 2, 1};
+constexpr double kDeriv3[3] = {-1, 0, 1};
+constexpr double kBinomial5[5] = {1, 4, 6, 4, 1};
+constexpr double kDeriv5[5] = {-1, -2, 0, 2, 1};
+
+double gaussian3(const Window& w, const PointArgs&) {
+  return separable(w, kBinomial3, kBinomial3) / 16.0;
+}
+double gaussian5(const Window& w, const PointArgs&) {
+  return separable(w, kBinomial5, kBinomial5) / 256.0;
+}
+double sobel3(const Window& w, const PointArgs&) {
+  const double gx = separable(w, kBinomial3, kDeriv3);
+  const double gy = separable(w, kDeriv3, kBinomial3);
+  return std::sqrt(gx * gx + gy * gy);
+}
+double sobel5(const Window& w, const PointArgs&) {
+  const double gx = separable(w, kBinomial5, kDeriv5);
+  const double gy = separable(w, kDeriv5, kBinomial5);
+  return std::sqrt(gx * gx + gy * gy);
+}
+double median3(const Window& w, const PointArgs&) {
+  double v[9];
+  int n = 0;
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx) v[n++] = w(dy, dx);
+  std::nth_element(v, v + 4, v + 9);
+  return v[4];
+}
+double inversion(const Window& w, const PointArgs&) { return 255.0 - w(0, 0); }
+double hotspot(const Window& w, const PointArgs& a) {
+  const HotspotCoefficients& c = *a.hotspot;
+  const double t = w(0, 0);
+  return t + c.step_div_cap * (a.power + (w(1, 0) + w(-1, 0) - 2.0 * t) * c.ry_inv +
+                               (w(0, 1) + w(0, -1) - 2.0 * t) * c.rx_inv +
+                               (c.amb_temp - t) * c.rz_inv);
+}
+
+}  // namespace
+
+const std::vector<AppDescriptor>& app_registry() {
+  static const std::vector<AppDescriptor> apps = {
+      {"gaussian3", "gaussian3.cl", 1, Metric::kMre, false, true, gaussian3, "3x3 binomial blur"},
+      {"gaussian5", "gaussian5.cl", 2, Metric::kMre, false, true, gaussian5, "5x5 binomial blur"},
+      {"sobel3", "sobel3.cl", 1, Metric::kMe, false, true, sobel3, "3x3 Sobel gradient magnitude"},
+      {"sobel5", "sobel5.cl", 2, Metric::kMe, false, true, sobel5, "5x5 Sobel gradient magnitude"},
+      {"median", "median.cl", 1, Metric::kMre, false, true, median3, "3x3 median filter"},
+      {"inversion", "inversion.cl", 0, Metric::kMre, false, false, inversion, "255 - v"},
+      {"hotspot", "hotspot.cl", 1, Metric::kMre, true, true, hotspot,
+       "Rodinia hotspot transient thermal step"},
+  };
+  return apps;
+}
+
+std::string app_names_joined() {
+  std::string names;
+  for (const auto& a : app_registry()) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  return names;
+}
+
+const AppDescriptor& find_app(const std::string& name) {
+  for (const auto& a : app_registry())
+    if (name == a.name) return a;
+  throw std::invalid_argument("unknown app '" + name + "' (valid: " + app_names_joined() +
+                              ", all)");
+}
+
+GridD to_double(const std::vector<float>& values, int width, int height) {
+  GridD g(width, height);
+  std::copy(values.begin(), values.end(), g.data.begin());
+  return g;
+}
+
+GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* power,
+                    int iterations) {
+  const int w = input.width, h = input.height, r = app.radius;
+  const int pw = w + 2 * r;
+  const HotspotCoefficients coef = hotspot_coefficients(w, h);
+  GridD current = input;
+  GridD padded(pw, h + 2 * r);
+  for (int it = 0; it < std::max(1, iterations); ++it) {
+    for (int y = 0; y < h + 2 * r; ++y)
+      for (int x = 0; x < pw; ++x)
+        padded.at(y, x) = current.at(std::clamp(y - r, 0, h - 1), std::clamp(x - r, 0, w - 1));
+    GridD next(w, h);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        PointArgs args;
+        args.hotspot = &coef;
+        if (power) args.power = power->at(y, x);
+        next.at(y, x) = app.point(Window{&padded.at(y + r, x + r), pw}, args);
+      }
+    current = std::move(next);
+  }
+  return current;
+}
+
+}  // namespace kperf

@@ -1,0 +1,70 @@
+// Application descriptors (kernel file, radius, metric, inputs) and double-precision CPU
+// references: the data the runner walks and the truth the tests hold kernels against.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kperf {
+
+enum class Metric { kMre, kMe };
+const char* metric_name(Metric metric);
+
+// A row-major grid of doubles (CPU references and models).
+struct GridD {
+  int width = 0;
+  int height = 0;
+  std::vector<double> data;
+  GridD() = default;
+  GridD(int w, int h, double fill = 0.0)
+      : width(w), height(h), data(static_cast<std::size_t>(w) * static_cast<std::size_t>(h), fill) {}
+  double at(int y, int x) const { return data[static_cast<std::size_t>(y) * width + x]; }
+  double& at(int y, int x) { return data[static_cast<std::size_t>(y) * width + x]; }
+};
+
+// Rodinia hotspot's per-step coefficients for a grid of the given size (SPEC section 2).
+struct HotspotCoefficients {
+  double step_div_cap, rx_inv, ry_inv, rz_inv, amb_temp;
+};
+HotspotCoefficients hotspot_coefficients(int width, int height);
+
+// The neighbourhood of one output element; (0, 0) is the element itself.
+struct Window {
+  const double* center;
+  std::ptrdiff_t stride;
+  double operator()(int dy, int dx) const { return center[dy * stride + dx]; }
+};
+
+// What a point function may need beyond the window (hotspot's power and coefficients).
+struct PointArgs {
+  double power = 0.0;
+  const HotspotCoefficients* hotspot = nullptr;
+};
+using PointFn = double (*)(const Window&, const PointArgs&);
+
+struct AppDescriptor {
+  const char* name;
+  const char* kernel_file;  // in the kernel directory
+  int radius;               // halo radius of the stencil
+  Metric primary_metric;
+  bool is_hotspot;          // temp + power inputs, iterated launches
+  bool accurate_uses_tile;  // false where the accurate kernel reads global memory directly
+  PointFn point;            // one output from its window, in double precision
+  const char* summary;
+};
+
+// Every application, in the papers' order.
+const std::vector<AppDescriptor>& app_registry();
+// Throws std::invalid_argument naming the valid apps.
+const AppDescriptor& find_app(const std::string& name);
+std::string app_names_joined();
+
+// Independent accurate reference: `iterations` steps (1 for image apps) computed from the
+// clamp-to-edge padded input, without the tile model.
+GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* power,
+                    int iterations);
+
+GridD to_double(const std::vector<float>& values, int width, int height);
+
+}  // namespace kperf

@@ -1,0 +1,279 @@
+// OpenCL layer: device discovery and selection, context/profiling queue, cached program builds.
+#include "cl_env.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace kperf {
+
+std::string cl_error_name(cl_int code) {
+  switch (code) {
+#define KPERF_CASE(x) \
+  case x:             \
+    return #x;
+    KPERF_CASE(CL_SUCCESS)
+    KPERF_CASE(CL_DEVICE_NOT_FOUND)
+    KPERF_CASE(CL_DEVICE_NOT_AVAILABLE)
+    KPERF_CASE(CL_COMPILER_NOT_AVAILABLE)
+    KPERF_CASE(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    KPERF_CASE(CL_OUT_OF_RESOURCES)
+    KPERF_CASE(CL_OUT_OF_HOST_MEMORY)
+    KPERF_CASE(CL_PROFILING_INFO_NOT_AVAILABLE)
+    KPERF_CASE(CL_MEM_COPY_OVERLAP)
+    KPERF_CASE(CL_IMAGE_FORMAT_MISMATCH)
+    KPERF_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    KPERF_CASE(CL_BUILD_PROGRAM_FAILURE)
+    KPERF_CASE(CL_MAP_FAILURE)
+    KPERF_CASE(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    KPERF_CASE(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    KPERF_CASE(CL_COMPILE_PROGRAM_FAILURE)
+    KPERF_CASE(CL_LINKER_NOT_AVAILABLE)
+    KPERF_CASE(CL_LINK_PROGRAM_FAILURE)
+    KPERF_CASE(CL_DEVICE_PARTITION_FAILED)
+    KPERF_CASE(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    KPERF_CASE(CL_INVALID_VALUE)
+    KPERF_CASE(CL_INVALID_DEVICE_TYPE)
+    KPERF_CASE(CL_INVALID_PLATFORM)
+    KPERF_CASE(CL_INVALID_DEVICE)
+    KPERF_CASE(CL_INVALID_CONTEXT)
+    KPERF_CASE(CL_INVALID_QUEUE_PROPERTIES)
+    KPERF_CASE(CL_INVALID_COMMAND_QUEUE)
+    KPERF_CASE(CL_INVALID_HOST_PTR)
+    KPERF_CASE(CL_INVALID_MEM_OBJECT)
+    KPERF_CASE(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    KPERF_CASE(CL_INVALID_IMAGE_SIZE)
+    KPERF_CASE(CL_INVALID_SAMPLER)
+    KPERF_CASE(CL_INVALID_BINARY)
+    KPERF_CASE(CL_INVALID_BUILD_OPTIONS)
+    KPERF_CASE(CL_INVALID_PROGRAM)
+    KPERF_CASE(CL_INVALID_PROGRAM_EXECUTABLE)
+    KPERF_CASE(CL_INVALID_KERNEL_NAME)
+    KPERF_CASE(CL_INVALID_KERNEL_DEFINITION)
+    KPERF_CASE(CL_INVALID_KERNEL)
+    KPERF_CASE(CL_INVALID_ARG_INDEX)
+    KPERF_CASE(CL_INVALID_ARG_VALUE)
+    KPERF_CASE(CL_INVALID_ARG_SIZE)
+    KPERF_CASE(CL_INVALID_KERNEL_ARGS)
+    KPERF_CASE(CL_INVALID_WORK_DIMENSION)
+    KPERF_CASE(CL_INVALID_WORK_GROUP_SIZE)
+    KPERF_CASE(CL_INVALID_WORK_ITEM_SIZE)
+    KPERF_CASE(CL_INVALID_GLOBAL_OFFSET)
+    KPERF_CASE(CL_INVALID_EVENT_WAIT_LIST)
+    KPERF_CASE(CL_INVALID_EVENT)
+    KPERF_CASE(CL_INVALID_OPERATION)
+    KPERF_CASE(CL_INVALID_GL_OBJECT)
+    KPERF_CASE(CL_INVALID_BUFFER_SIZE)
+    KPERF_CASE(CL_INVALID_MIP_LEVEL)
+    KPERF_CASE(CL_INVALID_GLOBAL_WORK_SIZE)
+    KPERF_CASE(CL_INVALID_PROPERTY)
+    KPERF_CASE(CL_INVALID_IMAGE_DESCRIPTOR)
+    KPERF_CASE(CL_INVALID_COMPILER_OPTIONS)
+    KPERF_CASE(CL_INVALID_LINKER_OPTIONS)
+    KPERF_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef KPERF_CASE
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "CL_ERROR(" + std::to_string(code) + ")";
+  }
+}
+
+std::string describe(const cl::Error& error) {
+  return std::string(error.what()) + " failed: " + cl_error_name(error.err());
+}
+
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\0' || std::isspace(static_cast<unsigned char>(s.back()))))
+    s.pop_back();
+  std::size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  return s.substr(start);
+}
+
+std::string device_type_name(cl_device_type type) {
+  std::vector<std::string> names;
+  if (type & CL_DEVICE_TYPE_CPU) names.push_back("CPU");
+  if (type & CL_DEVICE_TYPE_GPU) names.push_back("GPU");
+  if (type & CL_DEVICE_TYPE_ACCELERATOR) names.push_back("ACCELERATOR");
+  if (type & CL_DEVICE_TYPE_CUSTOM) names.push_back("CUSTOM");
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : "|") + n;
+  return joined.empty() ? "UNKNOWN" : joined;
+}
+
+DeviceInfo query_info(const cl::Platform& platform, const cl::Device& device, int p, int d) {
+  DeviceInfo info;
+  info.platform_index = p;
+  info.device_index = d;
+  info.platform_name = trim(platform.getInfo<CL_PLATFORM_NAME>());
+  info.platform_vendor = trim(platform.getInfo<CL_PLATFORM_VENDOR>());
+  info.platform_version = trim(platform.getInfo<CL_PLATFORM_VERSION>());
+  info.name = trim(device.getInfo<CL_DEVICE_NAME>());
+  info.vendor = trim(device.getInfo<CL_DEVICE_VENDOR>());
+  info.driver_version = trim(device.getInfo<CL_DRIVER_VERSION>());
+  info.device_version = trim(device.getInfo<CL_DEVICE_VERSION>());
+  info.opencl_c_version = trim(device.getInfo<CL_DEVICE_OPENCL_C_VERSION>());
+  info.type = device_type_name(device.getInfo<CL_DEVICE_TYPE>());
+  info.compute_units = device.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
+  info.max_clock_mhz = device.getInfo<CL_DEVICE_MAX_CLOCK_FREQUENCY>();
+  info.global_mem_size = device.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+  info.max_mem_alloc_size = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+  info.local_mem_size = device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+  info.local_mem_type =
+      device.getInfo<CL_DEVICE_LOCAL_MEM_TYPE>() == CL_LOCAL ? "local" : "global";
+  info.unified_memory = device.getInfo<CL_DEVICE_HOST_UNIFIED_MEMORY>() != CL_FALSE;
+  info.max_work_group_size = device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+  info.max_work_item_sizes = device.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+  info.profiling_timer_resolution_ns = device.getInfo<CL_DEVICE_PROFILING_TIMER_RESOLUTION>();
+  info.mem_base_addr_align_bits = device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>();
+  return info;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const DeviceInfo& info) {
+  nlohmann::ordered_json j;
+  j["index"] = std::to_string(info.platform_index) + ":" + std::to_string(info.device_index);
+  j["name"] = info.name;
+  j["vendor"] = info.vendor;
+  j["driver_version"] = info.driver_version;
+  j["device_version"] = info.device_version;
+  j["opencl_c_version"] = info.opencl_c_version;
+  j["type"] = info.type;
+  j["compute_units"] = info.compute_units;
+  j["max_clock_mhz"] = info.max_clock_mhz;
+  j["global_mem_size"] = info.global_mem_size;
+  j["max_mem_alloc_size"] = info.max_mem_alloc_size;
+  j["local_mem_size"] = info.local_mem_size;
+  j["local_mem_type"] = info.local_mem_type;
+  j["unified_memory"] = info.unified_memory;
+  j["max_work_group_size"] = info.max_work_group_size;
+  j["max_work_item_sizes"] = info.max_work_item_sizes;
+  j["profiling_timer_resolution_ns"] = info.profiling_timer_resolution_ns;
+  j["platform"] = {{"name", info.platform_name},
+                   {"vendor", info.platform_vendor},
+                   {"version", info.platform_version}};
+  return j;
+}
+
+std::vector<DeviceEntry> enumerate_devices() {
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error& e) {
+    throw DeviceError("no OpenCL platform found (" + cl_error_name(e.err()) +
+                      "); install an ICD such as pocl-opencl-icd");
+  }
+  if (platforms.empty())
+    throw DeviceError("no OpenCL platform found; install an ICD such as pocl-opencl-icd");
+  std::vector<DeviceEntry> entries;
+  for (std::size_t p = 0; p < platforms.size(); ++p) {
+    std::vector<cl::Device> devices;
+    try {
+      platforms[p].getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    } catch (const cl::Error&) {
+      continue;  // A platform without devices is not an error for the others.
+    }
+    for (std::size_t d = 0; d < devices.size(); ++d)
+      entries.push_back({platforms[p], devices[d],
+                         query_info(platforms[p], devices[d], static_cast<int>(p),
+                                    static_cast<int>(d))});
+  }
+  if (entries.empty()) throw DeviceError("no OpenCL device found on any platform");
+  return entries;
+}
+
+DeviceSelector parse_device_selector(const std::string& text) {
+  DeviceSelector sel;
+  if (text.empty()) return sel;
+  const auto colon = text.find(':');
+  if (colon != std::string::npos && colon > 0 && colon + 1 < text.size() &&
+      std::all_of(text.begin(), text.begin() + static_cast<long>(colon), ::isdigit) &&
+      std::all_of(text.begin() + static_cast<long>(colon) + 1, text.end(), ::isdigit) &&
+      text.size() < 12) {
+    sel.kind = DeviceSelector::Kind::kIndex;
+    sel.platform = std::stoi(text.substr(0, colon));
+    sel.device = std::stoi(text.substr(colon + 1));
+    return sel;
+  }
+  sel.kind = DeviceSelector::Kind::kName;
+  sel.name = text;
+  return sel;
+}
+
+std::size_t choose_device(const std::vector<DeviceInfo>& devices, const DeviceSelector& selector) {
+  if (devices.empty()) throw DeviceError("no OpenCL device found on any platform");
+  auto choices = [&] {
+    std::string list;
+    for (const auto& d : devices)
+      list += (list.empty() ? "" : ", ") + std::to_string(d.platform_index) + ":" +
+              std::to_string(d.device_index) + " (" + d.name + ")";
+    return list;
+  };
+  switch (selector.kind) {
+    case DeviceSelector::Kind::kDefault:
+      for (std::size_t i = 0; i < devices.size(); ++i)
+        if (devices[i].is_gpu()) return i;
+      return 0;
+    case DeviceSelector::Kind::kIndex:
+      for (std::size_t i = 0; i < devices.size(); ++i)
+        if (devices[i].platform_index == selector.platform &&
+            devices[i].device_index == selector.device)
+          return i;
+      throw DeviceError("no device " + std::to_string(selector.platform) + ":" +
+                        std::to_string(selector.device) + "; devices: " + choices());
+    case DeviceSelector::Kind::kName: {
+      const std::string needle = lower(selector.name);
+      for (std::size_t i = 0; i < devices.size(); ++i)
+        if (lower(devices[i].name).find(needle) != std::string::npos) return i;
+      throw DeviceError("no device name contains '" + selector.name + "'; devices: " + choices());
+    }
+  }
+  return 0;
+}
+
+ClEnv::ClEnv(DeviceEntry entry) : entry_(std::move(entry)) {
+  context_ = cl::Context(entry_.device);
+  try {
+    queue_ = cl::CommandQueue(context_, entry_.device, CL_QUEUE_PROFILING_ENABLE);
+  } catch (const cl::Error& e) {
+    throw DeviceError("device '" + entry_.info.name +
+                      "' cannot create a profiling command queue (" + cl_error_name(e.err()) +
+                      "); kperf times kernels with profiling events only");
+  }
+}
+
+cl::Program ClEnv::build(const std::string& source, const std::string& options) {
+  auto key = std::make_pair(source, options);
+  auto it = programs_.find(key);
+  if (it == programs_.end()) {
+    CachedBuild cached;
+    ++builds_done_;
+    cl::Program program(context_, source);
+    try {
+      program.build(std::vector<cl::Device>{entry_.device}, options.c_str());
+      cached.program = program;
+    } catch (const cl::Error& e) {
+      cached.error = describe(e);
+      try {
+        cached.log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(entry_.device);
+      } catch (const cl::Error&) {
+        cached.log = "(no build log available)";
+      }
+    }
+    it = programs_.emplace(std::move(key), std::move(cached)).first;
+  }
+  if (!it->second.program) throw BuildError(it->second.error, it->second.log);
+  return *it->second.program;
+}
+
+}  // namespace kperf

@@ -1,0 +1,110 @@
+// OpenCL layer: device discovery and selection, context/profiling queue, cached program builds.
+#pragma once
+
+#define CL_HPP_ENABLE_EXCEPTIONS
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#include <CL/opencl.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kperf {
+
+// Symbolic name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or "CL_ERROR(<n>)".
+std::string cl_error_name(cl_int code);
+
+// "clBuildProgram failed: CL_BUILD_PROGRAM_FAILURE" from a CLHPP exception.
+std::string describe(const cl::Error& error);
+
+// Raised when OpenCL is unusable for the whole run (no platform, no matching device).
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Raised when a program fails to compile; carries the driver's build log.
+class BuildError : public std::runtime_error {
+ public:
+  BuildError(const std::string& what, std::string log)
+      : std::runtime_error(what), log_(std::move(log)) {}
+  const std::string& log() const { return log_; }
+
+ private:
+  std::string log_;
+};
+
+// The papers' Table I fields of one device, plus its platform.
+struct DeviceInfo {
+  int platform_index = 0;
+  int device_index = 0;
+  std::string platform_name, platform_vendor, platform_version;
+  std::string name, vendor, driver_version, device_version, opencl_c_version, type;
+  unsigned compute_units = 0, max_clock_mhz = 0;
+  std::uint64_t global_mem_size = 0, max_mem_alloc_size = 0, local_mem_size = 0;
+  std::string local_mem_type;  // "local" (dedicated) or "global" (emulated in global memory)
+  bool unified_memory = false;
+  std::size_t max_work_group_size = 0;
+  std::vector<std::size_t> max_work_item_sizes;
+  std::size_t profiling_timer_resolution_ns = 0;
+  unsigned mem_base_addr_align_bits = 0;
+  bool is_gpu() const { return type.find("GPU") != std::string::npos; }
+};
+nlohmann::ordered_json to_json(const DeviceInfo& info);
+
+struct DeviceEntry {
+  cl::Platform platform;
+  cl::Device device;
+  DeviceInfo info;
+};
+
+// Every device of every platform. Throws DeviceError when no platform exists.
+std::vector<DeviceEntry> enumerate_devices();
+
+// A parsed --device value: empty (default), "P:D" indices, or a name substring.
+struct DeviceSelector {
+  enum class Kind { kDefault, kIndex, kName } kind = Kind::kDefault;
+  int platform = -1, device = -1;
+  std::string name;
+};
+DeviceSelector parse_device_selector(const std::string& text);
+
+// Index into `devices` chosen by `selector`: default picks the first GPU, else the first
+// device. Throws DeviceError naming the valid choices when nothing matches.
+std::size_t choose_device(const std::vector<DeviceInfo>& devices, const DeviceSelector& selector);
+
+// A context and profiling queue on one device, and a cache of programs built on it.
+class ClEnv {
+ public:
+  explicit ClEnv(DeviceEntry entry);
+
+  const DeviceInfo& info() const { return entry_.info; }
+  const cl::Device& device() const { return entry_.device; }
+  cl::Context& context() { return context_; }
+  cl::CommandQueue& queue() { return queue_; }
+
+  // Builds `source` with `options` once per run; later calls with the same pair return the
+  // cached program. Throws BuildError with the log on failure (also cached: it fails again).
+  cl::Program build(const std::string& source, const std::string& options);
+  std::size_t builds_done() const { return builds_done_; }
+
+ private:
+  DeviceEntry entry_;
+  cl::Context context_;
+  cl::CommandQueue queue_;
+  struct CachedBuild {
+    std::optional<cl::Program> program;
+    std::string error, log;
+  };
+  std::map<std::pair<std::string, std::string>, CachedBuild> programs_;
+  std::size_t builds_done_ = 0;
+};
+
+}  // namespace kperf

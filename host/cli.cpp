@@ -1,0 +1,114 @@
+// Parsers for command-line values: lists, work-group sizes, grid sizes, counts.
+#include "cli.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace kperf {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  auto flush = [&] {
+    const auto start = item.find_first_not_of(" \t");
+    const auto end = item.find_last_not_of(" \t");
+    items.push_back(start == std::string::npos ? "" : item.substr(start, end - start + 1));
+    item.clear();
+  };
+  for (char c : text) {
+    if (c == ',')
+      flush();
+    else
+      item.push_back(c);
+  }
+  flush();
+  return items;
+}
+
+namespace {
+
+// Strict decimal integer in [lo, hi]; returns false for anything else.
+bool parse_int(const std::string& s, long lo, long hi, long& out) {
+  if (s.empty() || s.size() > 12) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '-') return false;
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+WorkGroup parse_wg(const std::string& text) {
+  const auto x = text.find('x');
+  long wx = 0, wy = 0;
+  if (x == std::string::npos || !parse_int(text.substr(0, x), 1, 65536, wx) ||
+      !parse_int(text.substr(x + 1), 1, 65536, wy))
+    throw std::invalid_argument("invalid work-group size '" + text +
+                                "' (expected WXxWY with positive integers, e.g. 16x8, or auto)");
+  return {static_cast<int>(wx), static_cast<int>(wy)};
+}
+
+std::vector<WorkGroup> parse_wg_list(const std::string& text) {
+  std::vector<WorkGroup> out;
+  for (const auto& item : split_list(text)) {
+    const WorkGroup wg = parse_wg(item);
+    bool seen = false;
+    for (const auto& o : out) seen = seen || o == wg;
+    if (!seen) out.push_back(wg);
+  }
+  return out;
+}
+
+std::pair<int, int> parse_size(const std::string& text) {
+  long w = 0, h = 0;
+  const auto x = text.find('x');
+  const bool ok = x == std::string::npos
+                      ? parse_int(text, 1, 65536, w) && (h = w, true)
+                      : parse_int(text.substr(0, x), 1, 65536, w) &&
+                            parse_int(text.substr(x + 1), 1, 65536, h);
+  if (!ok)
+    throw std::invalid_argument("invalid size '" + text +
+                                "' (expected N or WxH with sides in 1..65536, e.g. 512 or 640x480)");
+  return {static_cast<int>(w), static_cast<int>(h)};
+}
+
+int parse_count(const std::string& option, const std::string& text, int min_value, int max_value) {
+  long v = 0;
+  if (!parse_int(text, min_value, max_value, v))
+    throw std::invalid_argument("invalid --" + option + " '" + text + "' (expected an integer in " +
+                                std::to_string(min_value) + ".." + std::to_string(max_value) + ")");
+  return static_cast<int>(v);
+}
+
+std::vector<const AppDescriptor*> parse_apps(const std::string& text) {
+  std::vector<const AppDescriptor*> out;
+  for (const auto& name : split_list(text)) {
+    if (name == "all") {
+      out.clear();
+      for (const auto& a : app_registry()) out.push_back(&a);
+      return out;
+    }
+    const AppDescriptor* app = &find_app(name);
+    bool seen = false;
+    for (auto* o : out) seen = seen || o == app;
+    if (!seen) out.push_back(app);
+  }
+  return out;
+}
+
+std::vector<WorkGroup> spec_wg_candidates() {
+  std::vector<WorkGroup> out;
+  for (int wx : {4, 8, 16, 32, 64, 128, 256})
+    for (int wy : {1, 2, 4, 8, 16, 32}) out.push_back({wx, wy});
+  return out;
+}
+
+std::vector<WorkGroup> cpu_wg_candidates() { return {{16, 4}, {32, 8}, {64, 4}, {16, 16}}; }
+
+}  // namespace kperf

@@ -1,0 +1,36 @@
+// Parsers for command-line values (lists, work-group sizes, grid sizes, counts): pure
+// functions that throw std::invalid_argument with a one-line message naming the problem.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "apps.hpp"
+#include "schemes.hpp"
+
+namespace kperf {
+
+// Splits "a, b,c" into trimmed items; empty items are kept (callers reject them).
+std::vector<std::string> split_list(const std::string& text);
+
+// "16x8,32x4" -> work-groups; every side a positive integer up to 65536.
+std::vector<WorkGroup> parse_wg_list(const std::string& text);
+WorkGroup parse_wg(const std::string& text);
+
+// "512" -> 512x512, "640x480" -> 640x480 (width x height), each side in 1..65536.
+std::pair<int, int> parse_size(const std::string& text);
+
+// Non-negative (min 0) or positive (min 1) integer option values.
+int parse_count(const std::string& option, const std::string& text, int min_value, int max_value);
+
+// "gaussian3,sobel5" or "all".
+std::vector<const AppDescriptor*> parse_apps(const std::string& text);
+
+// SPEC section 7 candidates: wx in {4..256}, wy in {1..32}.
+std::vector<WorkGroup> spec_wg_candidates();
+// A shorter candidate list for CPU devices, where each size is a separate compile and a full
+// sweep would take far longer than the quick start allows.
+std::vector<WorkGroup> cpu_wg_candidates();
+
+}  // namespace kperf

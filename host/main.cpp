@@ -1,0 +1,364 @@
+// kperf command line: `kperf devices` lists OpenCL devices, `kperf run` benchmarks
+// perforated kernels and writes results as JSON (SPEC sections 8-9).
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include <cxxopts.hpp>
+
+#include "cl_env.hpp"
+#include "cli.hpp"
+#include "io.hpp"
+#include "results.hpp"
+#include "runner.hpp"
+#include "synthetic.hpp"
+
+namespace fs = std::filesystem;
+using namespace kperf;
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitDevice = 3;
+constexpr int kExitInterrupted = 130;
+
+// A bad command line or input: one line on stderr, no output written.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : self.parent_path();
+}
+
+// Where kernels/ and schemes/ live: beside the binary (the build copies them there), or an
+// installed share/kperf.
+fs::path default_kernel_root() {
+  const fs::path exe = executable_dir();
+  for (const fs::path& candidate : {exe, exe / ".." / "share" / "kperf"})
+    if (fs::is_directory(candidate / "kernels") && fs::is_directory(candidate / "schemes"))
+      return candidate;
+  return exe;
+}
+
+std::string iso_time_utc() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string slug(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    else if (!out.empty() && out.back() != '-')
+      out.push_back('-');
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.substr(0, 48);
+}
+
+void print_devices_text(const std::vector<DeviceEntry>& entries) {
+  for (const auto& e : entries) {
+    const DeviceInfo& d = e.info;
+    std::printf("%d:%d  %s  [%s]\n", d.platform_index, d.device_index, d.name.c_str(), d.type.c_str());
+    std::printf("      platform        %s (%s)\n", d.platform_name.c_str(), d.platform_version.c_str());
+    std::printf("      vendor          %s, driver %s\n", d.vendor.c_str(), d.driver_version.c_str());
+    std::printf("      OpenCL C        %s\n", d.opencl_c_version.c_str());
+    std::printf("      compute units   %u at %u MHz\n", d.compute_units, d.max_clock_mhz);
+    std::printf("      global memory   %llu MiB (max allocation %llu MiB), unified: %s\n",
+                static_cast<unsigned long long>(d.global_mem_size >> 20),
+                static_cast<unsigned long long>(d.max_mem_alloc_size >> 20),
+                d.unified_memory ? "yes" : "no");
+    std::printf("      local memory    %llu KiB, type %s\n",
+                static_cast<unsigned long long>(d.local_mem_size >> 10), d.local_mem_type.c_str());
+    std::string items;
+    for (auto s : d.max_work_item_sizes) items += (items.empty() ? "" : "x") + std::to_string(s);
+    std::printf("      work-group      max %zu, max item sizes %s\n", d.max_work_group_size, items.c_str());
+    std::printf("      timer           %zu ns resolution\n", d.profiling_timer_resolution_ns);
+  }
+}
+
+int cmd_devices(int argc, char** argv) {
+  cxxopts::Options options("kperf devices", "List every OpenCL platform and device");
+  options.add_options()("json", "print JSON")("h,help", "show this help");
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  const auto entries = enumerate_devices();
+  if (args.count("json")) {
+    nlohmann::ordered_json doc;
+    doc["schema_version"] = kSchemaVersion;
+    doc["devices"] = nlohmann::ordered_json::array();
+    for (const auto& e : entries) doc["devices"].push_back(to_json(e.info));
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    print_devices_text(entries);
+  }
+  return 0;
+}
+
+std::string joined_command_line(int argc, char** argv) {
+  std::string out = "kperf";
+  for (int i = 0; i < argc; ++i) out += std::string(" ") + argv[i];
+  return out;
+}
+
+void on_signal(int) { interrupt_requested() = true; }
+
+int cmd_run(int argc, char** argv, const std::string& command_line) {
+  cxxopts::Options options("kperf run", "Benchmark perforated kernels and write JSON results");
+  // clang-format off
+  options.add_options()
+    ("apps", "apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot or all", cxxopts::value<std::string>()->default_value("all"))
+    ("schemes", "schemes: accurate,stencil,rows1,rows2,rows:K,cols:K or all", cxxopts::value<std::string>()->default_value("accurate,stencil,rows1,rows2"))
+    ("recon", "reconstructions: nn,li or all", cxxopts::value<std::string>()->default_value("nn"))
+    ("wg", "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
+    ("input", "image, .npy, directory or synthetic:NAME (smooth, noise, zoneplate, document, all); repeatable", cxxopts::value<std::vector<std::string>>())
+    ("size", "resize/generate inputs to N or WxH", cxxopts::value<std::string>())
+    ("temp", "hotspot temperature grid (Rodinia text or .npy)", cxxopts::value<std::string>())
+    ("power", "hotspot power grid (Rodinia text or .npy)", cxxopts::value<std::string>())
+    ("iterations", "hotspot steps per sample", cxxopts::value<std::string>()->default_value("60"))
+    ("device", "P:D or a device-name substring (default: first GPU, else first device)", cxxopts::value<std::string>()->default_value(""))
+    ("warmup", "untimed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
+    ("reps", "timed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
+    ("out", "results JSON path (default: kperf-<device>-<time>.json)", cxxopts::value<std::string>())
+    ("save-outputs", "directory for each output grid as float32 .npy", cxxopts::value<std::string>())
+    ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, all apps, 4 schemes, nn, full sweep)", cxxopts::value<std::string>())
+    ("resume", "skip configurations already in --out and append the rest")
+    ("verify", "also check every output against the CPU model of its scheme")
+    ("kernel-dir", "directory holding kernels/ and schemes/ (default: beside the binary)", cxxopts::value<std::string>())
+    ("quiet", "no progress bar")
+    ("h,help", "show this help");
+  // clang-format on
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  auto given = [&](const char* name) { return args.count(name) > 0; };
+  auto text = [&](const char* name) { return args[name].as<std::string>(); };
+
+  // Presets only fill what the command line leaves open.
+  std::string preset = given("preset") ? text("preset") : "";
+  if (!preset.empty() && preset != "paper")
+    throw UsageError("unknown --preset '" + preset + "' (valid: paper)");
+  std::string apps_text = text("apps"), schemes_text = text("schemes"), recon_text = text("recon");
+  std::optional<std::pair<int, int>> size;
+  if (given("size")) size = parse_size(text("size"));
+  if (preset == "paper" && !given("size")) size = std::make_pair(512, 512);
+
+  RunConfig cfg;
+  cfg.apps = parse_apps(apps_text);
+  cfg.variants = parse_variants(schemes_text, recon_text);
+  cfg.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
+  cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
+  cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
+  cfg.size = size;
+  cfg.verify = given("verify");
+
+  std::optional<std::vector<WorkGroup>> wgs;
+  bool wg_auto = preset == "paper";
+  if (given("wg")) {
+    if (text("wg") == "auto")
+      wg_auto = true;
+    else
+      wgs = parse_wg_list(text("wg"));
+  }
+
+  cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
+  for (const char* sub : {"kernels", "schemes"})
+    if (!fs::is_directory(fs::path(cfg.kernel_root) / sub))
+      throw UsageError("kernel directory " + cfg.kernel_root + " has no " + sub +
+                       "/ folder (set --kernel-dir to a directory holding kernels/ and schemes/)");
+
+  // Inputs: validated (fully decoded) before any work so a bad file stops the run up front.
+  std::vector<std::string> input_specs;
+  if (given("input")) {
+    input_specs = args["input"].as<std::vector<std::string>>();
+  } else {
+    const fs::path photos = executable_dir() / ".." / "datasets" / "images";
+    input_specs = {fs::exists(photos / "camera.png") ? (photos / "camera.png").string()
+                                                    : std::string("synthetic:smooth")};
+  }
+  bool image_apps = false, hotspot = false;
+  for (auto* a : cfg.apps) (a->is_hotspot ? hotspot : image_apps) = true;
+  if (image_apps) {
+    cfg.image_inputs = expand_inputs(input_specs);
+    for (const auto& src : cfg.image_inputs) (void)load_image_source(src, size);
+  }
+  if (given("temp") != given("power")) throw UsageError("--temp and --power go together");
+  if (given("temp")) {
+    cfg.temp_path = text("temp");
+    cfg.power_path = text("power");
+  }
+  if (hotspot && given("temp")) {
+    int w = 0, h = 0;
+    if (size) std::tie(w, h) = *size;
+    auto load = [&](const std::string& p) {
+      return fs::path(p).extension() == ".npy" ? read_npy(p) : read_rodinia(p, w, h);
+    };
+    const Grid t = load(cfg.temp_path), p = load(cfg.power_path);
+    if (t.width != p.width || t.height != p.height)
+      throw InputError(cfg.power_path + ": power grid is " + std::to_string(p.width) + "x" +
+                       std::to_string(p.height) + " but temperature grid " + cfg.temp_path +
+                       " is " + std::to_string(t.width) + "x" + std::to_string(t.height));
+  }
+
+  if (given("save-outputs")) {
+    cfg.save_outputs_dir = text("save-outputs");
+    std::error_code ec;
+    fs::create_directories(cfg.save_outputs_dir, ec);
+    if (!fs::is_directory(cfg.save_outputs_dir) || ::access(cfg.save_outputs_dir.c_str(), W_OK) != 0)
+      throw UsageError("--save-outputs " + cfg.save_outputs_dir + ": cannot create or write directory");
+  }
+  if (given("out")) check_writable(text("out"));
+  if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
+
+  // Device.
+  auto entries = enumerate_devices();
+  std::vector<DeviceInfo> infos;
+  for (const auto& e : entries) infos.push_back(e.info);
+  const std::size_t chosen = choose_device(infos, parse_device_selector(text("device")));
+  ClEnv env(entries[chosen]);
+  const bool cpu_device = env.info().type.find("CPU") != std::string::npos;
+  cfg.wgs = wgs ? *wgs : (wg_auto || !cpu_device) ? spec_wg_candidates() : cpu_wg_candidates();
+
+  const std::string out_path =
+      given("out") ? text("out")
+                   : "kperf-" + slug(env.info().name) + "-" +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count()) +
+                         ".json";
+  if (!given("out")) check_writable(out_path);
+
+  std::vector<ResultRow> rows;
+  if (given("resume") && fs::exists(out_path)) {
+    nlohmann::json old;
+    try {
+      old = nlohmann::json::parse(read_file(out_path));
+      for (const auto& j : old.at("results")) rows.push_back(row_from_json(j));
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError("--resume: " + out_path + " is not a kperf results file (" + e.what() + ")");
+    }
+    for (const auto& r : rows) cfg.skip_keys.insert(r.key);
+  }
+  cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
+  Runner runner(env, cfg);
+  auto write_results = [&](bool complete) {
+    std::vector<ResultRow> annotated = rows;
+    annotate(annotated);
+    nlohmann::ordered_json doc;
+    doc["schema_version"] = kSchemaVersion;
+    char host[256] = "unknown";
+    ::gethostname(host, sizeof host - 1);
+    nlohmann::ordered_json ctx;
+    ctx["date"] = iso_time_utc();
+    ctx["host"] = host;
+    ctx["kperf_version"] = KPERF_VERSION;
+    ctx["git_sha"] = KPERF_GIT_SHA;
+    ctx["build_type"] = KPERF_BUILD_TYPE;
+    ctx["command_line"] = command_line;
+    ctx["device"] = to_json(env.info());
+    ctx["warmup"] = cfg.warmup;
+    ctx["reps"] = cfg.reps;
+    ctx["iterations"] = cfg.iterations;
+    ctx["copy_gbps"] = runner.largest_copy_gbps();
+    ctx["copy"] = runner.copy_json();
+    ctx["complete"] = complete;
+    doc["context"] = ctx;
+    doc["results"] = nlohmann::ordered_json::array();
+    for (const auto& r : annotated) doc["results"].push_back(to_json(r));
+    write_file_atomic(out_path, doc.dump(1) + "\n");
+    return annotated;
+  };
+
+  auto last_checkpoint = std::chrono::steady_clock::now();
+  runner.run([&](ResultRow row) {
+    rows.push_back(std::move(row));
+    // Checkpoint now and then, so a killed run leaves a valid file to --resume from.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_checkpoint > std::chrono::seconds(10)) {
+      write_results(false);
+      last_checkpoint = now;
+    }
+  });
+  const bool complete = !runner.interrupted();
+  const auto annotated = write_results(complete);
+  std::cout << summary_table(annotated);
+  std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
+               complete ? "done" : "interrupted", annotated.size(), env.builds_done(),
+               out_path.c_str());
+  return complete ? 0 : kExitInterrupted;
+}
+
+void print_usage() {
+  std::printf(
+      "kperf %s: OpenCL kernel-perforation benchmark suite\n\n"
+      "usage:\n"
+      "  kperf devices [--json]      list OpenCL platforms and devices\n"
+      "  kperf run [options]         benchmark apps x schemes x work-groups (kperf run --help)\n"
+      "  kperf --version\n",
+      KPERF_VERSION);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string command_line = joined_command_line(argc - 1, argv + 1);
+  try {
+    if (argc < 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
+      print_usage();
+      return argc < 2 ? kExitUsage : 0;
+    }
+    const std::string cmd = argv[1];
+    if (cmd == "--version") {
+      std::printf("kperf %s (%s, %s)\n", KPERF_VERSION, KPERF_GIT_SHA, KPERF_BUILD_TYPE);
+      return 0;
+    }
+    if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
+    if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
+    throw UsageError("unknown command '" + cmd + "' (valid: devices, run)");
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "kperf: %s (see kperf %s --help)\n", e.what(), argc > 1 ? argv[1] : "");
+    return kExitUsage;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kperf: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "kperf: %s\n", e.what());
+    return kExitUsage;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "kperf: %s\n", e.what());
+    return kExitUsage;
+  } catch (const DeviceError& e) {
+    std::fprintf(stderr, "kperf: %s\n", e.what());
+    return kExitDevice;
+  } catch (const cl::Error& e) {
+    std::fprintf(stderr, "kperf: OpenCL error: %s\n", describe(e).c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kperf: %s\n", e.what());
+    return 1;
+  }
+}

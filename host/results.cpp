@@ -1,0 +1,166 @@
+// Result rows, their JSON form, the derived best-work-group/speedup fields, and the summary.
+#include "results.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace kperf {
+
+std::string make_key(const std::string& app, const std::string& scheme, const std::string& recon,
+                     int wg_x, int wg_y, const std::string& input, int width, int height) {
+  return app + "/" + scheme + "/" + recon + "/wg:" + std::to_string(wg_x) + "x" +
+         std::to_string(wg_y) + "/" + input + "/" + std::to_string(width) + "x" +
+         std::to_string(height);
+}
+
+nlohmann::ordered_json to_json(const ResultRow& r) {
+  nlohmann::ordered_json j;
+  j["key"] = r.key;
+  j["app"] = r.app;
+  j["scheme"] = r.scheme;
+  j["skip"] = r.skip;
+  j["recon"] = r.recon;
+  j["wg"] = {r.wg_x, r.wg_y};
+  j["input"] = {{"name", r.input_name}, {"width", r.width}, {"height", r.height}};
+  j["iterations"] = r.iterations;
+  j["status"] = r.status;
+  if (!r.ok()) j["reason"] = r.reason;
+  if (!r.build_log.empty()) j["build_log"] = r.build_log;
+  if (r.time) {
+    j["time_ns"] = {{"median", r.time->median}, {"mean", r.time->mean}, {"min", r.time->min},
+                    {"max", r.time->max},       {"stddev", r.time->stddev}, {"cv", r.time->cv}};
+    j["samples_ns"] = r.samples_ns;
+    j["bytes_model"] = r.bytes_model;
+    j["gbps"] = r.gbps;
+    j["copy_gbps"] = r.copy_gbps;
+    j["roofline"] = r.roofline;
+  }
+  j["primary_metric"] = r.primary_metric;
+  if (r.error) j["error"] = to_json(*r.error);
+  if (r.model_max_abs) j["model_max_abs"] = *r.model_max_abs;
+  j["speedup"] = r.speedup ? nlohmann::ordered_json(*r.speedup) : nlohmann::ordered_json();
+  j["speedup_same_wg"] =
+      r.speedup_same_wg ? nlohmann::ordered_json(*r.speedup_same_wg) : nlohmann::ordered_json();
+  j["best_wg"] = r.best_wg;
+  if (!r.output_file.empty()) j["output_file"] = r.output_file;
+  return j;
+}
+
+ResultRow row_from_json(const nlohmann::json& j) {
+  ResultRow r;
+  r.key = j.at("key").get<std::string>();
+  r.app = j.at("app").get<std::string>();
+  r.scheme = j.at("scheme").get<std::string>();
+  r.skip = j.at("skip").get<int>();
+  r.recon = j.at("recon").get<std::string>();
+  r.wg_x = j.at("wg").at(0).get<int>();
+  r.wg_y = j.at("wg").at(1).get<int>();
+  r.input_name = j.at("input").at("name").get<std::string>();
+  r.width = j.at("input").at("width").get<int>();
+  r.height = j.at("input").at("height").get<int>();
+  r.iterations = j.value("iterations", 1);
+  r.status = j.at("status").get<std::string>();
+  r.reason = j.value("reason", std::string());
+  r.build_log = j.value("build_log", std::string());
+  if (j.contains("time_ns")) {
+    const auto& t = j.at("time_ns");
+    r.time = TimingStats{t.at("median").get<double>(), t.at("mean").get<double>(),
+                         t.at("min").get<double>(),    t.at("max").get<double>(),
+                         t.at("stddev").get<double>(), t.at("cv").get<double>()};
+    r.samples_ns = j.at("samples_ns").get<std::vector<std::uint64_t>>();
+    r.bytes_model = j.at("bytes_model").get<double>();
+    r.gbps = j.at("gbps").get<double>();
+    r.copy_gbps = j.value("copy_gbps", 0.0);
+    r.roofline = j.at("roofline").get<double>();
+  }
+  r.primary_metric = j.value("primary_metric", std::string());
+  if (j.contains("error")) r.error = errors_from_json(j.at("error"));
+  if (j.contains("model_max_abs")) r.model_max_abs = j.at("model_max_abs").get<double>();
+  if (j.contains("speedup") && !j.at("speedup").is_null()) r.speedup = j.at("speedup").get<double>();
+  if (j.contains("speedup_same_wg") && !j.at("speedup_same_wg").is_null())
+    r.speedup_same_wg = j.at("speedup_same_wg").get<double>();
+  r.best_wg = j.value("best_wg", false);
+  r.output_file = j.value("output_file", std::string());
+  return r;
+}
+
+namespace {
+
+using Workload = std::tuple<std::string, std::string, int, int>;  // app, input, width, height
+Workload workload_of(const ResultRow& r) { return {r.app, r.input_name, r.width, r.height}; }
+using Group = std::tuple<Workload, std::string, std::string>;  // + scheme, recon
+Group group_of(const ResultRow& r) { return {workload_of(r), r.scheme, r.recon}; }
+
+}  // namespace
+
+void annotate(std::vector<ResultRow>& rows) {
+  std::map<Group, std::size_t> best;                             // fastest ok row per group
+  std::map<std::tuple<Workload, int, int>, double> accurate_at;  // accurate median per wg
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ResultRow& r = rows[i];
+    r.best_wg = false;
+    r.speedup.reset();
+    r.speedup_same_wg.reset();
+    if (!r.ok() || !r.time) continue;
+    auto [it, inserted] = best.emplace(group_of(r), i);
+    if (!inserted && r.time->median < rows[it->second].time->median) it->second = i;
+    if (r.scheme == "accurate") accurate_at[{workload_of(r), r.wg_x, r.wg_y}] = r.time->median;
+  }
+  std::map<Workload, double> accurate_best;
+  for (const auto& [group, index] : best) {
+    rows[index].best_wg = true;
+    if (std::get<1>(group) == "accurate")
+      accurate_best[std::get<0>(group)] = rows[index].time->median;
+  }
+  for (auto& r : rows) {
+    if (!r.ok() || !r.time || r.time->median <= 0) continue;
+    const auto acc = accurate_best.find(workload_of(r));
+    if (acc != accurate_best.end())
+      r.speedup = acc->second / rows[best.at(group_of(r))].time->median;
+    const auto same = accurate_at.find({workload_of(r), r.wg_x, r.wg_y});
+    if (same != accurate_at.end()) r.speedup_same_wg = same->second / r.time->median;
+  }
+}
+
+std::string summary_table(const std::vector<ResultRow>& rows) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-10s %-10s %-5s %-22s %-9s %12s %8s %9s %8s\n", "app",
+                "scheme", "recon", "input", "best wg", "median ms", "speedup", "error", "roofline");
+  out << line;
+  std::map<std::string, std::size_t> not_ok;
+  for (const auto& r : rows) {
+    if (!r.ok()) {
+      ++not_ok[r.status];
+      continue;
+    }
+    if (!r.best_wg) continue;
+    const std::string input =
+        r.input_name + "@" + std::to_string(r.width) + "x" + std::to_string(r.height);
+    const std::string wg = std::to_string(r.wg_x) + "x" + std::to_string(r.wg_y);
+    std::string err = "-";
+    if (r.error && r.scheme != "accurate") {
+      const double v = r.primary_metric == "me" ? r.error->me : r.error->mre;
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f%% %s", 100.0 * v, r.primary_metric.c_str());
+      err = buf;
+    }
+    char speed[32] = "-";
+    if (r.speedup) std::snprintf(speed, sizeof speed, "%.2fx", *r.speedup);
+    std::snprintf(line, sizeof line, "%-10s %-10s %-5s %-22s %-9s %12.4f %8s %9s %8.2f\n",
+                  r.app.c_str(), r.scheme.c_str(), r.recon.c_str(), input.substr(0, 22).c_str(),
+                  wg.c_str(), r.time->median / 1e6, speed, err.c_str(), r.roofline);
+    out << line;
+  }
+  if (!not_ok.empty()) {
+    out << "not run:";
+    for (const auto& [status, count] : not_ok) out << " " << count << " " << status;
+    out << " (reasons in the JSON)\n";
+  }
+  return out.str();
+}
+
+}  // namespace kperf

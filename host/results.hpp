@@ -1,0 +1,56 @@
+// Result rows: one per configuration, their JSON form (SPEC section 9), and the derived
+// per-group fields (best work-group, speedups) computed over a whole result set.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics.hpp"
+#include "stats.hpp"
+
+namespace kperf {
+
+constexpr int kSchemaVersion = 1;
+
+struct ResultRow {
+  std::string key;  // app/scheme/recon/wg:WxH/input/WIDTHxHEIGHT
+  std::string app, scheme, recon;
+  int skip = 1;
+  int wg_x = 0, wg_y = 0;
+  std::string input_name;
+  int width = 0, height = 0;
+  int iterations = 1;  // hotspot launches per sample
+  std::string status = "ok";
+  std::string reason, build_log;
+  std::vector<std::uint64_t> samples_ns;
+  std::optional<TimingStats> time;
+  double bytes_model = 0, gbps = 0, copy_gbps = 0, roofline = 0;
+  std::string primary_metric;
+  std::optional<ErrorMetrics> error;
+  std::optional<double> model_max_abs;  // --verify: distance to the CPU model of the scheme
+  std::optional<double> speedup, speedup_same_wg;
+  bool best_wg = false;
+  std::string output_file;
+
+  bool ok() const { return status == "ok"; }
+};
+
+std::string make_key(const std::string& app, const std::string& scheme, const std::string& recon,
+                     int wg_x, int wg_y, const std::string& input, int width, int height);
+
+nlohmann::ordered_json to_json(const ResultRow& row);
+ResultRow row_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+
+// Marks the fastest work-group of every (app, input, size, scheme, recon) group and sets the
+// papers' speedup (accurate at its best work-group over the variant at its best) and the
+// same-work-group speedup on every ok row.
+void annotate(std::vector<ResultRow>& rows);
+
+// Human summary: per app x scheme x recon x input, the best work-group, median, speedup, error.
+std::string summary_table(const std::vector<ResultRow>& rows);
+
+}  // namespace kperf

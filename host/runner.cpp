@@ -1,0 +1,563 @@
+// The benchmark runner: inputs x apps x variants x work-groups, each configuration timed with
+// profiling events, its output checked, every outcome (failures too) a result row.
+#include "runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "metrics.hpp"
+#include "stats.hpp"
+#include "synthetic.hpp"
+
+namespace kperf {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool>& interrupt_requested() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+namespace {
+
+constexpr float kCanary = -3.1415926e30f;  // guard-band value no kernel writes
+
+struct Abandoned {};  // an interrupt arrived mid-configuration
+
+double now_s() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
+
+bool is_npy(const std::string& path) { return fs::path(path).extension() == ".npy"; }
+
+// Result keys become file names: '/' and ':' are not welcome there.
+std::string key_to_filename(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '/' ? std::string("__") : c == ':' ? std::string("-") : std::string(1, c);
+  return out + ".npy";
+}
+
+std::size_t count_nonfinite(const std::vector<float>& v) {
+  return static_cast<std::size_t>(
+      std::count_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }));
+}
+
+}  // namespace
+
+std::vector<ImageSource> expand_inputs(const std::vector<std::string>& specs) {
+  std::vector<ImageSource> out;
+  for (const auto& spec : specs) {
+    if (spec.rfind("synthetic:", 0) == 0) {
+      const std::string name = spec.substr(10);
+      if (name == "all") {
+        for (const auto& n : synthetic_image_names()) out.push_back({"synthetic-" + n, "", n});
+        continue;
+      }
+      const auto& names = synthetic_image_names();
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        std::string valid;
+        for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+        throw InputError("unknown synthetic input '" + spec + "' (valid: synthetic:" + valid +
+                         ", synthetic:all)");
+      }
+      out.push_back({"synthetic-" + name, "", name});
+      continue;
+    }
+    std::error_code ec;
+    if (fs::is_directory(spec, ec)) {
+      std::vector<std::string> files;
+      for (const auto& entry : fs::directory_iterator(spec, ec))
+        if (entry.is_regular_file() &&
+            (has_image_extension(entry.path().string()) || is_npy(entry.path().string())))
+          files.push_back(entry.path().string());
+      std::sort(files.begin(), files.end());
+      if (files.empty()) throw InputError(spec + ": directory holds no image or .npy file");
+      for (const auto& f : files) out.push_back({file_stem(f), f, ""});
+      continue;
+    }
+    if (!fs::exists(spec, ec)) throw InputError(spec + ": no such file or directory");
+    if (!has_image_extension(spec) && !is_npy(spec))
+      throw InputError(spec + ": unknown input type (expected an image, a .npy file, a directory "
+                              "or synthetic:NAME)");
+    out.push_back({file_stem(spec), spec, ""});
+  }
+  return out;
+}
+
+Grid load_image_source(const ImageSource& src, std::optional<std::pair<int, int>> size) {
+  if (!src.synthetic.empty()) {
+    const auto [w, h] = size.value_or(std::make_pair(512, 512));
+    return make_synthetic_image(src.synthetic, w, h);
+  }
+  Grid g = is_npy(src.path) ? read_npy(src.path) : read_image(src.path);
+  if (size) g = resize_bilinear(g, size->first, size->second);
+  return g;
+}
+
+struct Runner::Workload {
+  const AppDescriptor* app = nullptr;
+  std::string input_name;
+  int width = 0, height = 0;
+  Grid input;  // temperature for hotspot
+  std::optional<Grid> power;
+  GridD truth;
+  std::string alloc_problem;  // non-empty: every configuration is invalid_config
+  std::size_t guard = 0;      // floats of canary on each side of an output buffer
+  cl::Buffer in_buf, power_buf;
+  cl::Buffer out_parent[2], out_view[2];
+  std::vector<float> out_init;  // canary guards around a NaN interior
+  std::vector<float> in_init;   // hotspot: canary guards around the initial temperature
+  float coef[5] = {0, 0, 0, 0, 0};
+};
+
+Runner::Runner(ClEnv& env, RunConfig config) : env_(env), cfg_(std::move(config)) {}
+
+const std::string& Runner::kernel_source(const std::string& file) {
+  auto it = sources_.find(file);
+  if (it == sources_.end())
+    it = sources_.emplace(file, read_file((fs::path(cfg_.kernel_root) / "kernels" / file).string())).first;
+  return it->second;
+}
+
+void Runner::tick(const std::string& label) {
+  ++done_;
+  if (!cfg_.progress) return;
+  const double elapsed = now_s() - start_s_;
+  const double eta = done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0;
+  const int width = 28;
+  const int filled = total_ ? static_cast<int>(width * done_ / total_) : width;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu  %02d:%02d elapsed  ETA %02d:%02d  %-48.48s",
+               std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(width - filled), '.').c_str(), done_, total_,
+               static_cast<int>(elapsed) / 60, static_cast<int>(elapsed) % 60,
+               static_cast<int>(eta) / 60, static_cast<int>(eta) % 60, label.c_str());
+  if (done_ == total_) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+double Runner::copy_gbps_for(int width, int height) {
+  for (const auto& c : copies_)
+    if (c.width == width && c.height == height) return std::max(c.scalar_gbps, c.vec4_gbps);
+  CopyResult result{width, height, 0, 0, "ok"};
+  try {
+    const std::size_t n = static_cast<std::size_t>(width) * height;
+    cl::Program program = env_.build(kernel_source("copy.cl"), "-cl-std=CL1.2");
+    cl::Buffer in(env_.context(), CL_MEM_READ_WRITE, n * sizeof(float));
+    cl::Buffer out(env_.context(), CL_MEM_READ_WRITE, n * sizeof(float));
+    env_.queue().enqueueFillBuffer(in, 1.0f, 0, n * sizeof(float));
+    const std::size_t local = std::min<std::size_t>(256, env_.info().max_work_group_size);
+    auto measure = [&](const char* name, std::size_t items, double bytes) {
+      if (items == 0) return 0.0;
+      cl::Kernel k(program, name);
+      k.setArg(0, in);
+      k.setArg(1, out);
+      k.setArg(2, static_cast<cl_int>(items));
+      const cl::NDRange global((items + local - 1) / local * local);
+      for (int i = 0; i < cfg_.warmup; ++i)
+        env_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(local));
+      std::vector<cl::Event> events(static_cast<std::size_t>(std::max(1, cfg_.reps)));
+      for (auto& ev : events)
+        env_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(local), nullptr, &ev);
+      env_.queue().finish();
+      std::vector<std::uint64_t> samples;
+      for (auto& ev : events)
+        samples.push_back(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                          ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+      const double median = summarize(samples).median;
+      return median > 0 ? bytes / median : 0.0;  // bytes per ns = GB/s
+    };
+    result.scalar_gbps = measure("copy_scalar", n, 2.0 * n * sizeof(float));
+    result.vec4_gbps = measure("copy_vec4", n / 4, 2.0 * (n / 4) * 4 * sizeof(float));
+  } catch (const cl::Error& e) {
+    result.status = describe(e);
+  } catch (const BuildError& e) {
+    result.status = std::string("copy kernel build failed: ") + e.what();
+  }
+  copies_.push_back(result);
+  return std::max(result.scalar_gbps, result.vec4_gbps);
+}
+
+nlohmann::ordered_json Runner::copy_json() const {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& c : copies_)
+    list.push_back({{"width", c.width}, {"height", c.height}, {"scalar_gbps", c.scalar_gbps},
+                    {"float4_gbps", c.vec4_gbps}, {"copy_gbps", std::max(c.scalar_gbps, c.vec4_gbps)},
+                    {"status", c.status}});
+  return list;
+}
+
+double Runner::largest_copy_gbps() const {
+  double best = 0;
+  std::size_t largest = 0;
+  for (const auto& c : copies_) {
+    const std::size_t n = static_cast<std::size_t>(c.width) * c.height;
+    if (n >= largest) largest = n, best = std::max(c.scalar_gbps, c.vec4_gbps);
+  }
+  return best;
+}
+
+void Runner::run(const std::function<void(ResultRow)>& sink) {
+  start_s_ = now_s();
+  std::size_t image_apps = 0;
+  bool hotspot = false;
+  for (auto* a : cfg_.apps) {
+    if (a->is_hotspot)
+      hotspot = true;
+    else
+      ++image_apps;
+  }
+  total_ = (image_apps * cfg_.image_inputs.size() + (hotspot ? 1 : 0)) * cfg_.variants.size() *
+           cfg_.wgs.size();
+  for (const auto& src : cfg_.image_inputs) {
+    if (image_apps == 0 || interrupted_) break;
+    Grid grid = load_image_source(src, cfg_.size);
+    const std::size_t bad = count_nonfinite(grid.data);
+    if (bad)
+      std::fprintf(stderr, "warning: input %s has %zu non-finite values; metrics skip them\n",
+                   src.name.c_str(), bad);
+    for (auto* app : cfg_.apps) {
+      if (app->is_hotspot || interrupted_) continue;
+      Workload w;
+      w.app = app;
+      w.input_name = src.name;
+      w.input = grid;
+      run_workload(w, sink);
+    }
+  }
+  if (hotspot && !interrupted_) {
+    Workload w;
+    w.app = &find_app("hotspot");
+    if (!cfg_.temp_path.empty()) {
+      int width = 0, height = 0;
+      if (cfg_.size) std::tie(width, height) = *cfg_.size;
+      auto load = [&](const std::string& p) {
+        return is_npy(p) ? read_npy(p) : read_rodinia(p, width, height);
+      };
+      w.input = load(cfg_.temp_path);
+      w.power = load(cfg_.power_path);
+      if (w.input.width != w.power->width || w.input.height != w.power->height)
+        throw InputError(cfg_.power_path + ": power grid is " + std::to_string(w.power->width) +
+                         "x" + std::to_string(w.power->height) + " but temperature grid " +
+                         cfg_.temp_path + " is " + std::to_string(w.input.width) + "x" +
+                         std::to_string(w.input.height));
+      w.input_name = file_stem(cfg_.temp_path);
+    } else {
+      const auto [width, height] = cfg_.size.value_or(std::make_pair(512, 512));
+      HotspotInput chip = make_synthetic_chip(width, height);
+      w.input = std::move(chip.temp);
+      w.power = std::move(chip.power);
+      w.input_name = "synthetic-chip";
+    }
+    const std::size_t bad = count_nonfinite(w.input.data) + count_nonfinite(w.power->data);
+    if (bad)
+      std::fprintf(stderr, "warning: hotspot input has %zu non-finite values; metrics skip them\n",
+                   bad);
+    run_workload(w, sink);
+  }
+}
+
+void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sink) {
+  const AppDescriptor& app = *w.app;
+  w.width = w.input.width;
+  w.height = w.input.height;
+  const int iterations = app.is_hotspot ? cfg_.iterations : 1;
+
+  // Skip everything (and the reference) when all keys are already in a resumed file.
+  bool any_left = false;
+  for (const auto& v : cfg_.variants)
+    for (const auto& wg : cfg_.wgs)
+      any_left = any_left || !cfg_.skip_keys.count(make_key(app.name, v.canonical(), recon_name(v.recon),
+                                                            wg.x, wg.y, w.input_name, w.width, w.height));
+  if (!any_left) {
+    done_ += cfg_.variants.size() * cfg_.wgs.size();
+    return;
+  }
+
+  const GridD input_d = to_double(w.input.data, w.width, w.height);
+  std::optional<GridD> power_d;
+  if (w.power) power_d = to_double(w.power->data, w.width, w.height);
+  w.truth = reference_run(app, input_d, power_d ? &*power_d : nullptr, iterations);
+
+  const DeviceInfo& dev = env_.info();
+  const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
+  const std::size_t align = std::max<std::size_t>(4096, dev.mem_base_addr_align_bits / 8);
+  w.guard = align / sizeof(float);
+  const std::size_t parent_bytes = (n + 2 * w.guard) * sizeof(float);
+  const std::size_t buffers = app.is_hotspot ? 3 : 2;
+  if (parent_bytes > dev.max_mem_alloc_size || buffers * parent_bytes > dev.global_mem_size) {
+    w.alloc_problem = "input " + std::to_string(w.width) + "x" + std::to_string(w.height) +
+                      " needs " + std::to_string(buffers) + " buffers of " +
+                      std::to_string(parent_bytes >> 20) + " MiB; device allows " +
+                      std::to_string(dev.max_mem_alloc_size >> 20) + " MiB per buffer and " +
+                      std::to_string(dev.global_mem_size >> 20) + " MiB in all";
+  } else {
+    try {
+      auto& ctx = env_.context();
+      w.out_init.assign(n + 2 * w.guard, kCanary);
+      std::fill(w.out_init.begin() + static_cast<long>(w.guard),
+                w.out_init.end() - static_cast<long>(w.guard), std::numeric_limits<float>::quiet_NaN());
+      const cl_buffer_region region{w.guard * sizeof(float), n * sizeof(float)};
+      for (int i = 0; i < (app.is_hotspot ? 2 : 1); ++i) {
+        w.out_parent[i] = cl::Buffer(ctx, CL_MEM_READ_WRITE, parent_bytes);
+        w.out_view[i] = w.out_parent[i].createSubBuffer(CL_MEM_READ_WRITE,
+                                                         CL_BUFFER_CREATE_TYPE_REGION, &region);
+      }
+      if (app.is_hotspot) {
+        w.in_init = w.out_init;
+        std::copy(w.input.data.begin(), w.input.data.end(), w.in_init.begin() + static_cast<long>(w.guard));
+        w.power_buf = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
+                                 w.power->data.data());
+        const HotspotCoefficients c = hotspot_coefficients(w.width, w.height);
+        const double cs[5] = {c.step_div_cap, c.rx_inv, c.ry_inv, c.rz_inv, c.amb_temp};
+        for (int i = 0; i < 5; ++i) w.coef[i] = static_cast<float>(cs[i]);
+      } else {
+        w.in_buf = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
+                              w.input.data.data());
+      }
+    } catch (const cl::Error& e) {
+      w.alloc_problem = "allocating buffers for " + std::to_string(w.width) + "x" +
+                        std::to_string(w.height) + ": " + describe(e);
+    }
+  }
+
+  for (const auto& v : cfg_.variants)
+    for (const auto& wg : cfg_.wgs) {
+      if (interrupt_requested()) {
+        interrupted_ = true;
+        return;
+      }
+      const std::string key = make_key(app.name, v.canonical(), recon_name(v.recon), wg.x, wg.y,
+                                       w.input_name, w.width, w.height);
+      if (cfg_.skip_keys.count(key)) {
+        tick(key);
+        continue;
+      }
+      ResultRow row;
+      try {
+        row = run_config(w, v, wg);
+      } catch (const Abandoned&) {
+        interrupted_ = true;
+        return;
+      }
+      sink(std::move(row));
+      tick(key);
+    }
+}
+
+ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
+  const AppDescriptor& app = *w.app;
+  const DeviceInfo& dev = env_.info();
+  ResultRow row;
+  row.app = app.name;
+  row.scheme = v.canonical();
+  row.skip = v.skip;
+  row.recon = recon_name(v.recon);
+  row.wg_x = wg.x;
+  row.wg_y = wg.y;
+  row.input_name = w.input_name;
+  row.width = w.width;
+  row.height = w.height;
+  row.iterations = app.is_hotspot ? cfg_.iterations : 1;
+  row.primary_metric = metric_name(app.primary_metric);
+  row.key = make_key(row.app, row.scheme, row.recon, wg.x, wg.y, w.input_name, w.width, w.height);
+  auto reject = [&](const std::string& status, const std::string& reason) {
+    row.status = status;
+    row.reason = reason;
+    return row;
+  };
+
+  if (auto verdict = check_variant(v, app.radius, wg)) return reject(verdict->status, verdict->reason);
+  const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
+  if (items > dev.max_work_group_size)
+    return reject("invalid_config", "work-group " + std::to_string(wg.x) + "x" + std::to_string(wg.y) +
+                                        " = " + std::to_string(items) +
+                                        " work-items exceeds CL_DEVICE_MAX_WORK_GROUP_SIZE " +
+                                        std::to_string(dev.max_work_group_size));
+  for (int d = 0; d < 2; ++d) {
+    const std::size_t side = d == 0 ? wg.x : wg.y;
+    if (dev.max_work_item_sizes.size() > static_cast<std::size_t>(d) && side > dev.max_work_item_sizes[d])
+      return reject("invalid_config", std::string("work-group ") + (d == 0 ? "x" : "y") + " size " +
+                                          std::to_string(side) + " exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES[" +
+                                          std::to_string(d) + "] = " +
+                                          std::to_string(dev.max_work_item_sizes[d]));
+  }
+  const bool uses_tile = app.accurate_uses_tile || !v.is_accurate();
+  const std::size_t tile_bytes =
+      uses_tile ? static_cast<std::size_t>(wg.x + 2 * app.radius) * (wg.y + 2 * app.radius) * sizeof(float) : 0;
+  if (tile_bytes > dev.local_mem_size)
+    return reject("invalid_config", "tile needs " + std::to_string(tile_bytes) +
+                                        " bytes of local memory; device has " +
+                                        std::to_string(dev.local_mem_size));
+  if (!w.alloc_problem.empty()) return reject("invalid_config", w.alloc_problem);
+
+  const std::string options = "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() +
+                              " " + v.build_options() + " -DWG_X=" + std::to_string(wg.x) +
+                              " -DWG_Y=" + std::to_string(wg.y);
+  cl::Program program;
+  try {
+    program = env_.build(kernel_source(app.kernel_file), options);
+  } catch (const BuildError& e) {
+    row.build_log = e.log();
+    return reject("build_failed", std::string(e.what()) + " (options: " + options + ")");
+  }
+
+  try {
+    cl::Kernel kernel(program, "kperf_app");
+    const auto kernel_wg = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device());
+    if (items > kernel_wg)
+      return reject("invalid_config", "work-group of " + std::to_string(items) +
+                                          " work-items exceeds this kernel's CL_KERNEL_WORK_GROUP_SIZE " +
+                                          std::to_string(kernel_wg));
+    const auto kernel_local = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(env_.device());
+    if (kernel_local > dev.local_mem_size)
+      return reject("invalid_config", "kernel needs " + std::to_string(kernel_local) +
+                                          " bytes of local memory; device has " +
+                                          std::to_string(dev.local_mem_size));
+    std::optional<cl::Kernel> swap;
+    auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
+      k.setArg(0, in);
+      k.setArg(1, out);
+      k.setArg(2, static_cast<cl_int>(w.width));
+      k.setArg(3, static_cast<cl_int>(w.height));
+      if (app.is_hotspot) {
+        k.setArg(4, w.power_buf);
+        for (int i = 0; i < 5; ++i) k.setArg(5 + i, w.coef[i]);
+      }
+    };
+    if (app.is_hotspot) {
+      set_args(kernel, w.out_view[0], w.out_view[1]);
+      swap = cl::Kernel(program, "kperf_app");
+      set_args(*swap, w.out_view[1], w.out_view[0]);
+    } else {
+      set_args(kernel, w.in_buf, w.out_view[0]);
+    }
+    const cl::NDRange global((static_cast<std::size_t>(w.width) + wg.x - 1) / wg.x * wg.x,
+                             (static_cast<std::size_t>(w.height) + wg.y - 1) / wg.y * wg.y);
+    const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
+    time_config(w, row, kernel, swap ? &*swap : nullptr, global, local);
+  } catch (const cl::Error& e) {
+    row.samples_ns.clear();
+    row.time.reset();
+    return reject("run_failed", describe(e));
+  }
+  if (!row.ok()) return row;
+
+  const double n = static_cast<double>(w.width) * w.height;
+  const double read = distinct_elements_read(v, app.radius, wg, w.width, w.height);
+  row.bytes_model = (read + (app.is_hotspot ? n : 0.0) + n) * sizeof(float) * row.iterations;
+  row.gbps = row.time->median > 0 ? row.bytes_model / row.time->median : 0;
+  row.copy_gbps = copy_gbps_for(w.width, w.height);
+  row.roofline = row.copy_gbps > 0 ? row.gbps / row.copy_gbps : 0;
+  return row;
+}
+
+void Runner::time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Kernel* swap_kernel,
+                         const cl::NDRange& global, const cl::NDRange& local) {
+  auto& q = env_.queue();
+  const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
+  const std::size_t bytes = w.out_init.size() * sizeof(float);
+  auto reset_buffers = [&] {
+    if (swap_kernel) {
+      q.enqueueWriteBuffer(w.out_parent[0], CL_TRUE, 0, bytes, w.in_init.data());
+      q.enqueueWriteBuffer(w.out_parent[1], CL_TRUE, 0, bytes, w.out_init.data());
+    } else {
+      q.enqueueWriteBuffer(w.out_parent[0], CL_TRUE, 0, bytes, w.out_init.data());
+    }
+  };
+  const int launches = swap_kernel ? row.iterations : 1;
+  auto enqueue_sample = [&](std::vector<cl::Event>* events) {
+    for (int it = 0; it < launches; ++it) {
+      cl::Kernel& k = (it % 2 == 0) ? kernel : *swap_kernel;
+      if (events) {
+        events->emplace_back();
+        q.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &events->back());
+      } else {
+        q.enqueueNDRangeKernel(k, cl::NullRange, global, local);
+      }
+    }
+  };
+
+  reset_buffers();
+  for (int i = 0; i < cfg_.warmup; ++i) {
+    enqueue_sample(nullptr);
+    if (i % 8 == 7) {
+      q.finish();
+      if (interrupt_requested()) throw Abandoned{};
+    }
+  }
+  q.finish();
+  std::vector<cl::Event> events;
+  events.reserve(static_cast<std::size_t>(cfg_.reps) * launches);
+  for (int r = 0; r < cfg_.reps; ++r) enqueue_sample(&events);
+  q.finish();
+  if (interrupt_requested()) throw Abandoned{};
+  for (int r = 0; r < cfg_.reps; ++r) {
+    std::uint64_t total = 0;
+    for (int it = 0; it < launches; ++it) {
+      cl::Event& ev = events[static_cast<std::size_t>(r) * launches + it];
+      total += ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+               ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+    }
+    row.samples_ns.push_back(total);
+  }
+  row.time = summarize(row.samples_ns);
+
+  // The output that is measured for error: for hotspot, a fresh run of `iterations` steps.
+  if (swap_kernel) {
+    reset_buffers();
+    enqueue_sample(nullptr);
+    q.finish();
+  }
+  std::vector<float> result_parent(w.out_init.size());
+  const int final_buffer = swap_kernel ? launches % 2 : 0;
+  for (int b = 0; b < (swap_kernel ? 2 : 1); ++b) {
+    std::vector<float> parent(w.out_init.size());
+    q.enqueueReadBuffer(w.out_parent[b], CL_TRUE, 0, bytes, parent.data());
+    const bool guards_intact =
+        std::memcmp(parent.data(), w.out_init.data(), w.guard * sizeof(float)) == 0 &&
+        std::memcmp(parent.data() + w.guard + n, w.out_init.data() + w.guard + n,
+                    w.guard * sizeof(float)) == 0;
+    if (!guards_intact) {
+      row.status = "run_failed";
+      row.reason = "kernel wrote outside its output buffer (canary band overwritten)";
+      return;
+    }
+    if (b == final_buffer) result_parent = std::move(parent);
+  }
+  std::vector<float> output(result_parent.begin() + static_cast<long>(w.guard),
+                            result_parent.begin() + static_cast<long>(w.guard + n));
+  row.error = compute_errors(w.truth.data, output);
+  if (cfg_.verify) {
+    const GridD input_d = to_double(w.input.data, w.width, w.height);
+    std::optional<GridD> power_d;
+    if (w.power) power_d = to_double(w.power->data, w.width, w.height);
+    Variant v = parse_scheme(row.scheme);
+    v.recon = row.recon == "li" ? Recon::kLi : row.recon == "nn" ? Recon::kNn : Recon::kNone;
+    const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y}, input_d,
+                                  power_d ? &*power_d : nullptr, row.iterations);
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isfinite(model.data[i]))
+        worst = std::max(worst, std::fabs(model.data[i] - static_cast<double>(output[i])));
+    row.model_max_abs = worst;
+  }
+  if (!cfg_.save_outputs_dir.empty()) {
+    Grid g(w.width, w.height);
+    g.data = std::move(output);
+    const fs::path file = fs::path(cfg_.save_outputs_dir) / key_to_filename(row.key);
+    write_npy(file.string(), g);
+    row.output_file = file.string();
+  }
+}
+
+}  // namespace kperf

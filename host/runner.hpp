@@ -1,0 +1,96 @@
+// The benchmark runner: walks inputs x apps x variants x work-groups, times each
+// configuration with profiling events, checks its output, and turns every outcome (including
+// failures) into a result row.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps.hpp"
+#include "cl_env.hpp"
+#include "io.hpp"
+#include "results.hpp"
+#include "schemes.hpp"
+
+namespace kperf {
+
+// One image input, loaded only when its turn comes.
+struct ImageSource {
+  std::string name;       // used in result keys
+  std::string path;       // image or .npy file; empty for synthetic
+  std::string synthetic;  // generator name for synthetic inputs
+};
+
+// Expands --input values (files, directories, synthetic:NAME) into sources, in order.
+// Throws InputError for a missing path or an empty directory.
+std::vector<ImageSource> expand_inputs(const std::vector<std::string>& specs);
+
+// Loads an image source, resized (bilinear) or generated at `size` when given.
+Grid load_image_source(const ImageSource& src, std::optional<std::pair<int, int>> size);
+
+struct RunConfig {
+  std::vector<const AppDescriptor*> apps;
+  std::vector<Variant> variants;
+  std::vector<WorkGroup> wgs;
+  std::vector<ImageSource> image_inputs;
+  std::optional<std::pair<int, int>> size;
+  std::string temp_path, power_path;  // hotspot inputs; synthetic chip when empty
+  int iterations = 60;
+  int warmup = 50;
+  int reps = 50;
+  std::string kernel_root;  // holds kernels/ and schemes/
+  std::string save_outputs_dir;
+  bool verify = false;
+  bool progress = false;
+  std::set<std::string> skip_keys;  // --resume: keys already measured
+};
+
+// Set by SIGINT/SIGTERM; the runner stops after the configuration in flight.
+std::atomic<bool>& interrupt_requested();
+
+class Runner {
+ public:
+  Runner(ClEnv& env, RunConfig config);
+
+  // Runs every configuration not in skip_keys; `sink` receives each finished row.
+  void run(const std::function<void(ResultRow)>& sink);
+
+  // Copy bandwidth measured per input size, for the JSON context.
+  nlohmann::ordered_json copy_json() const;
+  double largest_copy_gbps() const;
+  bool interrupted() const { return interrupted_; }
+  std::size_t total_configs() const { return total_; }
+
+ private:
+  struct Workload;
+  struct CopyResult {
+    int width, height;
+    double scalar_gbps, vec4_gbps;
+    std::string status;
+  };
+
+  void run_workload(Workload& w, const std::function<void(ResultRow)>& sink);
+  ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);
+  void time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Kernel* swap_kernel,
+                   const cl::NDRange& global, const cl::NDRange& local);
+  double copy_gbps_for(int width, int height);
+  const std::string& kernel_source(const std::string& file);
+  void tick(const std::string& label);
+
+  ClEnv& env_;
+  RunConfig cfg_;
+  std::map<std::string, std::string> sources_;
+  std::vector<CopyResult> copies_;
+  std::size_t total_ = 0, done_ = 0;
+  double start_s_ = 0;
+  bool interrupted_ = false;
+};
+
+}  // namespace kperf
