@@ -40,6 +40,44 @@ bool has_image_extension(const std::string& path) {
   return std::any_of(std::begin(kExts), std::end(kExts), [&](const char* e) { return ext == e; });
 }
 
+namespace {
+
+// stb_image decodes some truncated files without complaint (binary PNM, baseline JPEG) and
+// fills the missing pixels; these checks turn that into an error.
+void check_not_truncated(const std::string& path, const std::string& bytes) {
+  if (bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6')) {
+    // Header: magic, width, height, maxval (comments allowed), one whitespace, then data.
+    std::size_t pos = 2;
+    long fields[3] = {0, 0, 0};
+    for (long& field : fields) {
+      while (pos < bytes.size() && (std::isspace(static_cast<unsigned char>(bytes[pos])) || bytes[pos] == '#')) {
+        if (bytes[pos] == '#')
+          while (pos < bytes.size() && bytes[pos] != '\n') ++pos;
+        else
+          ++pos;
+      }
+      while (pos < bytes.size() && std::isdigit(static_cast<unsigned char>(bytes[pos])) && field < (1L << 30))
+        field = field * 10 + (bytes[pos++] - '0');
+    }
+    const std::size_t channels = bytes[1] == '6' ? 3 : 1;
+    const std::size_t depth = fields[2] > 255 ? 2 : 1;
+    const std::size_t need = static_cast<std::size_t>(fields[0]) * static_cast<std::size_t>(fields[1]) * channels * depth;
+    if (pos + 1 + need > bytes.size())
+      throw InputError(path + ": truncated image (" + std::to_string(bytes.size() - std::min(bytes.size(), pos + 1)) +
+                       " of " + std::to_string(need) + " pixel bytes)");
+  }
+  if (bytes.size() >= 3 && static_cast<unsigned char>(bytes[0]) == 0xFF &&
+      static_cast<unsigned char>(bytes[1]) == 0xD8) {
+    // A complete JPEG ends its last scan (SOS, FFDA) with an end-of-image marker (FFD9).
+    const auto sos = bytes.rfind("\xFF\xDA");
+    const auto eoi = bytes.rfind("\xFF\xD9");
+    if (sos == std::string::npos || eoi == std::string::npos || eoi < sos)
+      throw InputError(path + ": truncated image (JPEG without end-of-image marker)");
+  }
+}
+
+}  // namespace
+
 Grid read_image(const std::string& path) {
   const std::string bytes = read_file(path);
   if (bytes.empty()) throw InputError(path + ": empty file");
@@ -52,6 +90,7 @@ Grid read_image(const std::string& path) {
   if (w <= 0 || h <= 0 || w > kMaxGridSide || h > kMaxGridSide)
     throw InputError(path + ": image size " + std::to_string(w) + "x" + std::to_string(h) +
                      " is outside 1.." + std::to_string(kMaxGridSide));
+  check_not_truncated(path, bytes);
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_memory(raw, static_cast<int>(bytes.size()), &w, &h, &comp, 0), stbi_image_free);
   if (!pixels)

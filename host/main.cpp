@@ -227,7 +227,14 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     if (!fs::is_directory(cfg.save_outputs_dir) || ::access(cfg.save_outputs_dir.c_str(), W_OK) != 0)
       throw UsageError("--save-outputs " + cfg.save_outputs_dir + ": cannot create or write directory");
   }
-  if (given("out")) check_writable(text("out"));
+  auto require_writable = [](const std::string& path) {
+    try {
+      check_writable(path);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string("cannot write results: ") + e.what());
+    }
+  };
+  if (given("out")) require_writable(text("out"));
   if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
 
   // Device.
@@ -246,7 +253,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                                             std::chrono::system_clock::now().time_since_epoch())
                                             .count()) +
                          ".json";
-  if (!given("out")) check_writable(out_path);
+  if (!given("out")) require_writable(out_path);
 
   std::vector<ResultRow> rows;
   if (given("resume") && fs::exists(out_path)) {

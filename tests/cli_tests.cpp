@@ -1,0 +1,164 @@
+// Command-line tests of the built binary: bad input gets one line on stderr, a non-zero exit
+// and no output file; a good run writes a complete, versioned JSON document.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io.hpp"
+#include "test_support.hpp"
+
+namespace kperf {
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::TempDir;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+CliRun kperf_cli(const std::string& args, const TempDir& dir, const std::string& env_prefix = "") {
+  const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
+  const std::string cmd = env_prefix + " " + KPERF_TEST_BINARY + " " + args + " >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+bool one_line(const std::string& s) {
+  return !s.empty() && s.back() == '\n' && s.find('\n') == s.size() - 1;
+}
+
+struct BadCase {
+  const char* args;
+  const char* expect;  // substring of the one stderr line
+};
+
+TEST(Cli, BadInputGetsOneLineAndNoOutput) {
+  TempDir dir;
+  std::ofstream(dir / "junk.png") << "not a png";
+  std::ofstream(dir / "empty.png") << "";
+  {
+    std::string npy("\x93NUMPY\x01\x00", 8);
+    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }\n";
+    npy.push_back(static_cast<char>(header.size()));
+    npy.push_back(0);
+    std::ofstream(dir / "f64.npy", std::ios::binary) << npy << header << std::string(32, '\0');
+  }
+  std::ofstream(dir / "t3") << "1\n2\n3\n4\n";
+  std::ofstream(dir / "p3") << "1\n2\n3\n4\n5\n6\n7\n8\n9\n";
+  std::ofstream(dir / "word") << "1\nx\n3\n4\n";
+  const std::string d = dir.path().string();
+  const std::string out = " --out " + d + "/r.json";
+  const BadCase cases[] = {
+      {"run --bogus-flag", "bogus"},
+      {"run --wg 16y8", "invalid work-group size '16y8'"},
+      {"run --wg 0x8", "invalid work-group size '0x8'"},
+      {"run --input /no/such/file.png", "/no/such/file.png: no such file"},
+      {"run --input junk.png", "junk.png: not a readable image"},
+      {"run --input empty.png", "empty.png: empty file"},
+      {"run --input f64.npy", "dtype '<f8'"},
+      {"run --apps hotspot --temp t3 --power p3", "power grid is 3x3 but temperature grid"},
+      {"run --apps hotspot --temp word --power word", "word:2: not a number"},
+      {"run --device no-such-device-name", "no device name contains 'no-such-device-name'; devices:"},
+      {"run --device 7:7", "no device 7:7"},
+      {"run --schemes rows:0", "rows:K"},
+      {"run --schemes rows:-2", "rows:K"},
+      {"run --schemes cols:x", "rows:K"},
+      {"run --recon cubic", "valid: nn, li"},
+      {"run --apps blur", "unknown app 'blur'"},
+      {"run --reps -3", "--reps"},
+      {"run --warmup x", "--warmup"},
+      {"run --size 0", "invalid size '0'"},
+      {"run --input synthetic:plasma", "unknown synthetic input"},
+      {"run --kernel-dir /nonexistent", "has no kernels/ folder"},
+      {"frobnicate", "unknown command"},
+  };
+  for (const auto& c : cases) {
+    const CliRun r = kperf_cli(std::string(c.args) + out, dir, "cd " + d + " &&");
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_TRUE(one_line(r.err)) << c.args << " -> [" << r.err << "]";
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << " -> " << r.err;
+    EXPECT_FALSE(fs::exists(dir / "r.json")) << c.args;
+  }
+  const CliRun resume = kperf_cli("run --resume", dir);
+  EXPECT_EQ(resume.exit_code, 2);
+  EXPECT_NE(resume.err.find("--resume needs --out"), std::string::npos) << resume.err;
+  // An output path that cannot be written is refused before any work.
+  const CliRun unwritable = kperf_cli("run --apps inversion --out /nonexistent-dir/r.json", dir);
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_TRUE(one_line(unwritable.err)) << unwritable.err;
+  EXPECT_NE(unwritable.err.find("does not exist"), std::string::npos) << unwritable.err;
+}
+
+TEST(Cli, NoOpenClPlatformIsOneLine) {
+  TempDir dir;
+  // An empty vendor directory: the ICD loader finds no platform.
+  fs::create_directories(dir / "vendors");
+  const CliRun r = kperf_cli("devices", dir, "OCL_ICD_VENDORS=" + (dir / "vendors").string() + " OCL_ICD_FILENAMES=");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("no OpenCL platform"), std::string::npos) << r.err;
+}
+
+TEST(Cli, RunWritesVersionedJsonAndOutputs) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const CliRun r = kperf_cli("run --apps gaussian3,inversion --schemes accurate,stencil,rows1 --wg 16x8,8x4 "
+                          "--input synthetic:noise --size 40x24 --warmup 2 --reps 3 --quiet --out " +
+                              d + "/r.json --save-outputs " + d + "/outs",
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
+  EXPECT_EQ(doc.at("schema_version"), 1);
+  for (const char* k : {"date", "host", "kperf_version", "git_sha", "build_type", "command_line", "device",
+                        "warmup", "reps", "copy_gbps"})
+    EXPECT_TRUE(doc.at("context").contains(k)) << k;
+  EXPECT_EQ(doc["context"]["reps"], 3);
+  EXPECT_TRUE(doc["context"]["device"].contains("local_mem_type"));
+  const auto& results = doc.at("results");
+  ASSERT_EQ(results.size(), 2u * 3u * 2u);
+  std::map<std::string, int> best_per_group;
+  for (const auto& row : results) {
+    const std::string status = row.at("status");
+    if (row["app"] == "inversion" && row["scheme"] == "stencil") {
+      EXPECT_EQ(status, "not_applicable");
+      continue;
+    }
+    ASSERT_EQ(status, "ok") << row.dump();
+    EXPECT_EQ(row.at("samples_ns").size(), 3u);
+    EXPECT_TRUE(fs::exists(row.at("output_file").get<std::string>()));
+    EXPECT_EQ(read_npy(row.at("output_file")).width, 40);
+    best_per_group[row["app"].get<std::string>() + row["scheme"].get<std::string>()] += row["best_wg"].get<bool>();
+  }
+  for (const auto& [group, count] : best_per_group) EXPECT_EQ(count, 1) << group;
+  EXPECT_NE(r.out.find("gaussian3"), std::string::npos);  // the summary table
+}
+
+TEST(Cli, DevicesJsonHasTableOneFields) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const CliRun r = kperf_cli("devices --json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(doc.at("devices").empty());
+  for (const char* k : {"name", "vendor", "driver_version", "opencl_c_version", "type", "compute_units",
+                        "max_clock_mhz", "global_mem_size", "max_mem_alloc_size", "local_mem_size",
+                        "local_mem_type", "unified_memory", "max_work_group_size", "max_work_item_sizes",
+                        "profiling_timer_resolution_ns", "platform"})
+    EXPECT_TRUE(doc["devices"][0].contains(k)) << k;
+}
+
+}  // namespace
+}  // namespace kperf

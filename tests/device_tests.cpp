@@ -1,0 +1,264 @@
+// Device tests on the first OpenCL device (PoCL in CI): kernels against the CPU references and
+// the CPU scheme models, NaN poisoning of skipped elements, canary bands, failure rows.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "apps.hpp"
+#include "cli.hpp"
+#include "schemes.hpp"
+#include "synthetic.hpp"
+#include "test_support.hpp"
+
+namespace kperf {
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::Outcome;
+using test::TempDir;
+
+// A real photo when datasets/fetch_images.sh has run, else a natural-looking synthetic field.
+Grid photo(int w, int h) {
+  const fs::path camera = fs::path(KPERF_TEST_SOURCE_DIR) / "datasets/images/camera.png";
+  if (fs::exists(camera)) return resize_bilinear(read_image(camera.string()), w, h);
+  return make_synthetic_image("smooth", w, h);
+}
+
+std::vector<const AppDescriptor*> one_app(const char* name) { return {&find_app(name)}; }
+
+void expect_all_ok(const Outcome& o) {
+  for (const auto& r : o.rows) EXPECT_EQ(r.status, "ok") << r.key << ": " << r.reason << r.build_log;
+}
+
+TEST(Gaussian3, MatchesReferenceOnRandomAndPhotoInputs) {
+  KPERF_REQUIRE_DEVICE();
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}};
+  const std::vector<std::pair<int, int>> sizes = {{1, 1}, {7, 5}, {509, 317}, {512, 512}};
+  const AppDescriptor& app = find_app("gaussian3");
+  for (const auto& [w, h] : sizes)
+    for (int kind = 0; kind < 2; ++kind) {
+      const Grid in = kind == 0 ? test::random_grid(w, h, 11) : photo(w, h);
+      const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"), wgs, in);
+      ASSERT_EQ(o.rows.size(), wgs.size());
+      expect_all_ok(o);  // ok implies the canary bands around the output were untouched
+      const GridD ref = reference_run(app, to_double(in.data, w, h), nullptr, 1);
+      for (const auto& [key, out] : o.outputs) EXPECT_TRUE(test::within_tolerance(out, ref)) << key;
+    }
+}
+
+// Every app, accurate, against its double-precision reference at odd sizes and shapes.
+class AccurateApp : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AccurateApp, MatchesReferenceAtOddSizes) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app(GetParam());
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {5, 3}};
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{37, 23}, {130, 67}, {1, 9}}) {
+    Grid in = test::random_grid(w, h, 21);
+    std::optional<Grid> power;
+    int iterations = 1;
+    if (app.is_hotspot) {
+      HotspotInput chip = make_synthetic_chip(w, h);
+      in = chip.temp;
+      power = chip.power;
+      iterations = 5;
+    }
+    const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"), wgs, in,
+                                               power ? &*power : nullptr, iterations);
+    expect_all_ok(o);
+    GridD pw;
+    if (power) pw = to_double(power->data, w, h);
+    const GridD ref = reference_run(app, to_double(in.data, w, h), power ? &pw : nullptr, iterations);
+    ASSERT_EQ(o.outputs.size(), wgs.size());
+    for (const auto& [key, out] : o.outputs) EXPECT_TRUE(test::within_tolerance(out, ref)) << key;
+  }
+}
+
+std::vector<std::string> all_app_names() {
+  std::vector<std::string> names;
+  for (const auto& a : app_registry()) names.push_back(a.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllApps, AccurateApp, ::testing::ValuesIn(all_app_names()));
+
+// Every app x scheme x reconstruction x work-group shape against the CPU model of the scheme.
+class PerforatedApp : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PerforatedApp, MatchesSchemeModel) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app(GetParam());
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 2}, {4, 1}};
+  const auto variants = parse_variants("stencil,rows:2,rows:3,rows:4,cols:2,cols:3", "nn,li");
+  const int w = 45, h = 37;
+  Grid in = test::random_grid(w, h, 31);
+  std::optional<Grid> power;
+  const int iterations = app.is_hotspot ? 3 : 1;
+  if (app.is_hotspot) {
+    HotspotInput chip = make_synthetic_chip(w, h);
+    in = chip.temp;
+    power = chip.power;
+  }
+  const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, in, power ? &*power : nullptr,
+                                             iterations);
+  ASSERT_EQ(o.rows.size(), variants.size() * wgs.size());
+  const GridD in_d = to_double(in.data, w, h);
+  GridD pw;
+  if (power) pw = to_double(power->data, w, h);
+  int checked = 0;
+  for (const auto& v : variants)
+    for (const auto& wg : wgs) {
+      const ResultRow* row = o.find(app.name, v, wg);
+      ASSERT_NE(row, nullptr);
+      const auto verdict = check_variant(v, app.radius, wg);
+      if (verdict) {
+        EXPECT_EQ(row->status, verdict->status) << row->key;
+        continue;
+      }
+      ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+      const GridD model = model_run(app, v, wg, in_d, power ? &pw : nullptr, iterations);
+      EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model)) << row->key;
+      ++checked;
+    }
+  EXPECT_GE(checked, 20);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllApps, PerforatedApp, ::testing::ValuesIn(all_app_names()));
+
+// Elements a scheme skips, poisoned with NaN, must not change the outputs: they were never loaded.
+class Poison : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Poison, SkippedElementsAreNeverLoaded) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app(GetParam());
+  const int w = 48, h = 40;
+  const WorkGroup wg{8, 8};
+  Grid in = test::random_grid(w, h, 41);
+  std::optional<Grid> power;
+  if (app.is_hotspot) {
+    HotspotInput chip = make_synthetic_chip(w, h);
+    in = chip.temp;
+    power = chip.power;
+  }
+  const auto variants = parse_variants("stencil,rows:2,rows:3,cols:2,cols:4", "nn,li");
+  const Outcome clean = test::run_through_runner(*env, {&app}, variants, {wg}, in, power ? &*power : nullptr, 1);
+  const int gx = 2, gy = 2;  // an interior work-group
+  for (const auto& v : variants) {
+    if (check_variant(v, app.radius, wg)) continue;
+    const bool whole = v.scheme->takes_skip;  // rows/cols: every group skips the same lines
+    const auto read = whole ? elements_read_by_any(v, app.radius, wg, w, h)
+                            : elements_read_by_group(v, app.radius, wg, w, h, gx, gy);
+    Grid poisoned = in;
+    std::size_t n_poisoned = 0;
+    for (std::size_t i = 0; i < read.size(); ++i)
+      if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN(), ++n_poisoned;
+    ASSERT_GT(n_poisoned, 0u) << v.label();
+    const Outcome dirty = test::run_through_runner(*env, {&app}, {v}, {wg}, poisoned, power ? &*power : nullptr, 1);
+    const ResultRow* a = clean.find(app.name, v, wg);
+    const ResultRow* b = dirty.find(app.name, v, wg);
+    ASSERT_TRUE(a && b && a->ok() && b->ok()) << v.label();
+    const Grid& ca = clean.outputs.at(a->key);
+    const Grid& cb = dirty.outputs.at(b->key);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        if (!whole && (x / wg.x != gx || y / wg.y != gy)) continue;
+        ASSERT_TRUE(std::isfinite(cb.at(y, x))) << v.label() << " at " << y << "," << x;
+        ASSERT_EQ(ca.at(y, x), cb.at(y, x)) << v.label() << " at " << y << "," << x;
+      }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllApps, Poison, ::testing::ValuesIn(all_app_names()));
+
+// Hotspot against the CPU transcription on Rodinia's own inputs, when present beside the tree.
+TEST(Hotspot, MatchesReferenceOnRodiniaInputs) {
+  KPERF_REQUIRE_DEVICE();
+  const fs::path data = fs::path(KPERF_TEST_SHARED_DATA) / "rodinia-hotspot";
+  if (!fs::exists(data / "temp_64.xz")) GTEST_SKIP() << "Rodinia inputs not found at " << data;
+  TempDir dir;
+  for (int n : {64, 512}) {
+    for (const char* kind : {"temp", "power"}) {
+      const std::string cmd = "xz -dc " + (data / (std::string(kind) + "_" + std::to_string(n) + ".xz")).string() +
+                              " > " + (dir / (std::string(kind) + std::to_string(n))).string();
+      ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    }
+    const Grid temp = read_rodinia((dir / ("temp" + std::to_string(n))).string());
+    const Grid power = read_rodinia((dir / ("power" + std::to_string(n))).string());
+    ASSERT_EQ(temp.width, n);
+    const AppDescriptor& app = find_app("hotspot");
+    const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"), {{16, 16}},
+                                               temp, &power, 60);
+    expect_all_ok(o);
+    const GridD pw = to_double(power.data, n, n);
+    const GridD ref = reference_run(app, to_double(temp.data, n, n), &pw, 60);
+    for (const auto& [key, out] : o.outputs) EXPECT_TRUE(test::within_tolerance(out, ref)) << key;
+  }
+}
+
+// A copy of the kernel tree with one file replaced, to provoke failures.
+fs::path kernel_tree_with(const TempDir& dir, const std::string& file, const std::string& source) {
+  const fs::path root = dir / "tree";
+  fs::create_directories(root);
+  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "kernels", root / "kernels", fs::copy_options::recursive);
+  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "schemes", root / "schemes", fs::copy_options::recursive);
+  std::ofstream(root / "kernels" / file) << source;
+  return root;
+}
+
+TEST(Failures, OutOfBoundsWriteTripsTheCanary) {
+  KPERF_REQUIRE_DEVICE();
+  TempDir dir;
+  const fs::path root = kernel_tree_with(dir, "gaussian3.cl", R"(
+#define RADIUS 1
+#include "kperf_tile.cl"
+__kernel void kperf_app(__global const float* in, __global float* out, int width, int height) {
+  const int x = get_global_id(0), y = get_global_id(1);
+  if (x < width && y < height) out[y * width + x] = in[y * width + x];
+  if (x == 0 && y == 0) out[width * height + 3] = 1.0f;  // past the end
+}
+)");
+  const Outcome o = test::run_through_runner(*env, one_app("gaussian3"), parse_variants("accurate", "nn"),
+                                             {{8, 8}}, test::random_grid(16, 16, 5), nullptr, 1, root.string());
+  ASSERT_EQ(o.rows.size(), 1u);
+  EXPECT_EQ(o.rows[0].status, "run_failed");
+  EXPECT_NE(o.rows[0].reason.find("canary"), std::string::npos) << o.rows[0].reason;
+}
+
+TEST(Failures, SyntaxErrorIsABuildFailedRowAndTheSweepGoesOn) {
+  KPERF_REQUIRE_DEVICE();
+  TempDir dir;
+  const fs::path root = kernel_tree_with(dir, "sobel3.cl", "#include \"kperf_tile.cl\"\nthis is not OpenCL C;\n");
+  const Outcome o = test::run_through_runner(*env, {&find_app("sobel3"), &find_app("gaussian3")},
+                                             parse_variants("accurate", "nn"), {{8, 8}},
+                                             test::random_grid(16, 16, 5), nullptr, 1, root.string());
+  ASSERT_EQ(o.rows.size(), 2u);
+  const ResultRow* sobel = o.find("sobel3", parse_scheme("accurate"), {8, 8});
+  const ResultRow* gauss = o.find("gaussian3", parse_scheme("accurate"), {8, 8});
+  ASSERT_TRUE(sobel && gauss);
+  EXPECT_EQ(sobel->status, "build_failed");
+  EXPECT_NE(sobel->reason.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << sobel->reason;
+  EXPECT_FALSE(sobel->build_log.empty());
+  EXPECT_EQ(gauss->status, "ok");
+}
+
+TEST(Validation, RejectedWorkGroupsAreRowsWithReasons) {
+  KPERF_REQUIRE_DEVICE();
+  const std::size_t too_big = env->info().max_work_group_size * 2;
+  const Outcome o = test::run_through_runner(
+      *env, {&find_app("gaussian3"), &find_app("inversion")}, parse_variants("stencil,rows:4", "nn"),
+      {{static_cast<int>(too_big), 1}, {16, 1}, {16, 4}}, test::random_grid(20, 20, 9));
+  std::map<std::string, std::string> status;
+  for (const auto& r : o.rows) status[r.key.substr(0, r.key.find("/input"))] = r.status + ": " + r.reason;
+  const std::string big = "wg:" + std::to_string(too_big) + "x1";
+  EXPECT_EQ(status["gaussian3/stencil/nn/" + big].rfind("invalid_config: work-group", 0), 0u)
+      << status["gaussian3/stencil/nn/" + big];
+  EXPECT_EQ(status["gaussian3/rows:4/nn/wg:16x1"].rfind("invalid_config: tile height 3", 0), 0u);
+  EXPECT_EQ(status["inversion/stencil/nn/wg:16x4"].rfind("not_applicable", 0), 0u);
+  EXPECT_EQ(status["gaussian3/rows:4/nn/wg:16x4"].rfind("ok", 0), 0u) << status["gaussian3/rows:4/nn/wg:16x4"];
+  EXPECT_EQ(o.rows.size(), 2u * 2u * 3u);
+}
+
+}  // namespace
+}  // namespace kperf

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Holds kperf's accurate kernels against independent numpy implementations of the OpenCV /
+SciPy semantics (replicate border): GaussianBlur 3/5, Sobel magnitude 3/5, 3x3 median, 255-x.
+
+usage: independent_refs.py KPERF_BINARY PHOTO_DIR
+Uses PNG photos from PHOTO_DIR when present (luminance computed here with PIL), else a
+generated field. Exit 0 on agreement, 1 on a mismatch, 77 when numpy is unavailable.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy missing: install python3-numpy", file=sys.stderr)
+    sys.exit(77)
+
+
+def load_luminance(path):
+    from PIL import Image  # python3-pil comes with python3-matplotlib
+
+    img = np.asarray(Image.open(path)).astype(np.float64)
+    if img.ndim == 2:
+        return img
+    return 0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]
+
+
+def correlate(img, ky, kx):
+    """Separable correlation with replicate border (cv2.BORDER_REPLICATE, mode='nearest')."""
+    r = len(ky) // 2
+    p = np.pad(img, r, mode="edge")
+    h, w = img.shape
+    out = np.zeros_like(img)
+    for i, a in enumerate(ky):
+        for j, b in enumerate(kx):
+            out += a * b * p[i:i + h, j:j + w]
+    return out
+
+
+def references(img):
+    b3, d3 = [1, 2, 1], [-1, 0, 1]
+    b5, d5 = [1, 4, 6, 4, 1], [-1, -2, 0, 2, 1]
+    p = np.pad(img, 1, mode="edge")
+    h, w = img.shape
+    stack = np.stack([p[i:i + h, j:j + w] for i in range(3) for j in range(3)])
+    return {
+        "gaussian3": correlate(img, b3, b3) / 16.0,
+        "gaussian5": correlate(img, b5, b5) / 256.0,
+        "sobel3": np.hypot(correlate(img, b3, d3), correlate(img, d3, b3)),
+        "sobel5": np.hypot(correlate(img, b5, d5), correlate(img, d5, b5)),
+        "median": np.median(stack, axis=0),
+        "inversion": 255.0 - img,
+    }
+
+
+def read_npy_output(path):
+    return np.load(path).astype(np.float64)
+
+
+def main():
+    binary, photo_dir = sys.argv[1], sys.argv[2]
+    photos = []
+    if os.path.isdir(photo_dir):
+        photos = [os.path.join(photo_dir, f) for f in sorted(os.listdir(photo_dir))
+                  if f in ("camera.png", "astronaut.png", "coffee.png", "coins.png")]
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = []
+        for p in photos:
+            inputs.append((p, load_luminance(p)))
+        if not inputs:
+            rng = np.random.default_rng(2019)
+            field = np.cumsum(np.cumsum(rng.normal(size=(203, 317)), 0), 1)
+            field = (field - field.min()) / (field.max() - field.min()) * 255.0
+            path = os.path.join(tmp, "field.npy")
+            np.save(path, field.astype(np.float32))
+            inputs.append((path, field.astype(np.float32).astype(np.float64)))
+        for path, img in inputs:
+            out_dir = os.path.join(tmp, "out")
+            cmd = [binary, "run", "--apps", "gaussian3,gaussian5,sobel3,sobel5,median,inversion",
+                   "--schemes", "accurate", "--wg", "16x8", "--input", path, "--warmup", "0",
+                   "--reps", "1", "--quiet", "--out", os.path.join(tmp, "r.json"),
+                   "--save-outputs", out_dir]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            rows = json.load(open(os.path.join(tmp, "r.json")))["results"]
+            refs = references(img)
+            for row in rows:
+                got = read_npy_output(row["output_file"])
+                want = refs[row["app"]]
+                # SPEC tolerance: relative 1e-5 or absolute 1e-3 on the [0, 255] scale; outputs
+                # with a wider range (Sobel 5x5) get the absolute part scaled to their range.
+                scale = max(1.0, float(want.max() - want.min()) / 255.0)
+                tol = np.maximum(1e-3 * scale, 1e-5 * np.abs(want))
+                worst = float(np.max(np.abs(got - want)))
+                ok = bool(np.all(np.abs(got - want) <= tol))
+                failures += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path):16s} {row['app']:10s} "
+                      f"max |kperf - numpy| = {worst:.3g}")
+    print(f"{len(inputs) * 6 - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+// Shared helpers for kperf tests: a temporary directory, running configurations through the
+// real Runner, and comparing outputs with a tolerance.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps.hpp"
+#include "cl_env.hpp"
+#include "io.hpp"
+#include "results.hpp"
+#include "runner.hpp"
+#include "schemes.hpp"
+
+namespace kperf::test {
+
+namespace fs = std::filesystem;
+
+// A fresh directory removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kperf-test-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The device tests run on (KPERF_TEST_DEVICE selects; default: first GPU, else first
+// device), or nullptr when there is no OpenCL platform.
+inline ClEnv* test_env() {
+  static std::unique_ptr<ClEnv> env;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    try {
+      auto entries = enumerate_devices();
+      std::vector<DeviceInfo> infos;
+      for (const auto& e : entries) infos.push_back(e.info);
+      const char* sel = std::getenv("KPERF_TEST_DEVICE");
+      env = std::make_unique<ClEnv>(entries[choose_device(infos, parse_device_selector(sel ? sel : ""))]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "no usable OpenCL device: %s\n", e.what());
+    }
+  }
+  return env.get();
+}
+
+#define KPERF_REQUIRE_DEVICE()                                                              \
+  ClEnv* env = ::kperf::test::test_env();                                                  \
+  if (!env) GTEST_SKIP() << "no OpenCL platform/device: install pocl-opencl-icd to run this"
+
+inline Grid random_grid(int w, int h, unsigned seed, float lo = 0.0f, float hi = 255.0f) {
+  Grid g(w, h);
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (float& v : g.data) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    v = lo + (hi - lo) * static_cast<float>((s >> 11) * 0x1.0p-53);
+  }
+  return g;
+}
+
+struct Outcome {
+  std::vector<ResultRow> rows;
+  std::map<std::string, Grid> outputs;  // by result key, for ok rows
+  const ResultRow* find(const std::string& app, const Variant& v, WorkGroup wg) const {
+    for (const auto& r : rows)
+      if (r.app == app && r.scheme == v.canonical() && r.recon == recon_name(v.recon) &&
+          r.wg_x == wg.x && r.wg_y == wg.y)
+        return &r;
+    return nullptr;
+  }
+};
+
+// Runs apps x variants x wgs on `input` (and `power` for hotspot) through the real Runner,
+// one untimed-warm-up launch, and reads every output back from its saved .npy.
+inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescriptor*>& apps,
+                                  const std::vector<Variant>& variants,
+                                  const std::vector<WorkGroup>& wgs, const Grid& input,
+                                  const Grid* power = nullptr, int iterations = 1,
+                                  const std::string& kernel_root = KPERF_TEST_KERNEL_ROOT) {
+  TempDir dir;
+  RunConfig cfg;
+  cfg.apps = apps;
+  cfg.variants = variants;
+  cfg.wgs = wgs;
+  cfg.warmup = 0;
+  cfg.reps = 1;
+  cfg.iterations = iterations;
+  cfg.kernel_root = kernel_root;
+  cfg.save_outputs_dir = (dir / "out").string();
+  fs::create_directories(cfg.save_outputs_dir);
+  write_npy((dir / "input.npy").string(), input);
+  cfg.image_inputs = {{"input", (dir / "input.npy").string(), ""}};
+  if (power) {
+    write_npy((dir / "temp.npy").string(), input);
+    write_npy((dir / "power.npy").string(), *power);
+    cfg.temp_path = (dir / "temp.npy").string();
+    cfg.power_path = (dir / "power.npy").string();
+  }
+  Outcome outcome;
+  Runner runner(env, cfg);
+  runner.run([&](ResultRow row) { outcome.rows.push_back(std::move(row)); });
+  for (const auto& r : outcome.rows)
+    if (r.ok()) outcome.outputs[r.key] = read_npy(r.output_file);
+  return outcome;
+}
+
+// Elements of `actual` outside the SPEC tolerance of `truth`: relative 1e-5 or absolute 1e-3 on
+// the [0, 255] scale, whichever is larger. Outputs whose range exceeds 255 (Sobel 5x5 reaches
+// about 2e4) have the absolute part scaled to their range, since float rounding of their sums
+// scales with it. The message names the first few elements off.
+inline ::testing::AssertionResult within_tolerance(const Grid& actual, const GridD& truth) {
+  if (actual.width != truth.width || actual.height != truth.height)
+    return ::testing::AssertionFailure() << "size " << actual.width << "x" << actual.height
+                                         << " != " << truth.width << "x" << truth.height;
+  double lo = 0, hi = 0;
+  for (double t : truth.data)
+    if (std::isfinite(t)) lo = std::min(lo, t), hi = std::max(hi, t);
+  const double abs_tol = 1e-3 * std::max(1.0, (hi - lo) / 255.0);
+  std::size_t bad = 0;
+  std::string first;
+  for (int y = 0; y < truth.height; ++y)
+    for (int x = 0; x < truth.width; ++x) {
+      const double t = truth.at(y, x), a = actual.at(y, x);
+      const double tol = std::max(1e-5 * std::fabs(t), abs_tol);
+      if (!(std::fabs(a - t) <= tol)) {
+        if (bad++ < 3)
+          first += " (" + std::to_string(y) + "," + std::to_string(x) + "): " + std::to_string(a) +
+                   " vs " + std::to_string(t) + ";";
+      }
+    }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " elements off:" << first;
+}
+
+}  // namespace kperf::test
