@@ -272,6 +272,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   std::signal(SIGTERM, on_signal);
 
   Runner runner(env, cfg);
+  const auto run_start = std::chrono::steady_clock::now();
+  const std::size_t resumed_rows = rows.size();
   auto write_results = [&](bool complete) {
     std::vector<ResultRow> annotated = rows;
     annotate(annotated);
@@ -293,6 +295,16 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ctx["copy_gbps"] = runner.largest_copy_gbps();
     ctx["copy"] = runner.copy_json();
     ctx["complete"] = complete;
+    // Harness overhead: this run's wall time against the kernel time it measured.
+    double timed_ns = 0;
+    for (std::size_t i = resumed_rows; i < rows.size(); ++i)
+      for (auto s : rows[i].samples_ns) timed_ns += static_cast<double>(s);
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    ctx["harness"] = {{"wall_s", wall_s},
+                      {"timed_kernel_s", timed_ns * 1e-9},
+                      {"builds", env.builds_done()},
+                      {"configurations", rows.size() - resumed_rows}};
     doc["context"] = ctx;
     doc["results"] = nlohmann::ordered_json::array();
     for (const auto& r : annotated) doc["results"].push_back(to_json(r));

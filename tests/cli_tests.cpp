@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -144,6 +145,59 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
   }
   for (const auto& [group, count] : best_per_group) EXPECT_EQ(count, 1) << group;
   EXPECT_NE(r.out.find("gaussian3"), std::string::npos);  // the summary table
+}
+
+std::set<std::string> result_keys(const fs::path& file, bool* complete = nullptr) {
+  const auto doc = nlohmann::json::parse(read_file(file.string()));  // throws if not valid JSON
+  std::set<std::string> keys;
+  for (const auto& row : doc.at("results")) {
+    EXPECT_TRUE(keys.insert(row.at("key").get<std::string>()).second) << "duplicate " << row["key"];
+    if (row.at("status") == "ok") EXPECT_FALSE(row.at("samples_ns").empty()) << row["key"];
+  }
+  if (complete) *complete = doc.at("context").at("complete").get<bool>();
+  return keys;
+}
+
+// Interrupting a run at seeded random moments (SIGINT, SIGTERM, or SIGKILL) leaves either no
+// file or valid JSON with finished configurations only; --resume then completes the same set of
+// keys as an uninterrupted run, without duplicates.
+TEST(Cli, InterruptAndResumeGiveTheUninterruptedKeys) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const std::string args = "run --apps gaussian3,sobel5,median,hotspot --schemes accurate,rows1,cols:2 "
+                           "--wg 16x8,8x4 --size 96x80 --iterations 4 --warmup 2 --reps 3 --quiet --out ";
+  ASSERT_EQ(kperf_cli(args + (dir / "full.json").string(), dir).exit_code, 0);
+  const std::set<std::string> expected = result_keys(dir / "full.json");
+  ASSERT_EQ(expected.size(), 4u * 3u * 2u);
+
+  std::uint64_t seed = 2019;
+  const char* signals[] = {"INT", "TERM", "KILL", "INT"};
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double delay = 0.05 + static_cast<double>(seed >> 40) / (1ULL << 24) * 1.5;
+    const fs::path out = dir / ("part" + std::to_string(attempt) + ".json");
+    char prefix[64];
+    std::snprintf(prefix, sizeof prefix, "timeout --preserve-status -s %s %.3f", signals[attempt], delay);
+    const CliRun cut = kperf_cli(args + out.string(), dir, prefix);
+    if (fs::exists(out)) {
+      bool complete = false;
+      const auto partial = result_keys(out, &complete);
+      for (const auto& k : partial) EXPECT_TRUE(expected.count(k)) << k;
+      if (cut.exit_code == 130) EXPECT_FALSE(complete);
+    } else {
+      EXPECT_NE(cut.exit_code, 0) << "finished without writing " << out;
+    }
+    EXPECT_TRUE(cut.exit_code == 0 || cut.exit_code == 130 || cut.exit_code == 137 || cut.exit_code == 143)
+        << signals[attempt] << " after " << delay << " s: exit " << cut.exit_code << " " << cut.err;
+    if (std::string(signals[attempt]) != "KILL")  // only SIGKILL may cut a write short
+      for (const auto& leftover : fs::directory_iterator(dir.path()))
+        EXPECT_EQ(leftover.path().string().find(".tmp."), std::string::npos) << leftover.path();
+    const CliRun resumed = kperf_cli(args + out.string() + " --resume", dir);
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    bool complete = false;
+    EXPECT_EQ(result_keys(out, &complete), expected) << "after " << signals[attempt];
+    EXPECT_TRUE(complete);
+  }
 }
 
 TEST(Cli, DevicesJsonHasTableOneFields) {
