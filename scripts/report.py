@@ -1,0 +1,501 @@
+#!/usr/bin/python3
+"""Turns kperf JSON results into the papers' tables and figures.
+
+usage: /usr/bin/python3 scripts/report.py RESULTS.json [RESULTS.json ...] --out DIR
+
+Writes DIR/report.md and, as PNG and SVG: Table I (devices), Table III (runtime at the best
+work-group), Figs. 3/4 (speedups, geometric mean), Fig. 5 (primary error), Fig. 6 (error over
+many inputs), Fig. 8 (error against runtime), Fig. 9 (work-group heat maps) and Fig. 10 (error
+against speedup with the Pareto front). Needs Debian's python3-numpy and python3-matplotlib.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+try:
+    import numpy as np
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError as exc:  # pragma: no cover - depends on the machine
+    sys.exit(f"report.py: {exc}; run with /usr/bin/python3 (apt-get install python3-numpy "
+             "python3-matplotlib)")
+
+APP_ORDER = ["gaussian3", "gaussian5", "sobel3", "sobel5", "median", "inversion", "hotspot"]
+PAPER_NAMES = {"accurate": "Baseline", "stencil": "Stencil", "rows:2": "Rows1", "rows:3": "Rows2"}
+
+# HPCS'19 Table III, "RUNTIME (1/100 S)"; the values are milliseconds (its text: desktop runs
+# take 30-60 us, and the W5100 column reads 0.049), so they are quoted here as ms.
+PUBLISHED_TABLE3 = {
+    "Qualcomm Adreno 506": {
+        "gaussian3": [2.707, 2.415, 2.515, 2.471], "gaussian5": [6.165, 4.560, 5.288, 4.703],
+        "sobel3": [2.711, 2.419, 2.522, 2.471], "sobel5": [6.177, 4.488, 5.275, 4.670],
+        "inversion": [0.487, None, 0.605, 0.721], "median": [3.027, 2.668, 2.821, 2.953]},
+    "ARM Mali T860 MP2": {
+        "gaussian3": [7.556, 6.133, 6.300, 9.802], "gaussian5": [13.801, 11.250, 11.659, 11.963],
+        "sobel3": [7.594, 6.113, 6.256, 9.616], "sobel5": [13.751, 11.468, 11.621, 11.832],
+        "inversion": [0.445, None, 1.460, None], "median": [7.013, 9.427, 9.395, None]},
+    "AMD FirePro W5100": {
+        "gaussian3": [0.049, 0.039, 0.036, 0.038], "gaussian5": [0.057, 0.055, 0.054, 0.053],
+        "sobel3": [0.050, 0.039, 0.037, 0.039], "sobel5": [0.057, 0.055, 0.054, 0.053],
+        "inversion": [0.027, None, 0.021, 0.022], "median": [0.062, 0.054, 0.049, 0.050]},
+}
+# HPCS'19 Fig. 5 / Section V-D error bands (percent), as stated in the text.
+PUBLISHED_ERROR_BANDS = {
+    "stencil": "< 1 % for Gaussian3/5 and Median; about 5 % for Sobel3/5",
+    "rows:2": "4-5 %; more than 5 % for Sobel3",
+    "rows:3": "< 10 % for most apps; more than 20 % for Sobel3/5",
+}
+
+
+class ReportError(Exception):
+    pass
+
+
+def load(paths):
+    """Rows from every file, each tagged with its device name."""
+    rows, devices = [], {}
+    for path in paths:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ReportError(f"{path}: not readable JSON ({exc})")
+        if not isinstance(doc, dict) or "results" not in doc or "context" not in doc:
+            raise ReportError(f"{path}: not a kperf results file (no 'context'/'results')")
+        if doc.get("schema_version") != 1:
+            raise ReportError(f"{path}: unsupported schema_version {doc.get('schema_version')}")
+        dev = doc["context"].get("device", {})
+        name = dev.get("name", "unknown device")
+        devices.setdefault(name, dict(dev, copy_gbps=doc["context"].get("copy_gbps")))
+        for r in doc["results"]:
+            if not isinstance(r, dict) or "key" not in r:
+                raise ReportError(f"{path}: malformed result row")
+            rows.append(dict(r, device=name))
+    if not rows:
+        raise ReportError("no result rows in " + ", ".join(paths))
+    return rows, devices
+
+
+def variant(r):
+    return r["scheme"] if r["scheme"] in ("accurate", "stencil") else f"{r['scheme']}/{r['recon']}"
+
+
+def variant_label(v):
+    scheme, _, recon = v.partition("/")
+    name = PAPER_NAMES.get(scheme, scheme)
+    return f"{name}:{recon}" if recon and recon != "nn" else name
+
+
+def order_variants(vs):
+    def key(v):
+        s, _, rec = v.partition("/")
+        fam, _, k = s.partition(":")
+        return ({"accurate": 0, "stencil": 1, "rows": 2, "cols": 3}.get(fam, 9), int(k or 0), rec != "nn", rec)
+    return sorted(vs, key=key)
+
+
+def apps_in(rows):
+    present = {r["app"] for r in rows}
+    return [a for a in APP_ORDER if a in present] + sorted(present - set(APP_ORDER))
+
+
+def primary_error(r):
+    e = r.get("error") or {}
+    v = e.get(r.get("primary_metric") or "mre")
+    return v if isinstance(v, (int, float)) else float("nan")
+
+
+def best_rows(rows):
+    """The best_wg row of every (device, app, variant, input, size)."""
+    return [r for r in rows if r.get("status") == "ok" and r.get("best_wg")]
+
+
+def by_device(rows):
+    out = defaultdict(list)
+    for r in rows:
+        out[r["device"]].append(r)
+    return out
+
+
+def median_over_inputs(rows, value):
+    """{(app, variant): median over inputs of value(row)} for best-work-group rows."""
+    acc = defaultdict(list)
+    for r in best_rows(rows):
+        v = value(r)
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            acc[(r["app"], variant(r))].append(v)
+    return {k: float(np.median(v)) for k, v in acc.items()}
+
+
+def save(fig, out, name, written):
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.join(out, f"{name}.{ext}"), dpi=110, bbox_inches="tight")
+        written.append(f"{name}.{ext}")
+    plt.close(fig)
+
+
+def no_data(ax, why):
+    ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, wrap=True)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def fmt_bytes(n):
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
+
+
+def table1(devices):
+    lines = ["| | " + " | ".join(devices) + " |", "|---" * (len(devices) + 1) + "|"]
+    fields = [("Vendor", lambda d: d.get("vendor", "")), ("Type", lambda d: d.get("type", "")),
+              ("Driver", lambda d: d.get("driver_version", "")),
+              ("OpenCL C", lambda d: d.get("opencl_c_version", "")),
+              ("Compute units", lambda d: d.get("compute_units", "")),
+              ("Max clock", lambda d: f"{d.get('max_clock_mhz', '')} MHz"),
+              ("Global memory", lambda d: fmt_bytes(d.get("global_mem_size", 0))),
+              ("Max allocation", lambda d: fmt_bytes(d.get("max_mem_alloc_size", 0))),
+              ("Local memory", lambda d: fmt_bytes(d.get("local_mem_size", 0))),
+              ("Local memory type", lambda d: d.get("local_mem_type", "")),
+              ("Unified memory", lambda d: "yes" if d.get("unified_memory") else "no"),
+              ("Max work-group size", lambda d: d.get("max_work_group_size", "")),
+              ("Max work-item sizes", lambda d: "x".join(map(str, d.get("max_work_item_sizes", [])))),
+              ("Timer resolution", lambda d: f"{d.get('profiling_timer_resolution_ns', '')} ns"),
+              ("Copy bandwidth (measured)", lambda d: f"{d['copy_gbps']:.1f} GB/s" if d.get("copy_gbps") else "-")]
+    for label, get in fields:
+        lines.append(f"| {label} | " + " | ".join(str(get(d)) for d in devices.values()) + " |")
+    return "\n".join(lines)
+
+
+def table3(rows, device):
+    times = median_over_inputs(rows, lambda r: r["time_ns"]["median"] / 1e6)
+    variants = order_variants({v for (_, v) in times})
+    inputs = sorted({f"{r['input']['name']}@{r['input']['width']}x{r['input']['height']}" for r in best_rows(rows)})
+    head = f"**{device}** (median over {len(inputs)} input(s): {', '.join(inputs[:4])}{'...' if len(inputs) > 4 else ''})\n\n"
+    lines = ["| app | " + " | ".join(variant_label(v) for v in variants) + " |",
+             "|---" * (len(variants) + 1) + "|"]
+    for app in apps_in(rows):
+        cells = []
+        for v in variants:
+            t = times.get((app, v))
+            cells.append("-" if t is None else f"{t:.4f}")
+        lines.append(f"| {app} | " + " | ".join(cells) + " |")
+    return head + "\n".join(lines)
+
+
+def published_table3():
+    short = {"Qualcomm Adreno 506": "Adreno", "ARM Mali T860 MP2": "Mali", "AMD FirePro W5100": "W5100"}
+    lines = ["| app | " + " | ".join(f"{short[dev]} {s}" for dev in PUBLISHED_TABLE3 for s in ("Base", "Sten", "R1", "R2")) + " |",
+             "|---" * (1 + 4 * len(PUBLISHED_TABLE3)) + "|"]
+    for app in ["gaussian3", "gaussian5", "sobel3", "sobel5", "inversion", "median"]:
+        cells = []
+        for dev in PUBLISHED_TABLE3.values():
+            cells += ["n/a" if v is None else f"{v:.3f}" for v in dev[app]]
+        lines.append(f"| {app} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def grouped_bars(ax, apps, variants, value, ylabel, log=False, percent=False):
+    width = 0.8 / max(1, len(variants))
+    x = np.arange(len(apps))
+    for i, v in enumerate(variants):
+        ys = [value(a, v) for a in apps]
+        ys = [np.nan if y is None else (100 * y if percent else y) for y in ys]
+        ax.bar(x + (i - (len(variants) - 1) / 2) * width, ys, width, label=variant_label(v))
+    ax.set_xticks(x)
+    ax.set_xticklabels(apps, rotation=20)
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def geomean(values):
+    vals = [v for v in values if v and v > 0 and not math.isnan(v)]
+    return float(np.exp(np.mean(np.log(vals)))) if vals else float("nan")
+
+
+def fig_speedups(rows, out, written):
+    devs = by_device(rows)
+    fig, axes = plt.subplots(len(devs), 1, figsize=(11, 3.6 * len(devs)), squeeze=False)
+    geo = {}
+    for ax, (dev, drows) in zip(axes[:, 0], devs.items()):
+        sp = median_over_inputs(drows, lambda r: r.get("speedup"))
+        variants = order_variants({v for (_, v) in sp if v != "accurate"})
+        apps = apps_in(drows) + ["geomean"]
+        geo[dev] = {v: geomean([sp.get((a, v)) for a in apps[:-1]]) for v in variants}
+        if not variants:
+            no_data(ax, f"{dev}: no perforated variant with an accurate baseline")
+            continue
+        grouped_bars(ax, apps, variants, lambda a, v: geo[dev][v] if a == "geomean" else sp.get((a, v)),
+                     "speedup over accurate (x)")
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_title(f"Fig. 3: speedup at each variant's best work-group vs accurate at its best - {dev}")
+        ax.legend(ncol=min(6, len(variants)), fontsize=8)
+    save(fig, out, "fig3_speedup", written)
+
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    variants = order_variants({v for g in geo.values() for v in g})
+    if variants:
+        width = 0.8 / max(1, len(geo))
+        x = np.arange(len(variants))
+        for i, (dev, g) in enumerate(geo.items()):
+            ax.bar(x + (i - (len(geo) - 1) / 2) * width, [g.get(v, np.nan) for v in variants], width, label=dev[:40])
+        ax.set_xticks(x)
+        ax.set_xticklabels([variant_label(v) for v in variants])
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_ylabel("geometric-mean speedup (x)")
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    else:
+        no_data(ax, "no speedups in these results")
+    ax.set_title("Fig. 4: geometric-mean speedup over all apps, per device")
+    save(fig, out, "fig4_speedup_geomean", written)
+    return geo
+
+
+def fig_error(rows, out, written):
+    err = median_over_inputs(rows, primary_error)
+    variants = order_variants({v for (_, v) in err if v != "accurate"})
+    apps = [a for a in apps_in(rows) if any((a, v) in err for v in variants)]
+    fig, ax = plt.subplots(figsize=(11, 4))
+    if variants:
+        grouped_bars(ax, apps, variants, lambda a, v: err.get((a, v)),
+                     "primary error (%): MRE, ME for Sobel", log=True, percent=True)
+        ax.legend(ncol=min(6, len(variants)), fontsize=8)
+    else:
+        no_data(ax, "no perforated variants in these results")
+    ax.set_title("Fig. 5: error per app and scheme (median over inputs; " + ", ".join(by_device(rows)) + ")")
+    save(fig, out, "fig5_error", written)
+    return err
+
+
+def fig_error_distribution(rows, out, written):
+    acc = defaultdict(list)
+    for r in best_rows(rows):
+        if r["scheme"] != "accurate":
+            acc[(r["app"], variant(r))].append(100 * primary_error(r))
+    apps = apps_in(rows)
+    variants = order_variants({v for (_, v) in acc})
+    n_inputs = max((len(v) for v in acc.values()), default=0)
+    fig, ax = plt.subplots(figsize=(12, 4.2))
+    if n_inputs >= 3:
+        data, labels, positions = [], [], []
+        pos = 0
+        for a in apps:
+            for v in variants:
+                if (a, v) in acc:
+                    data.append(acc[(a, v)])
+                    labels.append(f"{a}\n{variant_label(v)}")
+                    positions.append(pos)
+                    pos += 1
+            pos += 1
+        ax.boxplot(data, positions=positions, widths=0.7, showfliers=True)
+        ax.set_xticks(positions)
+        ax.set_xticklabels(labels, rotation=90, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("primary error (%)")
+        ax.grid(axis="y", alpha=0.3)
+    else:
+        no_data(ax, f"needs results over at least 3 inputs (found at most {n_inputs})")
+    ax.set_title(f"Fig. 6: error distribution over {n_inputs} inputs (best work-group rows)")
+    save(fig, out, "fig6_error_distribution", written)
+    return n_inputs
+
+
+def fig_error_vs_runtime(rows, out, written):
+    wanted = ["stencil", "rows:2/nn", "rows:3/nn", "rows:2/li"]
+    time = median_over_inputs(rows, lambda r: r["time_ns"]["median"] / 1e6)
+    err = median_over_inputs(rows, primary_error)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    markers = "osD^v<>p"
+    plotted = 0
+    for i, app in enumerate(apps_in(rows)):
+        base = time.get((app, "accurate"))
+        for j, v in enumerate(wanted):
+            if base and (app, v) in time and (app, v) in err:
+                ax.scatter(time[(app, v)] / base, 100 * err[(app, v)], marker=markers[i % len(markers)],
+                           color=f"C{j}", label=f"{variant_label(v)}" if i == 0 else None)
+                ax.annotate(app, (time[(app, v)] / base, 100 * err[(app, v)]), fontsize=6, alpha=0.7)
+                plotted += 1
+    if plotted:
+        ax.set_yscale("log")
+        ax.set_xlabel("runtime relative to accurate (best work-groups)")
+        ax.set_ylabel("primary error (%)")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    else:
+        no_data(ax, "needs accurate and stencil/rows1/rows2 (nn) and rows1 (li) results")
+    ax.set_title("Fig. 8: error against runtime - " + ", ".join(by_device(rows)))
+    save(fig, out, "fig8_error_vs_runtime", written)
+
+
+def fig_heatmaps(rows, out, written):
+    ok = [r for r in rows if r.get("status") == "ok"]
+    devs = by_device(ok)
+    files = []
+    for dev, drows in devs.items():
+        # One map per app and variant, on each app's first input (largest size, then name).
+        def in_key(r):
+            return (-r["input"]["width"] * r["input"]["height"], r["input"]["name"])
+        first = {}
+        for r in drows:
+            first[r["app"]] = min(first.get(r["app"], in_key(r)), in_key(r))
+        sel = [r for r in drows if in_key(r) == first[r["app"]]]
+        apps = apps_in(sel)
+        variants = order_variants({variant(r) for r in sel})
+        fig, axes = plt.subplots(len(apps), len(variants), figsize=(2.6 * len(variants) + 1, 2.2 * len(apps) + 1),
+                                 squeeze=False)
+        for i, a in enumerate(apps):
+            for j, v in enumerate(variants):
+                ax = axes[i, j]
+                cells = {(r["wg"][0], r["wg"][1]): r["time_ns"]["median"] / 1e6
+                         for r in sel if r["app"] == a and variant(r) == v}
+                if len(cells) < 2:
+                    no_data(ax, "one work-group" if cells else "-")
+                else:
+                    xs = sorted({c[0] for c in cells})
+                    ys = sorted({c[1] for c in cells})
+                    grid = np.full((len(ys), len(xs)), np.nan)
+                    for (wx, wy), t in cells.items():
+                        grid[ys.index(wy), xs.index(wx)] = t
+                    im = ax.imshow(grid, origin="lower", cmap="viridis_r", aspect="auto")
+                    ax.set_xticks(range(len(xs)))
+                    ax.set_xticklabels(xs, fontsize=6)
+                    ax.set_yticks(range(len(ys)))
+                    ax.set_yticklabels(ys, fontsize=6)
+                    fig.colorbar(im, ax=ax, fraction=0.046).ax.tick_params(labelsize=6)
+                    best = min(cells, key=cells.get)
+                    ax.scatter([xs.index(best[0])], [ys.index(best[1])], marker="*", color="red", s=40)
+                if i == len(apps) - 1:
+                    ax.set_xlabel("wx", fontsize=7)
+                if j == 0:
+                    name, side = first[a][1], int(math.sqrt(-first[a][0]))
+                    ax.set_ylabel(f"{a}\n{name[:14]} ~{side}^2\nwy", fontsize=7)
+                if i == 0:
+                    ax.set_title(variant_label(v), fontsize=8)
+        fig.suptitle(f"Fig. 9: median kernel time (ms) per work-group (wx x wy) - {dev}"
+                     " (red star: best)", fontsize=9)
+        name = "fig9_workgroups" + ("" if len(devs) == 1 else "_" + "".join(c if c.isalnum() else "-" for c in dev.lower())[:40])
+        save(fig, out, name, written)
+        files.append(name)
+    if not devs:
+        fig, ax = plt.subplots()
+        no_data(ax, "no ok results")
+        save(fig, out, "fig9_workgroups", written)
+        files.append("fig9_workgroups")
+    return files
+
+
+def pareto(points):
+    """Indices of points not dominated (higher speedup and lower error are better)."""
+    front = []
+    for i, (s, e) in enumerate(points):
+        if not any((s2 >= s and e2 <= e) and (s2 > s or e2 < e) for s2, e2 in points):
+            front.append(i)
+    return sorted(front, key=lambda i: points[i][0])
+
+
+def fig_pareto(rows, out, written):
+    sp = median_over_inputs(rows, lambda r: r.get("speedup"))
+    err = median_over_inputs(rows, primary_error)
+    apps = apps_in(rows)
+    fig, ax = plt.subplots(figsize=(8.5, 5.5))
+    fronts = {}
+    plotted = False
+    for i, a in enumerate(apps):
+        pts = [(sp[(a, v)], 100 * err[(a, v)], v) for (aa, v) in sp if aa == a and v != "accurate" and (a, v) in err
+               and err[(a, v)] > 0]
+        if not pts:
+            continue
+        plotted = True
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], color=f"C{i}", label=a, s=18)
+        idx = pareto([(p[0], p[1]) for p in pts])
+        ax.plot([pts[k][0] for k in idx], [pts[k][1] for k in idx], color=f"C{i}", lw=1)
+        ax.scatter([pts[k][0] for k in idx], [pts[k][1] for k in idx], s=70, facecolors="none",
+                   edgecolors=f"C{i}", label=f"{a} Pareto front" if i == 0 else None)
+        fronts[a] = [pts[k][2] for k in idx]
+    if plotted:
+        ax.set_yscale("log")
+        ax.axvline(1.0, color="k", lw=0.8)
+        ax.set_xlabel("speedup over accurate (x)")
+        ax.set_ylabel("primary error (%)")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    else:
+        no_data(ax, "needs perforated variants with an accurate baseline")
+    ax.set_title("Fig. 10: error against speedup; lines join each app's Pareto front - " + ", ".join(by_device(rows)))
+    save(fig, out, "fig10_pareto", written)
+    return fronts
+
+
+def status_summary(rows):
+    counts = defaultdict(int)
+    for r in rows:
+        counts[r.get("status", "?")] += 1
+    return ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results", nargs="+", help="kperf JSON result files")
+    ap.add_argument("--out", required=True, help="output directory")
+    args = ap.parse_args(argv)
+    try:
+        rows, devices = load(args.results)
+    except ReportError as exc:
+        print(f"report.py: {exc}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    written = []
+    geo = fig_speedups(rows, args.out, written)
+    err = fig_error(rows, args.out, written)
+    n_inputs = fig_error_distribution(rows, args.out, written)
+    fig_error_vs_runtime(rows, args.out, written)
+    heatmaps = fig_heatmaps(rows, args.out, written)
+    fronts = fig_pareto(rows, args.out, written)
+
+    md = [f"# kperf report: {', '.join(devices)}", "",
+          f"Generated by `scripts/report.py` from {', '.join(os.path.basename(p) for p in args.results)}: "
+          f"{len(rows)} result rows ({status_summary(rows)}). Times are medians of OpenCL profiling-event "
+          "samples at each variant's best work-group; speedups are the papers' definition (accurate at its "
+          "best work-group over the variant at its best); errors are against the double-precision CPU "
+          "reference (MRE, ME for Sobel).", "",
+          "## Table I: devices", "", table1(devices), "",
+          "## Table III: runtime (ms) at the optimal work-group", ""]
+    for dev, drows in by_device(rows).items():
+        md += [table3(drows, dev), ""]
+    md += ["Published (HPCS'19 Table III, 512x512, other hardware: Qualcomm Adreno 506, ARM Mali T860 MP2, AMD FirePro W5100). Its header says \"1/100 s\", but its "
+           "text puts desktop runs at 30-60 us and its W5100 column reads 0.049, so its values only make "
+           "sense as milliseconds; they are quoted as ms here:", "", published_table3(), "",
+           "## Figs. 3/4: speedup", "", "![Fig. 3](fig3_speedup.png)", "", "![Fig. 4](fig4_speedup_geomean.png)", ""]
+    for dev, g in geo.items():
+        md.append(f"- {dev}: geometric-mean speedup " + ", ".join(f"{variant_label(v)} {x:.2f}x" for v, x in g.items()))
+    md += ["", "## Fig. 5: error per app and scheme", "", "![Fig. 5](fig5_error.png)", "",
+           "| app | " + " | ".join(variant_label(v) for v in order_variants({v for (_, v) in err if v != 'accurate'})) + " |",
+           "|---" * (1 + len({v for (_, v) in err if v != 'accurate'})) + "|"]
+    for app in apps_in(rows):
+        md.append(f"| {app} | " + " | ".join(
+            "-" if (app, v) not in err else f"{100 * err[(app, v)]:.2f} %"
+            for v in order_variants({v for (_, v) in err if v != 'accurate'})) + " |")
+    md += ["", "Published error bands (HPCS'19 Section V-D, other hardware; error is nearly platform-agnostic):", ""]
+    md += [f"- {PAPER_NAMES[s]}: {band}" for s, band in PUBLISHED_ERROR_BANDS.items()]
+    md += ["", f"## Fig. 6: error distribution over {n_inputs} inputs", "", "![Fig. 6](fig6_error_distribution.png)", "",
+           "## Fig. 8: error against runtime", "", "![Fig. 8](fig8_error_vs_runtime.png)", "",
+           "## Fig. 9: work-group sweep", ""]
+    md += [f"![Fig. 9]({h}.png)" for h in heatmaps]
+    md += ["", "## Fig. 10: error against speedup, Pareto fronts", "", "![Fig. 10](fig10_pareto.png)", ""]
+    md += [f"- {a}: " + " -> ".join(variant_label(v) for v in f) for a, f in fronts.items()]
+    md.append("")
+    with open(os.path.join(args.out, "report.md.tmp"), "w") as f:
+        f.write("\n".join(md))
+    os.replace(os.path.join(args.out, "report.md.tmp"), os.path.join(args.out, "report.md"))
+    print(f"report.py: wrote report.md and {len(written)} figure files to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

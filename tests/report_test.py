@@ -1,0 +1,65 @@
+#!/usr/bin/python3
+"""report.py on a JSON the test suite makes writes every table and figure; empty or malformed
+input gets one clear error line and a non-zero exit.
+
+usage: report_test.py KPERF_BINARY REPORT_PY
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+EXPECTED = ["report.md"] + [f"{name}.{ext}" for name in (
+    "fig3_speedup", "fig4_speedup_geomean", "fig5_error", "fig6_error_distribution",
+    "fig8_error_vs_runtime", "fig9_workgroups", "fig10_pareto") for ext in ("png", "svg")]
+
+
+def main():
+    binary, report = sys.argv[1], sys.argv[2]
+    passed = failed = 0
+
+    def check(ok, what):
+        nonlocal passed, failed
+        passed += ok
+        failed += not ok
+        print(("ok   " if ok else "FAIL ") + what)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "r.json")
+        subprocess.run([binary, "run", "--apps", "all", "--schemes", "accurate,stencil,rows1,rows2",
+                        "--recon", "nn,li", "--wg", "16x8,8x4", "--input", "synthetic:all", "--size",
+                        "48x40", "--iterations", "3", "--warmup", "1", "--reps", "3", "--quiet",
+                        "--out", results], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out = os.path.join(tmp, "report")
+        run = subprocess.run([sys.executable, report, results, "--out", out], capture_output=True, text=True)
+        check(run.returncode == 0, f"report.py exits 0 ({run.stderr.strip()})")
+        for name in EXPECTED:
+            path = os.path.join(out, name)
+            check(os.path.exists(path) and os.path.getsize(path) > 0, f"writes {name}")
+        md = open(os.path.join(out, "report.md")).read() if os.path.exists(os.path.join(out, "report.md")) else ""
+        for heading in ("Table I", "Table III", "Fig. 3", "Fig. 5", "Fig. 6", "Fig. 8", "Fig. 9", "Fig. 10",
+                        "Local memory type", "AMD FirePro W5100"):
+            check(heading in md, f"report.md mentions {heading}")
+        check("needs results over at least 3 inputs" not in md and "Fig. 6: error distribution over 4 inputs" in md,
+              "Fig. 6 has the 4 synthetic inputs")
+
+        bad_inputs = {"empty.json": "", "garbage.json": "{not json", "other.json": json.dumps({"hello": 1}),
+                      "norows.json": json.dumps({"schema_version": 1, "context": {}, "results": []}),
+                      "badrow.json": json.dumps({"schema_version": 1, "context": {}, "results": [5]})}
+        for name, text in bad_inputs.items():
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            run = subprocess.run([sys.executable, report, path, "--out", os.path.join(tmp, "x")],
+                                 capture_output=True, text=True)
+            lines = run.stderr.strip().splitlines()
+            check(run.returncode != 0 and len(lines) == 1 and name in lines[0],
+                  f"{name} refused with one line: {run.stderr.strip()!r}")
+        check(not os.path.exists(os.path.join(tmp, "x", "report.md")), "nothing written for bad input")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
