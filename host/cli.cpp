@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -62,6 +63,25 @@ std::vector<WorkGroup> parse_wg_list(const std::string& text) {
     for (const auto& o : out) seen = seen || o == wg;
     if (!seen) out.push_back(wg);
   }
+  return out;
+}
+
+std::vector<int> parse_vec_list(const std::string& text) {
+  std::vector<int> out;
+  for (const auto& item : split_list(text)) {
+    long v = 0;
+    if (!parse_int(item, 1, 4, v) || v == 3)
+      throw std::invalid_argument("invalid --vec '" + item + "' (valid: 1, 2, 4)");
+    if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end())
+      out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+std::vector<WorkGroup> with_vecs(const std::vector<WorkGroup>& wgs, const std::vector<int>& vecs) {
+  std::vector<WorkGroup> out;
+  for (const auto& wg : wgs)
+    for (int v : vecs) out.push_back({wg.x, wg.y, v});
   return out;
 }
 

@@ -232,11 +232,12 @@ std::vector<Variant> parse_variants(const std::string& schemes, const std::strin
 }
 
 std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg) {
-  return v.scheme->check(radius, wg, v.skip);
+  return v.scheme->check(radius, wg.block(), v.skip);
 }
 
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
                 const GridD* power, int iterations) {
+  wg = wg.block();
   const int w = input.width, h = input.height, r = app.radius;
   const HotspotCoefficients coef = hotspot_coefficients(w, h);
   const int groups_x = (w + wg.x - 1) / wg.x, groups_y = (h + wg.y - 1) / wg.y;
@@ -289,7 +290,7 @@ void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, 
 
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,
                                          int height, int group_x, int group_y) {
-  const TileGeometry g{wg, radius, v.skip, group_x, group_y};
+  const TileGeometry g{wg.block(), radius, v.skip, group_x, group_y};
   std::vector<char> rows(static_cast<std::size_t>(height), 0), cols(static_cast<std::size_t>(width), 0);
   mark_lines(v, Axis::kY, g, g.tile_h(), height, rows);
   mark_lines(v, Axis::kX, g, g.tile_w(), width, cols);
@@ -304,6 +305,7 @@ namespace {
 // Lines read by any group along one axis (separable schemes: rows depend on group_y only).
 std::vector<char> lines_read_by_any(const Variant& v, Axis axis, int radius, WorkGroup wg,
                                     int size) {
+  wg = wg.block();
   std::vector<char> mark(static_cast<std::size_t>(size), 0);
   const int per_group = axis == Axis::kY ? wg.y : wg.x;
   const int groups = (size + per_group - 1) / per_group;

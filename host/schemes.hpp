@@ -13,17 +13,23 @@ namespace kperf {
 enum class Recon { kNone, kNn, kLi };
 const char* recon_name(Recon recon);
 
+// A launch shape: x by y work-items, each computing `vec` consecutive outputs along x, so a
+// work-group covers a block of (x * vec) by y outputs. The tile model works on the block.
 struct WorkGroup {
   int x = 0;
   int y = 0;
-  bool operator==(const WorkGroup& o) const { return x == o.x && y == o.y; }
-  bool operator<(const WorkGroup& o) const { return x != o.x ? x < o.x : y < o.y; }
+  int vec = 1;
+  WorkGroup block() const { return {x * vec, y, 1}; }
+  bool operator==(const WorkGroup& o) const { return x == o.x && y == o.y && vec == o.vec; }
+  bool operator<(const WorkGroup& o) const {
+    return x != o.x ? x < o.x : y != o.y ? y < o.y : vec < o.vec;
+  }
 };
 
 enum class Axis { kY, kX };
 
-// The tile of one work-group: (wg.y + 2r) x (wg.x + 2r) elements, element (ty, tx) standing for
-// global (group_y * wg.y + ty - r, group_x * wg.x + tx - r).
+// The tile of one work-group's block `wg` (vec 1): (wg.y + 2r) x (wg.x + 2r) elements, element
+// (ty, tx) standing for global (group_y * wg.y + ty - r, group_x * wg.x + tx - r).
 struct TileGeometry {
   WorkGroup wg;
   int radius = 0;
@@ -87,6 +93,8 @@ std::vector<Variant> parse_variants(const std::string& schemes, const std::strin
 Recon parse_recon(const std::string& text);
 
 std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg);
+
+// The model functions below take a launch shape and work on its block (wg.block()).
 
 // CPU model of SPEC sections 3-4: `iterations` app steps on tiles filled by the variant.
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,

@@ -2,7 +2,7 @@
 #define RADIUS 1
 #include "kperf_tile.cl"
 
-inline float gaussian3_point(__local const float* c) {
+inline float gaussian3_point(const float* c) {
   const float top = KPERF_AT(c, -1, -1) + 2.0f * KPERF_AT(c, -1, 0) + KPERF_AT(c, -1, 1);
   const float mid = KPERF_AT(c, 0, -1) + 2.0f * KPERF_AT(c, 0, 0) + KPERF_AT(c, 0, 1);
   const float bot = KPERF_AT(c, 1, -1) + 2.0f * KPERF_AT(c, 1, 0) + KPERF_AT(c, 1, 1);

@@ -2,7 +2,7 @@
 #define RADIUS 2
 #include "kperf_tile.cl"
 
-inline float gaussian5_point(__local const float* c) {
+inline float gaussian5_point(const float* c) {
   const float w[5] = {1.0f, 4.0f, 6.0f, 4.0f, 1.0f};
   float sum = 0.0f;
 #pragma unroll

@@ -7,19 +7,21 @@ __kernel KPERF_WG_ATTR void kperf_app(__global const float* temp, __global float
                                       int height, __global const float* power,
                                       float step_div_cap, float rx_inv, float ry_inv,
                                       float rz_inv, float amb_temp) {
-  __local float tile[TILE_ELEMS];
+  __local float tile[TILE_ELEMS] __attribute__((aligned(16)));
   kperf_fill_tile(tile, temp, width, height);
-  const int x = (int)get_global_id(0);
-  const int y = (int)get_global_id(1);
-  if (x >= width || y >= height) return;
-  __local const float* c =
-      &TILE_AT(tile, (int)get_local_id(1) + RADIUS, (int)get_local_id(0) + RADIUS);
-  const float t = KPERF_AT(c, 0, 0);
-  const float north = KPERF_AT(c, -1, 0);
-  const float south = KPERF_AT(c, 1, 0);
-  const float east = KPERF_AT(c, 0, 1);
-  const float west = KPERF_AT(c, 0, -1);
-  const float delta = step_div_cap * (power[y * width + x] + (south + north - 2.0f * t) * ry_inv +
-                                      (east + west - 2.0f * t) * rx_inv + (amb_temp - t) * rz_inv);
-  out[y * width + x] = t + delta;
+  float win[KPERF_WIN_H * KPERF_WIN_W];
+  kperf_gather_window(tile, win);
+  const int y = (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1);
+  const int x0 = (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC;
+  float result[VEC];
+#pragma unroll
+  for (int v = 0; v < VEC; ++v) {
+    const float* c = &win[KPERF_WIN_W + 1 + v];
+    const float t = KPERF_AT(c, 0, 0);
+    const float p = y < height && x0 + v < width ? power[y * width + x0 + v] : 0.0f;
+    result[v] = t + step_div_cap * (p + (KPERF_AT(c, 1, 0) + KPERF_AT(c, -1, 0) - 2.0f * t) * ry_inv +
+                                    (KPERF_AT(c, 0, 1) + KPERF_AT(c, 0, -1) - 2.0f * t) * rx_inv +
+                                    (amb_temp - t) * rz_inv);
+  }
+  kperf_store(out, width, height, result);
 }

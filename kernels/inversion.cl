@@ -6,11 +6,20 @@
 #ifdef KPERF_SCHEME_IS_ACCURATE
 __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out, int width,
                                       int height) {
-  const int x = (int)get_global_id(0);
   const int y = (int)get_global_id(1);
-  if (x < width && y < height) out[y * width + x] = 255.0f - in[y * width + x];
+  const int x0 = (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC;
+  if (y >= height) return;
+#if VEC == 4
+  if ((width & 3) == 0 && x0 + 3 < width) {
+    const int i4 = (y * width + x0) / 4;
+    ((__global float4*)out)[i4] = (float4)(255.0f) - ((__global const float4*)in)[i4];
+    return;
+  }
+#endif
+  for (int v = 0; v < VEC; ++v)
+    if (x0 + v < width) out[y * width + x0 + v] = 255.0f - in[y * width + x0 + v];
 }
 #else
-inline float inversion_point(__local const float* c) { return 255.0f - c[0]; }
+inline float inversion_point(const float* c) { return 255.0f - c[0]; }
 KPERF_IMAGE_KERNEL(inversion_point)
 #endif

@@ -10,7 +10,7 @@
     a = lo;                  \
   }
 
-inline float median_point(__local const float* c) {
+inline float median_point(const float* c) {
   float p0 = KPERF_AT(c, -1, -1), p1 = KPERF_AT(c, -1, 0), p2 = KPERF_AT(c, -1, 1);
   float p3 = KPERF_AT(c, 0, -1), p4 = KPERF_AT(c, 0, 0), p5 = KPERF_AT(c, 0, 1);
   float p6 = KPERF_AT(c, 1, -1), p7 = KPERF_AT(c, 1, 0), p8 = KPERF_AT(c, 1, 1);

@@ -3,7 +3,7 @@
 #define RADIUS 1
 #include "kperf_tile.cl"
 
-inline float sobel3_point(__local const float* c) {
+inline float sobel3_point(const float* c) {
   const float gx = (KPERF_AT(c, -1, 1) - KPERF_AT(c, -1, -1)) +
                    2.0f * (KPERF_AT(c, 0, 1) - KPERF_AT(c, 0, -1)) +
                    (KPERF_AT(c, 1, 1) - KPERF_AT(c, 1, -1));

@@ -3,7 +3,7 @@
 #define RADIUS 2
 #include "kperf_tile.cl"
 
-inline float sobel5_point(__local const float* c) {
+inline float sobel5_point(const float* c) {
   const float smooth[5] = {1.0f, 4.0f, 6.0f, 4.0f, 1.0f};
   const float deriv[5] = {-1.0f, -2.0f, 0.0f, 2.0f, 1.0f};
   float gx = 0.0f;

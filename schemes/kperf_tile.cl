@@ -1,8 +1,9 @@
 // kperf tile contract: geometry shared by every app kernel and every perforation scheme.
 //
-// A work-group of WG_X x WG_Y work-items computes WG_X x WG_Y outputs from a local tile of
-// TILE_H x TILE_W floats whose element (ty, tx) stands for the global element
-// (group_y * WG_Y + ty - RADIUS, group_x * WG_X + tx - RADIUS), clamped to the grid.
+// A work-group of WG_X x WG_Y work-items computes a BLOCK_X x BLOCK_Y block of outputs
+// (BLOCK_X = WG_X * VEC: each work-item computes VEC consecutive outputs along x) from a local
+// tile of TILE_H x TILE_W floats whose element (ty, tx) stands for the global element
+// (group_y * BLOCK_Y + ty - RADIUS, group_x * BLOCK_X + tx - RADIUS), clamped to the grid.
 // The scheme file named by KPERF_SCHEME_FILE defines kperf_fill_tile(), which loads the
 // elements the scheme keeps, reconstructs the others in local memory and returns after a
 // barrier with every tile element valid. Every macro has a default so each file compiles alone.
@@ -14,6 +15,9 @@
 #endif
 #ifndef WG_Y
 #define WG_Y 8
+#endif
+#ifndef VEC
+#define VEC 1  // outputs per work-item along x: 1, 2 or 4
 #endif
 #ifndef RADIUS
 #define RADIUS 1
@@ -28,12 +32,28 @@
 #define KPERF_SCHEME_FILE scheme_accurate.cl
 #endif
 
-#define TILE_W (WG_X + 2 * RADIUS)
-#define TILE_H (WG_Y + 2 * RADIUS)
-#define TILE_STRIDE TILE_W
-#define TILE_ELEMS (TILE_H * TILE_STRIDE)
+#define BLOCK_X (WG_X * VEC)
+#define BLOCK_Y WG_Y
+#define TILE_W (BLOCK_X + 2 * RADIUS)
+#define TILE_H (BLOCK_Y + 2 * RADIUS)
 #define WG_SIZE (WG_X * WG_Y)
-#define TILE_AT(tile, ty, tx) (tile)[(ty) * TILE_STRIDE + (tx)]
+
+// When the block width is a multiple of 4, each local tile row is stored 16-byte aligned with
+// TILE_OFF = 4 - RADIUS slots before tile column 0, so the global row segment
+// [block_x0 - 4, block_x0 + BLOCK_X + 4) moves as aligned float4s: wide loads are what reach
+// the memory bandwidth on GPUs. Otherwise rows are packed and loaded element by element.
+#if (BLOCK_X % 4 == 0) && (RADIUS <= 4)
+#define KPERF_VEC_ROWS 1
+#define TILE_OFF (4 - RADIUS)
+#define TILE_STRIDE (BLOCK_X + 8)
+#else
+#define KPERF_VEC_ROWS 0
+#define TILE_OFF 0
+#define TILE_STRIDE TILE_W
+#endif
+#define TILE_CHUNKS (TILE_STRIDE / 4)  // float4s per local row (vector layout)
+#define TILE_ELEMS (TILE_H * TILE_STRIDE)
+#define TILE_AT(tile, ty, tx) (tile)[(ty) * TILE_STRIDE + (tx) + TILE_OFF]
 
 #define KPERF_WG_ATTR __attribute__((reqd_work_group_size(WG_X, WG_Y, 1)))
 
@@ -41,35 +61,123 @@
 inline int kperf_local_linear_id(void) { return (int)(get_local_id(1) * WG_X + get_local_id(0)); }
 
 // Global coordinates of tile element (0, 0) of this work-group.
-inline int kperf_tile_origin_y(void) { return (int)(get_group_id(1) * WG_Y) - RADIUS; }
-inline int kperf_tile_origin_x(void) { return (int)(get_group_id(0) * WG_X) - RADIUS; }
+inline int kperf_tile_origin_y(void) { return (int)get_group_id(1) * BLOCK_Y - RADIUS; }
+inline int kperf_tile_origin_x(void) { return (int)get_group_id(0) * BLOCK_X - RADIUS; }
 
 // Clamp-to-edge read of the global input grid.
 inline float kperf_load(__global const float* in, int width, int height, int gy, int gx) {
   return in[clamp(gy, 0, height - 1) * width + clamp(gx, 0, width - 1)];
 }
 
+// Whether this group's rows may move as aligned float4s: rows 16-byte aligned and the segment
+// [block_x0 - 4, block_x0 + BLOCK_X + 4) inside the grid (no clamping along x needed).
+inline bool kperf_rows_vectorizable(int width) {
+#if KPERF_VEC_ROWS
+  const int xa = (int)get_group_id(0) * BLOCK_X - 4;
+  return (width & 3) == 0 && xa >= 0 && xa + TILE_STRIDE <= width;
+#else
+  return false;
+#endif
+}
+
+// Cooperatively loads tile rows first, first + step, ... (n_rows of them), every column.
+// The caller puts the barrier after it.
+inline void kperf_load_rows(__local float* tile, __global const float* in, int width, int height,
+                            int first, int step, int n_rows) {
+  const int gy0 = kperf_tile_origin_y();
+  const int lid = kperf_local_linear_id();
+#if KPERF_VEC_ROWS
+  if (kperf_rows_vectorizable(width)) {
+    const int xa4 = ((int)get_group_id(0) * BLOCK_X - 4) / 4;
+    for (int i = lid; i < n_rows * TILE_CHUNKS; i += WG_SIZE) {
+      const int j = i / TILE_CHUNKS;
+      const int c = i - j * TILE_CHUNKS;
+      const int ty = first + j * step;
+      const int gy = clamp(gy0 + ty, 0, height - 1);
+      ((__local float4*)tile)[ty * TILE_CHUNKS + c] =
+          ((__global const float4*)in)[gy * (width / 4) + xa4 + c];
+    }
+    return;
+  }
+#endif
+  const int gx0 = kperf_tile_origin_x();
+  for (int i = lid; i < n_rows * TILE_W; i += WG_SIZE) {
+    const int j = i / TILE_W;
+    const int tx = i - j * TILE_W;
+    const int ty = first + j * step;
+    TILE_AT(tile, ty, tx) = kperf_load(in, width, height, gy0 + ty, gx0 + tx);
+  }
+}
+
 #define KPERF_STR_(x) #x
 #define KPERF_STR(x) KPERF_STR_(x)
 #include KPERF_STR(KPERF_SCHEME_FILE)
 
-// Neighbour (dy, dx) of the output whose tile element `c` points at.
-#define KPERF_AT(c, dy, dx) (c)[(dy) * TILE_STRIDE + (dx)]
+// The (2 RADIUS + 1) x (VEC + 2 RADIUS) neighbourhood of a work-item's outputs, gathered from
+// the tile into private memory; output v's own element is at row RADIUS, column RADIUS + v.
+#define KPERF_WIN_W (VEC + 2 * RADIUS)
+#define KPERF_WIN_H (2 * RADIUS + 1)
+#define KPERF_AT(c, dy, dx) (c)[(dy) * KPERF_WIN_W + (dx)]
 
-// The kernel of an image app: fill the tile with the selected scheme, then one output per
-// work-item from point_fn(__local const float* c). Padded work-items join the barriers and
-// write nothing. Every app kernel is named kperf_app so the host needs no per-app names.
+inline void kperf_gather_window(__local const float* tile, float* win) {
+  const int lx = (int)get_local_id(0);
+  const int ly = (int)get_local_id(1);
+#if KPERF_VEC_ROWS && VEC == 4
+  // The window's columns sit at local offsets TILE_OFF .. TILE_OFF + KPERF_WIN_W - 1 from the
+  // aligned index 4 * lx of each row: read the float4s covering them (no bank conflicts).
+#define KPERF_FIRST_CHUNK (TILE_OFF / 4)
+#define KPERF_N_CHUNKS ((TILE_OFF + KPERF_WIN_W - 1) / 4 - KPERF_FIRST_CHUNK + 1)
+#pragma unroll
+  for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
+    float row[KPERF_N_CHUNKS * 4];
+#pragma unroll
+    for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch)
+      vstore4(((__local const float4*)tile)[(ly + dy) * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch],
+              ch, row);
+#pragma unroll
+    for (int dx = 0; dx < KPERF_WIN_W; ++dx)
+      win[dy * KPERF_WIN_W + dx] = row[TILE_OFF - 4 * KPERF_FIRST_CHUNK + dx];
+  }
+#else
+#pragma unroll
+  for (int dy = 0; dy < KPERF_WIN_H; ++dy)
+#pragma unroll
+    for (int dx = 0; dx < KPERF_WIN_W; ++dx)
+      win[dy * KPERF_WIN_W + dx] = TILE_AT(tile, ly + dy, lx * VEC + dx);
+#endif
+}
+
+// Writes a work-item's VEC outputs (one float4 store where the row allows it).
+inline void kperf_store(__global float* out, int width, int height, const float* values) {
+  const int y = (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1);
+  const int x0 = (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC;
+  if (y >= height) return;
+#if VEC == 4
+  if ((width & 3) == 0 && x0 + 3 < width) {
+    ((__global float4*)out)[(y * width + x0) / 4] = vload4(0, values);
+    return;
+  }
+#endif
+#pragma unroll
+  for (int v = 0; v < VEC; ++v)
+    if (x0 + v < width) out[y * width + x0 + v] = values[v];
+}
+
+// The kernel of an image app: fill the tile with the selected scheme, gather each work-item's
+// window, then VEC outputs from point_fn(const float* c), c pointing at the output's own
+// element of the window. Padded work-items join the barriers and write nothing. Every app
+// kernel is named kperf_app so the host needs no per-app names.
 #define KPERF_IMAGE_KERNEL(point_fn)                                                        \
   __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out,     \
                                         int width, int height) {                           \
-    __local float tile[TILE_ELEMS];                                                        \
+    __local float tile[TILE_ELEMS] __attribute__((aligned(16)));                           \
     kperf_fill_tile(tile, in, width, height);                                              \
-    const int x = (int)get_global_id(0);                                                   \
-    const int y = (int)get_global_id(1);                                                   \
-    if (x < width && y < height) {                                                         \
-      out[y * width + x] =                                                                 \
-          point_fn(&TILE_AT(tile, (int)get_local_id(1) + RADIUS, (int)get_local_id(0) + RADIUS)); \
-    }                                                                                      \
+    float win[KPERF_WIN_H * KPERF_WIN_W];                                                  \
+    kperf_gather_window(tile, win);                                                        \
+    float result[VEC];                                                                     \
+    _Pragma("unroll") for (int v = 0; v < VEC; ++v) result[v] =                            \
+        point_fn(&win[RADIUS * KPERF_WIN_W + RADIUS + v]);                                 \
+    kperf_store(out, width, height, result);                                               \
   }
 
 #endif  // KPERF_TILE_CL

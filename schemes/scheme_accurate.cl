@@ -3,12 +3,6 @@
 
 inline void kperf_fill_tile(__local float* tile, __global const float* in, int width,
                             int height) {
-  const int gy0 = kperf_tile_origin_y();
-  const int gx0 = kperf_tile_origin_x();
-  for (int i = kperf_local_linear_id(); i < TILE_H * TILE_W; i += WG_SIZE) {
-    const int ty = i / TILE_W;
-    const int tx = i - ty * TILE_W;
-    TILE_AT(tile, ty, tx) = kperf_load(in, width, height, gy0 + ty, gx0 + tx);
-  }
+  kperf_load_rows(tile, in, width, height, 0, 1, TILE_H);
   barrier(CLK_LOCAL_MEM_FENCE);
 }

@@ -1,15 +1,26 @@
-// Stencil scheme: only the core (one element per work-item) is loaded; the halo takes the
+// Stencil scheme: only the core (VEC elements per work-item) is loaded; the halo takes the
 // core element at the clamped tile coordinates (nearest neighbour; li is the same here).
 
-#define KPERF_HALO_ELEMS (TILE_H * TILE_W - WG_X * WG_Y)
+#define KPERF_HALO_ELEMS (TILE_H * TILE_W - BLOCK_X * BLOCK_Y)
 
 inline void kperf_fill_tile(__local float* tile, __global const float* in, int width,
                             int height) {
   const int lx = (int)get_local_id(0);
   const int ly = (int)get_local_id(1);
-  TILE_AT(tile, ly + RADIUS, lx + RADIUS) =
-      kperf_load(in, width, height, kperf_tile_origin_y() + ly + RADIUS,
-                 kperf_tile_origin_x() + lx + RADIUS);
+  const int gy = kperf_tile_origin_y() + ly + RADIUS;
+  const int gx = kperf_tile_origin_x() + lx * VEC + RADIUS;
+#if KPERF_VEC_ROWS && VEC == 4
+  // Tile column RADIUS + 4 lx sits at local offset 4 + 4 lx: an aligned float4 slot.
+  if ((width & 3) == 0 && gx + 3 < width && gy < height) {
+    ((__local float4*)tile)[(ly + RADIUS) * TILE_CHUNKS + lx + 1] =
+        ((__global const float4*)in)[(gy * width + gx) / 4];
+  } else
+#endif
+  {
+#pragma unroll
+    for (int v = 0; v < VEC; ++v)
+      TILE_AT(tile, ly + RADIUS, lx * VEC + v + RADIUS) = kperf_load(in, width, height, gy, gx + v);
+  }
   barrier(CLK_LOCAL_MEM_FENCE);
   // Halo index h walks the top band, the bottom band, then the left/right side columns.
   for (int h = kperf_local_linear_id(); h < KPERF_HALO_ELEMS; h += WG_SIZE) {
@@ -17,16 +28,16 @@ inline void kperf_fill_tile(__local float* tile, __global const float* in, int w
     if (h < 2 * RADIUS * TILE_W) {
       const int band_row = h / TILE_W;
       tx = h - band_row * TILE_W;
-      ty = band_row < RADIUS ? band_row : band_row + WG_Y;
+      ty = band_row < RADIUS ? band_row : band_row + BLOCK_Y;
     } else {
       const int s = h - 2 * RADIUS * TILE_W;
       const int row = s / (2 * RADIUS);
       const int c = s - row * (2 * RADIUS);
       ty = RADIUS + row;
-      tx = c < RADIUS ? c : c + WG_X;
+      tx = c < RADIUS ? c : c + BLOCK_X;
     }
-    TILE_AT(tile, ty, tx) = TILE_AT(tile, clamp(ty, RADIUS, RADIUS + WG_Y - 1),
-                                    clamp(tx, RADIUS, RADIUS + WG_X - 1));
+    TILE_AT(tile, ty, tx) = TILE_AT(tile, clamp(ty, RADIUS, RADIUS + BLOCK_Y - 1),
+                                    clamp(tx, RADIUS, RADIUS + BLOCK_X - 1));
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 }

@@ -34,7 +34,7 @@ void expect_all_ok(const Outcome& o) {
 
 TEST(Gaussian3, MatchesReferenceOnRandomAndPhotoInputs) {
   KPERF_REQUIRE_DEVICE();
-  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}};
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {8, 8, 4}};
   const std::vector<std::pair<int, int>> sizes = {{1, 1}, {7, 5}, {509, 317}, {512, 512}};
   const AppDescriptor& app = find_app("gaussian3");
   for (const auto& [w, h] : sizes)
@@ -54,8 +54,9 @@ class AccurateApp : public ::testing::TestWithParam<std::string> {};
 TEST_P(AccurateApp, MatchesReferenceAtOddSizes) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
-  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {5, 3}};
-  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{37, 23}, {130, 67}, {1, 9}}) {
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {5, 3}, {8, 4, 4}, {3, 2, 2}};
+  // 136 = 4 * 34: rows 16-byte aligned, so vec 4 takes its float4 paths inside the grid.
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{37, 23}, {136, 67}, {1, 9}}) {
     Grid in = test::random_grid(w, h, 21);
     std::optional<Grid> power;
     int iterations = 1;
@@ -90,9 +91,10 @@ class PerforatedApp : public ::testing::TestWithParam<std::string> {};
 TEST_P(PerforatedApp, MatchesSchemeModel) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
-  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 2}, {4, 1}};
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 2}, {4, 1}, {8, 4, 4}, {4, 8, 4}, {5, 2, 2}};
   const auto variants = parse_variants("stencil,rows:2,rows:3,rows:4,cols:2,cols:3", "nn,li");
-  const int w = 45, h = 37;
+  for (const int w : {45, 100}) {  // 100: float4-aligned rows, vector paths in interior groups
+  const int h = 37;
   Grid in = test::random_grid(w, h, 31);
   std::optional<Grid> power;
   const int iterations = app.is_hotspot ? 3 : 1;
@@ -123,6 +125,7 @@ TEST_P(PerforatedApp, MatchesSchemeModel) {
       ++checked;
     }
   EXPECT_GE(checked, 20);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllApps, PerforatedApp, ::testing::ValuesIn(all_app_names()));
@@ -133,8 +136,7 @@ class Poison : public ::testing::TestWithParam<std::string> {};
 TEST_P(Poison, SkippedElementsAreNeverLoaded) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
-  const int w = 48, h = 40;
-  const WorkGroup wg{8, 8};
+  const int w = 96, h = 40;
   Grid in = test::random_grid(w, h, 41);
   std::optional<Grid> power;
   if (app.is_hotspot) {
@@ -143,8 +145,10 @@ TEST_P(Poison, SkippedElementsAreNeverLoaded) {
     power = chip.power;
   }
   const auto variants = parse_variants("stencil,rows:2,rows:3,cols:2,cols:4", "nn,li");
+  for (const WorkGroup wg : {WorkGroup{8, 8, 1}, WorkGroup{4, 8, 4}}) {  // scalar and float4 paths
   const Outcome clean = test::run_through_runner(*env, {&app}, variants, {wg}, in, power ? &*power : nullptr, 1);
   const int gx = 2, gy = 2;  // an interior work-group
+  const WorkGroup block = wg.block();
   for (const auto& v : variants) {
     if (check_variant(v, app.radius, wg)) continue;
     const bool whole = v.scheme->takes_skip;  // rows/cols: every group skips the same lines
@@ -163,10 +167,11 @@ TEST_P(Poison, SkippedElementsAreNeverLoaded) {
     const Grid& cb = dirty.outputs.at(b->key);
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
-        if (!whole && (x / wg.x != gx || y / wg.y != gy)) continue;
-        ASSERT_TRUE(std::isfinite(cb.at(y, x))) << v.label() << " at " << y << "," << x;
-        ASSERT_EQ(ca.at(y, x), cb.at(y, x)) << v.label() << " at " << y << "," << x;
+        if (!whole && (x / block.x != gx || y / block.y != gy)) continue;
+        ASSERT_TRUE(std::isfinite(cb.at(y, x))) << v.label() << " vec " << wg.vec << " at " << y << "," << x;
+        ASSERT_EQ(ca.at(y, x), cb.at(y, x)) << v.label() << " vec " << wg.vec << " at " << y << "," << x;
       }
+  }
   }
 }
 
