@@ -78,10 +78,25 @@ std::vector<int> parse_vec_list(const std::string& text) {
   return out;
 }
 
-std::vector<WorkGroup> with_vecs(const std::vector<WorkGroup>& wgs, const std::vector<int>& vecs) {
+std::vector<int> parse_py_list(const std::string& text) {
+  std::vector<int> out;
+  for (const auto& item : split_list(text)) {
+    long v = 0;
+    if (!parse_int(item, 1, 16, v))
+      throw std::invalid_argument("invalid --py '" + item + "' (expected integers in 1..16)");
+    if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end())
+      out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+std::vector<WorkGroup> with_outputs_per_item(const std::vector<WorkGroup>& wgs,
+                                             const std::vector<int>& vecs,
+                                             const std::vector<int>& pys) {
   std::vector<WorkGroup> out;
   for (const auto& wg : wgs)
-    for (int v : vecs) out.push_back({wg.x, wg.y, v});
+    for (int v : vecs)
+      for (int p : pys) out.push_back({wg.x, wg.y, v, p});
   return out;
 }
 

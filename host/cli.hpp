@@ -20,8 +20,12 @@ WorkGroup parse_wg(const std::string& text);
 
 // "1,4" -> outputs per work-item along x; each of 1, 2, 4.
 std::vector<int> parse_vec_list(const std::string& text);
-// Every work-group crossed with every vec.
-std::vector<WorkGroup> with_vecs(const std::vector<WorkGroup>& wgs, const std::vector<int>& vecs);
+// "1,2,4" -> outputs per work-item along y; each in 1..16.
+std::vector<int> parse_py_list(const std::string& text);
+// Every work-group crossed with every vec and every py.
+std::vector<WorkGroup> with_outputs_per_item(const std::vector<WorkGroup>& wgs,
+                                             const std::vector<int>& vecs,
+                                             const std::vector<int>& pys);
 
 // "512" -> 512x512, "640x480" -> 640x480 (width x height), each side in 1..65536.
 std::pair<int, int> parse_size(const std::string& text);

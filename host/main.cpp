@@ -134,6 +134,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("power", "hotspot power grid (Rodinia text or .npy)", cxxopts::value<std::string>())
     ("iterations", "hotspot steps per sample", cxxopts::value<std::string>()->default_value("60"))
     ("vec", "outputs per work-item along x, a list of 1, 2, 4 (4: float4 loads and stores)", cxxopts::value<std::string>()->default_value("1"))
+    ("py", "outputs per work-item along y, a list of 1..16 (taller blocks, same work-items)", cxxopts::value<std::string>()->default_value("1"))
     ("device", "P:D or a device-name substring (default: first GPU, else first device)", cxxopts::value<std::string>()->default_value(""))
     ("warmup", "untimed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
     ("reps", "timed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
@@ -174,6 +175,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   cfg.verify = given("verify");
 
   const std::vector<int> vecs = parse_vec_list(text("vec"));
+  const std::vector<int> pys = parse_py_list(text("py"));
   std::optional<std::vector<WorkGroup>> wgs;
   bool wg_auto = preset == "paper";
   if (given("wg")) {
@@ -246,8 +248,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   const std::size_t chosen = choose_device(infos, parse_device_selector(text("device")));
   ClEnv env(entries[chosen]);
   const bool cpu_device = env.info().type.find("CPU") != std::string::npos;
-  cfg.wgs = with_vecs(wgs ? *wgs : (wg_auto || !cpu_device) ? spec_wg_candidates() : cpu_wg_candidates(),
-                      vecs);
+  cfg.wgs = with_outputs_per_item(
+      wgs ? *wgs : (wg_auto || !cpu_device) ? spec_wg_candidates() : cpu_wg_candidates(), vecs, pys);
 
   const std::string out_path =
       given("out") ? text("out")

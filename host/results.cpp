@@ -9,11 +9,17 @@
 
 namespace kperf {
 
+std::string wg_label(int wg_x, int wg_y, int vec, int py) {
+  return std::to_string(wg_x) + "x" + std::to_string(wg_y) +
+         (vec != 1 ? "v" + std::to_string(vec) : std::string()) +
+         (py != 1 ? "y" + std::to_string(py) : std::string());
+}
+
 std::string make_key(const std::string& app, const std::string& scheme, const std::string& recon,
-                     int wg_x, int wg_y, int vec, const std::string& input, int width, int height) {
-  return app + "/" + scheme + "/" + recon + "/wg:" + std::to_string(wg_x) + "x" +
-         std::to_string(wg_y) + (vec != 1 ? "v" + std::to_string(vec) : std::string()) + "/" +
-         input + "/" + std::to_string(width) + "x" + std::to_string(height);
+                     int wg_x, int wg_y, int vec, int py, const std::string& input, int width,
+                     int height) {
+  return app + "/" + scheme + "/" + recon + "/wg:" + wg_label(wg_x, wg_y, vec, py) + "/" + input +
+         "/" + std::to_string(width) + "x" + std::to_string(height);
 }
 
 nlohmann::ordered_json to_json(const ResultRow& r) {
@@ -25,7 +31,8 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["recon"] = r.recon;
   j["wg"] = {r.wg_x, r.wg_y};
   j["vec"] = r.vec;
-  j["block"] = {r.wg_x * r.vec, r.wg_y};
+  j["py"] = r.py;
+  j["block"] = {r.wg_x * r.vec, r.wg_y * r.py};
   j["input"] = {{"name", r.input_name}, {"width", r.width}, {"height", r.height}};
   j["iterations"] = r.iterations;
   j["status"] = r.status;
@@ -61,6 +68,7 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.wg_x = j.at("wg").at(0).get<int>();
   r.wg_y = j.at("wg").at(1).get<int>();
   r.vec = j.value("vec", 1);
+  r.py = j.value("py", 1);
   r.input_name = j.at("input").at("name").get<std::string>();
   r.width = j.at("input").at("width").get<int>();
   r.height = j.at("input").at("height").get<int>();
@@ -101,7 +109,7 @@ Group group_of(const ResultRow& r) { return {workload_of(r), r.scheme, r.recon};
 
 void annotate(std::vector<ResultRow>& rows) {
   std::map<Group, std::size_t> best;                             // fastest ok row per group
-  std::map<std::tuple<Workload, int, int, int>, double> accurate_at;  // accurate median per wg
+  std::map<std::tuple<Workload, int, int, int, int>, double> accurate_at;  // accurate per wg
   for (std::size_t i = 0; i < rows.size(); ++i) {
     ResultRow& r = rows[i];
     r.best_wg = false;
@@ -110,7 +118,8 @@ void annotate(std::vector<ResultRow>& rows) {
     if (!r.ok() || !r.time) continue;
     auto [it, inserted] = best.emplace(group_of(r), i);
     if (!inserted && r.time->median < rows[it->second].time->median) it->second = i;
-    if (r.scheme == "accurate") accurate_at[{workload_of(r), r.wg_x, r.wg_y, r.vec}] = r.time->median;
+    if (r.scheme == "accurate")
+      accurate_at[{workload_of(r), r.wg_x, r.wg_y, r.vec, r.py}] = r.time->median;
   }
   std::map<Workload, double> accurate_best;
   for (const auto& [group, index] : best) {
@@ -123,7 +132,7 @@ void annotate(std::vector<ResultRow>& rows) {
     const auto acc = accurate_best.find(workload_of(r));
     if (acc != accurate_best.end())
       r.speedup = acc->second / rows[best.at(group_of(r))].time->median;
-    const auto same = accurate_at.find({workload_of(r), r.wg_x, r.wg_y, r.vec});
+    const auto same = accurate_at.find({workload_of(r), r.wg_x, r.wg_y, r.vec, r.py});
     if (same != accurate_at.end()) r.speedup_same_wg = same->second / r.time->median;
   }
 }
@@ -143,8 +152,7 @@ std::string summary_table(const std::vector<ResultRow>& rows) {
     if (!r.best_wg) continue;
     const std::string input =
         r.input_name + "@" + std::to_string(r.width) + "x" + std::to_string(r.height);
-    const std::string wg = std::to_string(r.wg_x) + "x" + std::to_string(r.wg_y) +
-                           (r.vec != 1 ? "v" + std::to_string(r.vec) : std::string());
+    const std::string wg = wg_label(r.wg_x, r.wg_y, r.vec, r.py);
     std::string err = "-";
     if (r.error && r.scheme != "accurate") {
       const double v = r.primary_metric == "me" ? r.error->me : r.error->mre;

@@ -22,6 +22,7 @@ struct ResultRow {
   int skip = 1;
   int wg_x = 0, wg_y = 0;
   int vec = 1;  // outputs per work-item along x
+  int py = 1;   // outputs per work-item along y
   std::string input_name;
   int width = 0, height = 0;
   int iterations = 1;  // hotspot launches per sample
@@ -40,9 +41,12 @@ struct ResultRow {
   bool ok() const { return status == "ok"; }
 };
 
-// app/scheme/recon/wg:WXxWY[vV]/input/WIDTHxHEIGHT ("v4" only when vec is not 1).
+// app/scheme/recon/wg:WXxWY[vV][yP]/input/WIDTHxHEIGHT ("v4", "y2" only when not 1).
 std::string make_key(const std::string& app, const std::string& scheme, const std::string& recon,
-                     int wg_x, int wg_y, int vec, const std::string& input, int width, int height);
+                     int wg_x, int wg_y, int vec, int py, const std::string& input, int width,
+                     int height);
+// "16x8", "16x8v4", "16x8v4y2".
+std::string wg_label(int wg_x, int wg_y, int vec, int py);
 
 nlohmann::ordered_json to_json(const ResultRow& row);
 ResultRow row_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception

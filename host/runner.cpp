@@ -277,7 +277,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs)
       any_left = any_left || !cfg_.skip_keys.count(make_key(app.name, v.canonical(), recon_name(v.recon),
-                                                            wg.x, wg.y, wg.vec, w.input_name, w.width, w.height));
+                                                            wg.x, wg.y, wg.vec, wg.py, w.input_name, w.width, w.height));
   if (!any_left) {
     done_ += cfg_.variants.size() * cfg_.wgs.size();
     return;
@@ -337,7 +337,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
         return;
       }
       const std::string key = make_key(app.name, v.canonical(), recon_name(v.recon), wg.x, wg.y,
-                                       wg.vec, w.input_name, w.width, w.height);
+                                       wg.vec, wg.py, w.input_name, w.width, w.height);
       if (cfg_.skip_keys.count(key)) {
         tick(key);
         continue;
@@ -365,13 +365,14 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   row.wg_x = wg.x;
   row.wg_y = wg.y;
   row.vec = wg.vec;
+  row.py = wg.py;
   row.input_name = w.input_name;
   row.width = w.width;
   row.height = w.height;
   row.iterations = app.is_hotspot ? cfg_.iterations : 1;
   row.primary_metric = metric_name(app.primary_metric);
-  row.key = make_key(row.app, row.scheme, row.recon, wg.x, wg.y, wg.vec, w.input_name, w.width,
-                     w.height);
+  row.key = make_key(row.app, row.scheme, row.recon, wg.x, wg.y, wg.vec, wg.py, w.input_name,
+                     w.width, w.height);
   auto reject = [&](const std::string& status, const std::string& reason) {
     row.status = status;
     row.reason = reason;
@@ -399,7 +400,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   const int block_x = wg.x * wg.vec;
   const std::size_t stride = block_x % 4 == 0 && app.radius <= 4 ? block_x + 8 : block_x + 2 * app.radius;
   const std::size_t tile_bytes =
-      uses_tile ? stride * static_cast<std::size_t>(wg.y + 2 * app.radius) * sizeof(float) : 0;
+      uses_tile ? stride * static_cast<std::size_t>(wg.y * wg.py + 2 * app.radius) * sizeof(float) : 0;
   if (tile_bytes > dev.local_mem_size)
     return reject("invalid_config", "tile needs " + std::to_string(tile_bytes) +
                                         " bytes of local memory; device has " +
@@ -408,7 +409,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
 
   const std::string options = "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() +
                               " " + v.build_options() + " -DWG_X=" + std::to_string(wg.x) +
-                              " -DWG_Y=" + std::to_string(wg.y) + " -DVEC=" + std::to_string(wg.vec);
+                              " -DWG_Y=" + std::to_string(wg.y) + " -DVEC=" + std::to_string(wg.vec) + " -DPY=" + std::to_string(wg.py);
   cl::Program program;
   try {
     program = env_.build(kernel_source(app.kernel_file), options);
@@ -447,8 +448,9 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     } else {
       set_args(kernel, w.in_buf, w.out_view[0]);
     }
+    const std::size_t block_y = static_cast<std::size_t>(wg.y) * wg.py;
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block_x - 1) / block_x * wg.x,
-                             (static_cast<std::size_t>(w.height) + wg.y - 1) / wg.y * wg.y);
+                             (static_cast<std::size_t>(w.height) + block_y - 1) / block_y * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
     time_config(w, row, kernel, swap ? &*swap : nullptr, global, local);
   } catch (const cl::Error& e) {
@@ -549,7 +551,7 @@ void Runner::time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Ke
     if (w.power) power_d = to_double(w.power->data, w.width, w.height);
     Variant v = parse_scheme(row.scheme);
     v.recon = row.recon == "li" ? Recon::kLi : row.recon == "nn" ? Recon::kNn : Recon::kNone;
-    const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec}, input_d,
+    const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec, row.py}, input_d,
                                   power_d ? &*power_d : nullptr, row.iterations);
     double worst = 0;
     for (std::size_t i = 0; i < n; ++i)

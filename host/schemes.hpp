@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -13,16 +14,20 @@ namespace kperf {
 enum class Recon { kNone, kNn, kLi };
 const char* recon_name(Recon recon);
 
-// A launch shape: x by y work-items, each computing `vec` consecutive outputs along x, so a
-// work-group covers a block of (x * vec) by y outputs. The tile model works on the block.
+// A launch shape: x by y work-items, each computing `vec` consecutive outputs along x in each
+// of `py` consecutive rows, so a work-group covers a block of (x * vec) by (y * py) outputs.
+// The tile model works on the block.
 struct WorkGroup {
   int x = 0;
   int y = 0;
   int vec = 1;
-  WorkGroup block() const { return {x * vec, y, 1}; }
-  bool operator==(const WorkGroup& o) const { return x == o.x && y == o.y && vec == o.vec; }
+  int py = 1;
+  WorkGroup block() const { return {x * vec, y * py, 1, 1}; }
+  bool operator==(const WorkGroup& o) const {
+    return x == o.x && y == o.y && vec == o.vec && py == o.py;
+  }
   bool operator<(const WorkGroup& o) const {
-    return x != o.x ? x < o.x : y != o.y ? y < o.y : vec < o.vec;
+    return std::tie(x, y, vec, py) < std::tie(o.x, o.y, o.vec, o.py);
   }
 };
 

@@ -6,18 +6,22 @@
 #ifdef KPERF_SCHEME_IS_ACCURATE
 __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out, int width,
                                       int height) {
-  const int y = (int)get_global_id(1);
-  const int x0 = (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC;
-  if (y >= height) return;
+  const int y0 = kperf_out_y0();
+  const int x0 = kperf_out_x0();
+#pragma unroll
+  for (int p = 0; p < PY; ++p) {
+    const int y = y0 + p;
+    if (y >= height) return;
 #if VEC == 4
-  if ((width & 3) == 0 && x0 + 3 < width) {
-    const int i4 = (y * width + x0) / 4;
-    ((__global float4*)out)[i4] = (float4)(255.0f) - ((__global const float4*)in)[i4];
-    return;
-  }
+    if ((width & 3) == 0 && x0 + 3 < width) {
+      const int i4 = (y * width + x0) / 4;
+      ((__global float4*)out)[i4] = (float4)(255.0f) - ((__global const float4*)in)[i4];
+      continue;
+    }
 #endif
-  for (int v = 0; v < VEC; ++v)
-    if (x0 + v < width) out[y * width + x0 + v] = 255.0f - in[y * width + x0 + v];
+    for (int v = 0; v < VEC; ++v)
+      if (x0 + v < width) out[y * width + x0 + v] = 255.0f - in[y * width + x0 + v];
+  }
 }
 #else
 inline float inversion_point(const float* c) { return 255.0f - c[0]; }

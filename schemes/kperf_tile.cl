@@ -1,7 +1,8 @@
 // kperf tile contract: geometry shared by every app kernel and every perforation scheme.
 //
 // A work-group of WG_X x WG_Y work-items computes a BLOCK_X x BLOCK_Y block of outputs
-// (BLOCK_X = WG_X * VEC: each work-item computes VEC consecutive outputs along x) from a local
+// (BLOCK_X = WG_X * VEC, BLOCK_Y = WG_Y * PY: each work-item computes VEC consecutive outputs
+// along x in each of PY consecutive rows) from a local
 // tile of TILE_H x TILE_W floats whose element (ty, tx) stands for the global element
 // (group_y * BLOCK_Y + ty - RADIUS, group_x * BLOCK_X + tx - RADIUS), clamped to the grid.
 // The scheme file named by KPERF_SCHEME_FILE defines kperf_fill_tile(), which loads the
@@ -19,6 +20,9 @@
 #ifndef VEC
 #define VEC 1  // outputs per work-item along x: 1, 2 or 4
 #endif
+#ifndef PY
+#define PY 1  // outputs per work-item along y
+#endif
 #ifndef RADIUS
 #define RADIUS 1
 #endif
@@ -33,7 +37,7 @@
 #endif
 
 #define BLOCK_X (WG_X * VEC)
-#define BLOCK_Y WG_Y
+#define BLOCK_Y (WG_Y * PY)
 #define TILE_W (BLOCK_X + 2 * RADIUS)
 #define TILE_H (BLOCK_Y + 2 * RADIUS)
 #define WG_SIZE (WG_X * WG_Y)
@@ -64,6 +68,10 @@ inline int kperf_local_linear_id(void) { return (int)(get_local_id(1) * WG_X + g
 inline int kperf_tile_origin_y(void) { return (int)get_group_id(1) * BLOCK_Y - RADIUS; }
 inline int kperf_tile_origin_x(void) { return (int)get_group_id(0) * BLOCK_X - RADIUS; }
 
+// Global coordinates of a work-item's first output.
+inline int kperf_out_y0(void) { return (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1) * PY; }
+inline int kperf_out_x0(void) { return (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC; }
+
 // Clamp-to-edge read of the global input grid.
 inline float kperf_load(__global const float* in, int width, int height, int gy, int gx) {
   return in[clamp(gy, 0, height - 1) * width + clamp(gx, 0, width - 1)];
@@ -82,20 +90,34 @@ inline bool kperf_rows_vectorizable(int width) {
 
 // Cooperatively loads tile rows first, first + step, ... (n_rows of them), every column.
 // The caller puts the barrier after it.
+#define KPERF_LOAD_ITERS ((TILE_H * TILE_CHUNKS + WG_SIZE - 1) / WG_SIZE)
 inline void kperf_load_rows(__local float* tile, __global const float* in, int width, int height,
                             int first, int step, int n_rows) {
   const int gy0 = kperf_tile_origin_y();
   const int lid = kperf_local_linear_id();
 #if KPERF_VEC_ROWS
   if (kperf_rows_vectorizable(width)) {
+    // Every load of this work-item is issued before the first local store, so all of them
+    // are in flight together instead of one memory latency per loop trip.
     const int xa4 = ((int)get_group_id(0) * BLOCK_X - 4) / 4;
-    for (int i = lid; i < n_rows * TILE_CHUNKS; i += WG_SIZE) {
-      const int j = i / TILE_CHUNKS;
-      const int c = i - j * TILE_CHUNKS;
-      const int ty = first + j * step;
-      const int gy = clamp(gy0 + ty, 0, height - 1);
-      ((__local float4*)tile)[ty * TILE_CHUNKS + c] =
-          ((__global const float4*)in)[gy * (width / 4) + xa4 + c];
+    const int total = n_rows * TILE_CHUNKS;
+    float4 staged[KPERF_LOAD_ITERS];
+#pragma unroll
+    for (int k = 0; k < KPERF_LOAD_ITERS; ++k) {
+      const int i = lid + k * WG_SIZE;
+      if (i < total) {
+        const int j = i / TILE_CHUNKS;
+        const int gy = clamp(gy0 + first + j * step, 0, height - 1);
+        staged[k] = ((__global const float4*)in)[gy * (width / 4) + xa4 + (i - j * TILE_CHUNKS)];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < KPERF_LOAD_ITERS; ++k) {
+      const int i = lid + k * WG_SIZE;
+      if (i < total) {
+        const int j = i / TILE_CHUNKS;
+        ((__local float4*)tile)[(first + j * step) * TILE_CHUNKS + (i - j * TILE_CHUNKS)] = staged[k];
+      }
     }
     return;
   }
@@ -113,10 +135,11 @@ inline void kperf_load_rows(__local float* tile, __global const float* in, int w
 #define KPERF_STR(x) KPERF_STR_(x)
 #include KPERF_STR(KPERF_SCHEME_FILE)
 
-// The (2 RADIUS + 1) x (VEC + 2 RADIUS) neighbourhood of a work-item's outputs, gathered from
-// the tile into private memory; output v's own element is at row RADIUS, column RADIUS + v.
+// The (PY + 2 RADIUS) x (VEC + 2 RADIUS) neighbourhood of a work-item's outputs, gathered from
+// the tile into private memory; output (p, v)'s own element is at row RADIUS + p, column
+// RADIUS + v.
 #define KPERF_WIN_W (VEC + 2 * RADIUS)
-#define KPERF_WIN_H (2 * RADIUS + 1)
+#define KPERF_WIN_H (PY + 2 * RADIUS)
 #define KPERF_AT(c, dy, dx) (c)[(dy) * KPERF_WIN_W + (dx)]
 
 inline void kperf_gather_window(__local const float* tile, float* win) {
@@ -132,7 +155,7 @@ inline void kperf_gather_window(__local const float* tile, float* win) {
     float row[KPERF_N_CHUNKS * 4];
 #pragma unroll
     for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch)
-      vstore4(((__local const float4*)tile)[(ly + dy) * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch],
+      vstore4(((__local const float4*)tile)[(ly * PY + dy) * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch],
               ch, row);
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx)
@@ -143,28 +166,32 @@ inline void kperf_gather_window(__local const float* tile, float* win) {
   for (int dy = 0; dy < KPERF_WIN_H; ++dy)
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx)
-      win[dy * KPERF_WIN_W + dx] = TILE_AT(tile, ly + dy, lx * VEC + dx);
+      win[dy * KPERF_WIN_W + dx] = TILE_AT(tile, ly * PY + dy, lx * VEC + dx);
 #endif
 }
 
-// Writes a work-item's VEC outputs (one float4 store where the row allows it).
+// Writes a work-item's PY x VEC outputs (float4 stores where the rows allow them).
 inline void kperf_store(__global float* out, int width, int height, const float* values) {
-  const int y = (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1);
-  const int x0 = (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC;
-  if (y >= height) return;
+  const int y0 = kperf_out_y0();
+  const int x0 = kperf_out_x0();
+#pragma unroll
+  for (int p = 0; p < PY; ++p) {
+    const int y = y0 + p;
+    if (y >= height) return;
 #if VEC == 4
-  if ((width & 3) == 0 && x0 + 3 < width) {
-    ((__global float4*)out)[(y * width + x0) / 4] = vload4(0, values);
-    return;
-  }
+    if ((width & 3) == 0 && x0 + 3 < width) {
+      ((__global float4*)out)[(y * width + x0) / 4] = vload4(p, values);
+      continue;
+    }
 #endif
 #pragma unroll
-  for (int v = 0; v < VEC; ++v)
-    if (x0 + v < width) out[y * width + x0 + v] = values[v];
+    for (int v = 0; v < VEC; ++v)
+      if (x0 + v < width) out[y * width + x0 + v] = values[p * VEC + v];
+  }
 }
 
 // The kernel of an image app: fill the tile with the selected scheme, gather each work-item's
-// window, then VEC outputs from point_fn(const float* c), c pointing at the output's own
+// window, then PY x VEC outputs from point_fn(const float* c), c pointing at the output's own
 // element of the window. Padded work-items join the barriers and write nothing. Every app
 // kernel is named kperf_app so the host needs no per-app names.
 #define KPERF_IMAGE_KERNEL(point_fn)                                                        \
@@ -174,9 +201,10 @@ inline void kperf_store(__global float* out, int width, int height, const float*
     kperf_fill_tile(tile, in, width, height);                                              \
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                  \
     kperf_gather_window(tile, win);                                                        \
-    float result[VEC];                                                                     \
-    _Pragma("unroll") for (int v = 0; v < VEC; ++v) result[v] =                            \
-        point_fn(&win[RADIUS * KPERF_WIN_W + RADIUS + v]);                                 \
+    float result[PY * VEC];                                                                \
+    _Pragma("unroll") for (int p = 0; p < PY; ++p)                                         \
+    _Pragma("unroll") for (int v = 0; v < VEC; ++v) result[p * VEC + v] =                  \
+        point_fn(&win[(RADIUS + p) * KPERF_WIN_W + RADIUS + v]);                           \
     kperf_store(out, width, height, result);                                               \
   }
 

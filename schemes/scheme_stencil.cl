@@ -1,4 +1,4 @@
-// Stencil scheme: only the core (VEC elements per work-item) is loaded; the halo takes the
+// Stencil scheme: only the core (PY x VEC elements per work-item) is loaded; the halo takes the
 // core element at the clamped tile coordinates (nearest neighbour; li is the same here).
 
 #define KPERF_HALO_ELEMS (TILE_H * TILE_W - BLOCK_X * BLOCK_Y)
@@ -7,19 +7,26 @@ inline void kperf_fill_tile(__local float* tile, __global const float* in, int w
                             int height) {
   const int lx = (int)get_local_id(0);
   const int ly = (int)get_local_id(1);
-  const int gy = kperf_tile_origin_y() + ly + RADIUS;
-  const int gx = kperf_tile_origin_x() + lx * VEC + RADIUS;
+  const int gy0 = kperf_out_y0();
+  const int gx = kperf_out_x0();
 #if KPERF_VEC_ROWS && VEC == 4
   // Tile column RADIUS + 4 lx sits at local offset 4 + 4 lx: an aligned float4 slot.
-  if ((width & 3) == 0 && gx + 3 < width && gy < height) {
-    ((__local float4*)tile)[(ly + RADIUS) * TILE_CHUNKS + lx + 1] =
-        ((__global const float4*)in)[(gy * width + gx) / 4];
+  if ((width & 3) == 0 && gx + 3 < width && gy0 + PY - 1 < height) {
+    float4 core[PY];
+#pragma unroll
+    for (int p = 0; p < PY; ++p) core[p] = ((__global const float4*)in)[((gy0 + p) * width + gx) / 4];
+#pragma unroll
+    for (int p = 0; p < PY; ++p)
+      ((__local float4*)tile)[(ly * PY + p + RADIUS) * TILE_CHUNKS + lx + 1] = core[p];
   } else
 #endif
   {
 #pragma unroll
-    for (int v = 0; v < VEC; ++v)
-      TILE_AT(tile, ly + RADIUS, lx * VEC + v + RADIUS) = kperf_load(in, width, height, gy, gx + v);
+    for (int p = 0; p < PY; ++p)
+#pragma unroll
+      for (int v = 0; v < VEC; ++v)
+        TILE_AT(tile, ly * PY + p + RADIUS, lx * VEC + v + RADIUS) =
+            kperf_load(in, width, height, gy0 + p, gx + v);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   // Halo index h walks the top band, the bottom band, then the left/right side columns.

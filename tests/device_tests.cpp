@@ -34,7 +34,7 @@ void expect_all_ok(const Outcome& o) {
 
 TEST(Gaussian3, MatchesReferenceOnRandomAndPhotoInputs) {
   KPERF_REQUIRE_DEVICE();
-  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {8, 8, 4}};
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {8, 8, 4}, {8, 2, 4, 4}};
   const std::vector<std::pair<int, int>> sizes = {{1, 1}, {7, 5}, {509, 317}, {512, 512}};
   const AppDescriptor& app = find_app("gaussian3");
   for (const auto& [w, h] : sizes)
@@ -54,7 +54,7 @@ class AccurateApp : public ::testing::TestWithParam<std::string> {};
 TEST_P(AccurateApp, MatchesReferenceAtOddSizes) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
-  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {5, 3}, {8, 4, 4}, {3, 2, 2}};
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {5, 3}, {8, 4, 4}, {3, 2, 2}, {4, 2, 4, 3}, {8, 1, 1, 4}};
   // 136 = 4 * 34: rows 16-byte aligned, so vec 4 takes its float4 paths inside the grid.
   for (const auto& [w, h] : std::vector<std::pair<int, int>>{{37, 23}, {136, 67}, {1, 9}}) {
     Grid in = test::random_grid(w, h, 21);
@@ -91,7 +91,8 @@ class PerforatedApp : public ::testing::TestWithParam<std::string> {};
 TEST_P(PerforatedApp, MatchesSchemeModel) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
-  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 2}, {4, 1}, {8, 4, 4}, {4, 8, 4}, {5, 2, 2}};
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 2}, {4, 1}, {8, 4, 4}, {4, 8, 4}, {5, 2, 2},
+                                      {8, 2, 4, 2}, {4, 1, 1, 3}};
   const auto variants = parse_variants("stencil,rows:2,rows:3,rows:4,cols:2,cols:3", "nn,li");
   for (const int w : {45, 100}) {  // 100: float4-aligned rows, vector paths in interior groups
   const int h = 37;
@@ -145,7 +146,7 @@ TEST_P(Poison, SkippedElementsAreNeverLoaded) {
     power = chip.power;
   }
   const auto variants = parse_variants("stencil,rows:2,rows:3,cols:2,cols:4", "nn,li");
-  for (const WorkGroup wg : {WorkGroup{8, 8, 1}, WorkGroup{4, 8, 4}}) {  // scalar and float4 paths
+  for (const WorkGroup wg : {WorkGroup{8, 8, 1, 1}, WorkGroup{4, 8, 4, 1}, WorkGroup{4, 4, 4, 2}}) {
   const Outcome clean = test::run_through_runner(*env, {&app}, variants, {wg}, in, power ? &*power : nullptr, 1);
   const int gx = 2, gy = 2;  // an interior work-group
   const WorkGroup block = wg.block();

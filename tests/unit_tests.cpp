@@ -57,7 +57,7 @@ TEST(Results, JsonRoundTrip) {
   r.input_name = "camera";
   r.width = 512;
   r.height = 256;
-  r.key = make_key(r.app, r.scheme, r.recon, 16, 8, 1, "camera", 512, 256);
+  r.key = make_key(r.app, r.scheme, r.recon, 16, 8, 1, 1, "camera", 512, 256);
   r.samples_ns = {100, 200, 300};
   r.time = summarize(r.samples_ns);
   r.bytes_model = 1234;
@@ -81,7 +81,8 @@ TEST(Results, JsonRoundTrip) {
   EXPECT_TRUE(back.best_wg);
   EXPECT_EQ(back.output_file, "out/x.npy");
   EXPECT_EQ(to_json(back).dump(), text);
-  EXPECT_EQ(make_key("median", "stencil", "nn", 32, 4, 4, "x", 8, 9), "median/stencil/nn/wg:32x4v4/x/8x9");
+  EXPECT_EQ(make_key("median", "stencil", "nn", 32, 4, 4, 1, "x", 8, 9), "median/stencil/nn/wg:32x4v4/x/8x9");
+  EXPECT_EQ(wg_label(8, 2, 1, 4), "8x2y4");
 }
 
 ResultRow timed_row(const std::string& scheme, int wx, int wy, double median) {
@@ -93,7 +94,7 @@ ResultRow timed_row(const std::string& scheme, int wx, int wy, double median) {
   r.wg_y = wy;
   r.input_name = "in";
   r.width = r.height = 64;
-  r.key = make_key(r.app, r.scheme, r.recon, wx, wy, 1, "in", 64, 64);
+  r.key = make_key(r.app, r.scheme, r.recon, wx, wy, 1, 1, "in", 64, 64);
   r.samples_ns = {static_cast<std::uint64_t>(median)};
   r.time = summarize(r.samples_ns);
   return r;
@@ -331,10 +332,15 @@ TEST(Parsers, WorkGroupsSizesCounts) {
   EXPECT_EQ(spec_wg_candidates().size(), 42u);
   EXPECT_EQ(parse_vec_list("1,4,1"), (std::vector<int>{1, 4}));
   for (const char* bad : {"3", "0", "8", "x", ""}) EXPECT_THROW(parse_vec_list(bad), std::invalid_argument) << bad;
-  const auto crossed = with_vecs({{16, 8}, {32, 4}}, {1, 4});
-  ASSERT_EQ(crossed.size(), 4u);
-  EXPECT_EQ(crossed[1].vec, 4);
-  EXPECT_EQ(crossed[1].block().x, 64);
+  EXPECT_EQ(parse_py_list("1,2,8"), (std::vector<int>{1, 2, 8}));
+  EXPECT_THROW(parse_py_list("0"), std::invalid_argument);
+  EXPECT_THROW(parse_py_list("17"), std::invalid_argument);
+  const auto crossed = with_outputs_per_item({{16, 8}, {32, 4}}, {1, 4}, {1, 2});
+  ASSERT_EQ(crossed.size(), 8u);
+  EXPECT_EQ(crossed[3].vec, 4);
+  EXPECT_EQ(crossed[3].py, 2);
+  EXPECT_EQ(crossed[3].block().x, 64);
+  EXPECT_EQ(crossed[3].block().y, 16);
 }
 
 TEST(Parsers, SchemesAndReconstructions) {
@@ -476,6 +482,7 @@ TEST(Model, VecWorkGroupsAreModelledAsTheirBlock) {
   v.recon = Recon::kLi;
   const AppDescriptor& app = find_app("sobel3");
   EXPECT_EQ(model_run(app, v, {8, 4, 4}, in, nullptr, 1).data, model_run(app, v, {32, 4, 1}, in, nullptr, 1).data);
+  EXPECT_EQ(model_run(app, v, {8, 2, 4, 2}, in, nullptr, 1).data, model_run(app, v, {32, 4, 1}, in, nullptr, 1).data);
   // cols:4 on a 1-wide work-group: invalid with vec 1 (tile width 3), valid with vec 4 (width 6).
   EXPECT_TRUE(check_variant(parse_scheme("cols:4"), 1, {1, 8, 1}));
   EXPECT_FALSE(check_variant(parse_scheme("cols:4"), 1, {1, 8, 4}));
