@@ -153,20 +153,45 @@ inline void kperf_gather_window(__local const float* tile, float* win) {
 #pragma unroll
   for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
     float row[KPERF_N_CHUNKS * 4];
+#ifdef KPERF_FUSED_ROWS
+    int above, below;
+    float w;
+    kperf_row_source(ly * PY + dy, &above, &below, &w);
+#pragma unroll
+    for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch) {
+      const float4 a = ((__local const float4*)tile)[above * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
+      const float4 b = ((__local const float4*)tile)[below * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
+      vstore4(above == below ? a : mad((float4)(w), b - a, a), ch, row);
+    }
+#else
 #pragma unroll
     for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch)
       vstore4(((__local const float4*)tile)[(ly * PY + dy) * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch],
               ch, row);
+#endif
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx)
       win[dy * KPERF_WIN_W + dx] = row[TILE_OFF - 4 * KPERF_FIRST_CHUNK + dx];
   }
 #else
 #pragma unroll
-  for (int dy = 0; dy < KPERF_WIN_H; ++dy)
+  for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
+#ifdef KPERF_FUSED_ROWS
+    int above, below;
+    float w;
+    kperf_row_source(ly * PY + dy, &above, &below, &w);
+#pragma unroll
+    for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
+      const float a = TILE_AT(tile, above, lx * VEC + dx);
+      const float b = TILE_AT(tile, below, lx * VEC + dx);
+      win[dy * KPERF_WIN_W + dx] = above == below ? a : mad(w, b - a, a);
+    }
+#else
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx)
       win[dy * KPERF_WIN_W + dx] = TILE_AT(tile, ly * PY + dy, lx * VEC + dx);
+#endif
+  }
 #endif
 }
 
@@ -191,10 +216,10 @@ inline void kperf_store(__global float* out, int width, int height, const float*
 }
 
 // The kernel of an image app: fill the tile with the selected scheme, gather each work-item's
-// window, then PY x VEC outputs from point_fn(const float* c), c pointing at the output's own
-// element of the window. Padded work-items join the barriers and write nothing. Every app
-// kernel is named kperf_app so the host needs no per-app names.
-#define KPERF_IMAGE_KERNEL(point_fn)                                                        \
+// window, compute its PY x VEC outputs with block_fn(const float* win, float* result) (row-major
+// result), store them. Padded work-items join the barriers and write nothing. Every app kernel
+// is named kperf_app so the host needs no per-app names.
+#define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                  \
   __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out,     \
                                         int width, int height) {                           \
     __local float tile[TILE_ELEMS] __attribute__((aligned(16)));                           \
@@ -202,10 +227,18 @@ inline void kperf_store(__global float* out, int width, int height, const float*
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                  \
     kperf_gather_window(tile, win);                                                        \
     float result[PY * VEC];                                                                \
+    block_fn(win, result);                                                                 \
+    kperf_store(out, width, height, result);                                               \
+  }
+
+// The same for an app defined one output at a time: point_fn(const float* c), c pointing at
+// the output's own element of the window.
+#define KPERF_IMAGE_KERNEL(point_fn)                                                        \
+  inline void point_fn##_block(const float* win, float* result) {                          \
     _Pragma("unroll") for (int p = 0; p < PY; ++p)                                         \
     _Pragma("unroll") for (int v = 0; v < VEC; ++v) result[p * VEC + v] =                  \
         point_fn(&win[(RADIUS + p) * KPERF_WIN_W + RADIUS + v]);                           \
-    kperf_store(out, width, height, result);                                               \
-  }
+  }                                                                                        \
+  KPERF_IMAGE_KERNEL_BLOCK(point_fn##_block)
 
 #endif  // KPERF_TILE_CL

@@ -1,7 +1,13 @@
 // Shared engine of the rows:k and cols:k schemes: one tile line (row or column) in SKIP is
 // loaded, chosen by global coordinates so neighbouring work-groups agree; the others are
-// rebuilt in local memory from the nearest kept lines of the same tile (nn or li).
+// rebuilt from the nearest kept lines of the same tile in local memory (nn or li).
 // The including scheme sets KPERF_LINES_ARE_ROWS to 1 (rows) or 0 (columns).
+//
+// Columns are rebuilt in place (a local-memory pass and a barrier). Rows are rebuilt as each
+// work-item reads its window from local memory (kperf_row_source): a missing row's values are
+// computed from the kept rows by the same expression, never stored back, which saves a barrier
+// and a local pass and gives the same values; -DKPERF_MATERIALIZE_ROWS=1 restores the in-place
+// pass for comparison.
 
 #if KPERF_LINES_ARE_ROWS
 #define KPERF_N_LINES TILE_H
@@ -33,11 +39,46 @@
     }                                                                              \
   }
 
+#ifndef KPERF_MATERIALIZE_ROWS
+#define KPERF_MATERIALIZE_ROWS 0
+#endif
+#if KPERF_LINES_ARE_ROWS && !KPERF_MATERIALIZE_ROWS
+#define KPERF_FUSED_ROWS 1
+#endif
+
+// Tile line `first` is the first one whose global coordinate (+ RADIUS) is a multiple of SKIP.
+inline int kperf_first_kept_line(void) { return (SKIP - KPERF_LINE_BASE % SKIP) % SKIP; }
+
+#ifdef KPERF_FUSED_ROWS
+// Where tile row ty's values come from: rows `above` and `below` mixed with weight w (value =
+// mad(w, T[below] - T[above], T[above])), or one row when above == below (kept row or nn).
+inline void kperf_row_source(int ty, int* above, int* below, float* w) {
+  const int offset = (ty - kperf_first_kept_line() + SKIP) % SKIP;
+  *w = 0.0f;
+  if (offset == 0) {
+    *above = *below = ty;
+    return;
+  }
+  const int a = ty - offset, b = a + SKIP;
+  const bool has_above = a >= 0, has_below = b < KPERF_N_LINES;
+  if (has_above && has_below) {
+    if (RECON_LI) {
+      *above = a;
+      *below = b;
+      *w = (float)offset / (float)SKIP;
+    } else {
+      *above = *below = offset <= SKIP - offset ? a : b;
+    }
+  } else {
+    *above = *below = has_above ? a : b;
+  }
+}
+#endif
+
 inline void kperf_fill_tile(__local float* tile, __global const float* in, int width,
                             int height) {
   const int lid = kperf_local_linear_id();
-  // Tile line `first` is the first one whose global coordinate (+ RADIUS) is a multiple of SKIP.
-  const int first = (SKIP - KPERF_LINE_BASE % SKIP) % SKIP;
+  const int first = kperf_first_kept_line();
   const int n_loaded = (KPERF_N_LINES - first + SKIP - 1) / SKIP;
 
 #if KPERF_LINES_ARE_ROWS
@@ -54,7 +95,7 @@ inline void kperf_fill_tile(__local float* tile, __global const float* in, int w
   }
 #endif
   barrier(CLK_LOCAL_MEM_FENCE);
-
+#ifndef KPERF_FUSED_ROWS
   // Missing line number t (SKIP - 1 per period) maps to tile line start + period*SKIP + offset,
   // where start = first - SKIP is the (possibly virtual) kept line before the tile.
   const int start = first - SKIP;
@@ -95,4 +136,5 @@ inline void kperf_fill_tile(__local float* tile, __global const float* in, int w
 #endif
   }
   barrier(CLK_LOCAL_MEM_FENCE);
+#endif  // !KPERF_FUSED_ROWS
 }
