@@ -159,9 +159,14 @@ inline void kperf_gather_window(__local const float* tile, float* win) {
     kperf_row_source(ly * PY + dy, &above, &below, &w);
 #pragma unroll
     for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch) {
-      const float4 a = ((__local const float4*)tile)[above * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
-      const float4 b = ((__local const float4*)tile)[below * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
-      vstore4(above == below ? a : mad((float4)(w), b - a, a), ch, row);
+      float4 a = ((__local const float4*)tile)[above * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
+#if RECON_LI  // nn always has above == below: one read
+      if (above != below) {
+        const float4 b = ((__local const float4*)tile)[below * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
+        a = mad((float4)(w), b - a, a);
+      }
+#endif
+      vstore4(a, ch, row);
     }
 #else
 #pragma unroll
@@ -182,9 +187,11 @@ inline void kperf_gather_window(__local const float* tile, float* win) {
     kperf_row_source(ly * PY + dy, &above, &below, &w);
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
-      const float a = TILE_AT(tile, above, lx * VEC + dx);
-      const float b = TILE_AT(tile, below, lx * VEC + dx);
-      win[dy * KPERF_WIN_W + dx] = above == below ? a : mad(w, b - a, a);
+      float a = TILE_AT(tile, above, lx * VEC + dx);
+#if RECON_LI
+      if (above != below) a = mad(w, TILE_AT(tile, below, lx * VEC + dx) - a, a);
+#endif
+      win[dy * KPERF_WIN_W + dx] = a;
     }
 #else
 #pragma unroll
