@@ -2,8 +2,10 @@
 #include "cl_env.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <sstream>
+#include <thread>
 
 namespace kperf {
 
@@ -254,26 +256,52 @@ ClEnv::ClEnv(DeviceEntry entry) : entry_(std::move(entry)) {
 
 cl::Program ClEnv::build(const std::string& source, const std::string& options) {
   auto key = std::make_pair(source, options);
-  auto it = programs_.find(key);
-  if (it == programs_.end()) {
-    CachedBuild cached;
-    ++builds_done_;
-    cl::Program program(context_, source);
-    try {
-      program.build(std::vector<cl::Device>{entry_.device}, options.c_str());
-      cached.program = program;
-    } catch (const cl::Error& e) {
-      cached.error = describe(e);
-      try {
-        cached.log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(entry_.device);
-      } catch (const cl::Error&) {
-        cached.log = "(no build log available)";
-      }
+  {
+    std::lock_guard<std::mutex> lock(programs_mutex_);
+    auto it = programs_.find(key);
+    if (it != programs_.end()) {
+      if (!it->second.program) throw BuildError(it->second.error, it->second.log);
+      return *it->second.program;
     }
-    it = programs_.emplace(std::move(key), std::move(cached)).first;
   }
+  // Compile outside the lock so other threads can compile other programs meanwhile.
+  CachedBuild cached;
+  cl::Program program(context_, source);
+  try {
+    program.build(std::vector<cl::Device>{entry_.device}, options.c_str());
+    cached.program = program;
+  } catch (const cl::Error& e) {
+    cached.error = describe(e);
+    try {
+      cached.log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(entry_.device);
+    } catch (const cl::Error&) {
+      cached.log = "(no build log available)";
+    }
+  }
+  std::lock_guard<std::mutex> lock(programs_mutex_);
+  auto [it, inserted] = programs_.emplace(std::move(key), std::move(cached));
+  if (inserted) ++builds_done_;
   if (!it->second.program) throw BuildError(it->second.error, it->second.log);
   return *it->second.program;
+}
+
+void ClEnv::prebuild(const std::vector<std::pair<std::string, std::string>>& jobs,
+                     unsigned threads) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      try {
+        build(jobs[i].first, jobs[i].second);
+      } catch (const BuildError&) {
+        // Cached; the configuration's own build() call turns it into a build_failed row.
+      } catch (const cl::Error&) {
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::max(1u, threads); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
 }
 
 }  // namespace kperf

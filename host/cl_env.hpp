@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -92,7 +93,11 @@ class ClEnv {
 
   // Builds `source` with `options` once per run; later calls with the same pair return the
   // cached program. Throws BuildError with the log on failure (also cached: it fails again).
+  // Thread-safe: distinct programs may be built from several threads at once.
   cl::Program build(const std::string& source, const std::string& options);
+  // Builds every (source, options) pair on up to `threads` threads; failures are cached and
+  // reported when build() is called for them.
+  void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs, unsigned threads);
   std::size_t builds_done() const { return builds_done_; }
 
  private:
@@ -104,6 +109,7 @@ class ClEnv {
     std::string error, log;
   };
   std::map<std::pair<std::string, std::string>, CachedBuild> programs_;
+  std::mutex programs_mutex_;
   std::size_t builds_done_ = 0;
 };
 

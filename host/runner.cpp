@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <thread>
 
 #include "metrics.hpp"
 #include "stats.hpp"
@@ -330,6 +331,16 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     }
   }
 
+  // Compile every program this workload needs up front, in parallel; timing stays sequential.
+  std::vector<std::pair<std::string, std::string>> jobs;
+  for (const auto& v : cfg_.variants)
+    for (const auto& wg : cfg_.wgs)
+      if (!cfg_.skip_keys.count(make_key(app.name, v.canonical(), recon_name(v.recon), wg.x, wg.y, wg.vec,
+                                         wg.py, w.input_name, w.width, w.height)) &&
+          !static_check(w, v, wg))
+        jobs.emplace_back(kernel_source(app.kernel_file), build_options(v, wg));
+  env_.prebuild(jobs, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs) {
       if (interrupt_requested()) {
@@ -352,6 +363,45 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       sink(std::move(row));
       tick(key);
     }
+}
+
+std::string Runner::build_options(const Variant& v, WorkGroup wg) const {
+  return "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() + " " +
+         v.build_options() + " -DWG_X=" + std::to_string(wg.x) + " -DWG_Y=" + std::to_string(wg.y) +
+         " -DVEC=" + std::to_string(wg.vec) + " -DPY=" + std::to_string(wg.py);
+}
+
+std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v, WorkGroup wg) const {
+  const AppDescriptor& app = *w.app;
+  const DeviceInfo& dev = env_.info();
+  if (auto verdict = check_variant(v, app.radius, wg)) return verdict;
+  const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
+  if (items > dev.max_work_group_size)
+    return Verdict{"invalid_config", "work-group " + std::to_string(wg.x) + "x" + std::to_string(wg.y) +
+                                         " = " + std::to_string(items) +
+                                         " work-items exceeds CL_DEVICE_MAX_WORK_GROUP_SIZE " +
+                                         std::to_string(dev.max_work_group_size)};
+  for (int d = 0; d < 2; ++d) {
+    const std::size_t side = d == 0 ? wg.x : wg.y;
+    if (dev.max_work_item_sizes.size() > static_cast<std::size_t>(d) && side > dev.max_work_item_sizes[d])
+      return Verdict{"invalid_config", std::string("work-group ") + (d == 0 ? "x" : "y") + " size " +
+                                           std::to_string(side) + " exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES[" +
+                                           std::to_string(d) + "] = " +
+                                           std::to_string(dev.max_work_item_sizes[d])};
+  }
+  // Local tile as kperf_tile.cl lays it out: rows padded to 16-byte chunks when the block width
+  // is a multiple of 4.
+  const bool uses_tile = app.accurate_uses_tile || !v.is_accurate();
+  const int block_x = wg.x * wg.vec;
+  const std::size_t stride = block_x % 4 == 0 && app.radius <= 4 ? block_x + 8 : block_x + 2 * app.radius;
+  const std::size_t tile_bytes =
+      uses_tile ? stride * static_cast<std::size_t>(wg.y * wg.py + 2 * app.radius) * sizeof(float) : 0;
+  if (tile_bytes > dev.local_mem_size)
+    return Verdict{"invalid_config", "tile needs " + std::to_string(tile_bytes) +
+                                         " bytes of local memory; device has " +
+                                         std::to_string(dev.local_mem_size)};
+  if (!w.alloc_problem.empty()) return Verdict{"invalid_config", w.alloc_problem};
+  return std::nullopt;
 }
 
 ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
@@ -379,37 +429,10 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     return row;
   };
 
-  if (auto verdict = check_variant(v, app.radius, wg)) return reject(verdict->status, verdict->reason);
+  if (auto verdict = static_check(w, v, wg)) return reject(verdict->status, verdict->reason);
   const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
-  if (items > dev.max_work_group_size)
-    return reject("invalid_config", "work-group " + std::to_string(wg.x) + "x" + std::to_string(wg.y) +
-                                        " = " + std::to_string(items) +
-                                        " work-items exceeds CL_DEVICE_MAX_WORK_GROUP_SIZE " +
-                                        std::to_string(dev.max_work_group_size));
-  for (int d = 0; d < 2; ++d) {
-    const std::size_t side = d == 0 ? wg.x : wg.y;
-    if (dev.max_work_item_sizes.size() > static_cast<std::size_t>(d) && side > dev.max_work_item_sizes[d])
-      return reject("invalid_config", std::string("work-group ") + (d == 0 ? "x" : "y") + " size " +
-                                          std::to_string(side) + " exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES[" +
-                                          std::to_string(d) + "] = " +
-                                          std::to_string(dev.max_work_item_sizes[d]));
-  }
-  // Local tile as kperf_tile.cl lays it out: rows padded to 16-byte chunks when the block width
-  // is a multiple of 4.
-  const bool uses_tile = app.accurate_uses_tile || !v.is_accurate();
   const int block_x = wg.x * wg.vec;
-  const std::size_t stride = block_x % 4 == 0 && app.radius <= 4 ? block_x + 8 : block_x + 2 * app.radius;
-  const std::size_t tile_bytes =
-      uses_tile ? stride * static_cast<std::size_t>(wg.y * wg.py + 2 * app.radius) * sizeof(float) : 0;
-  if (tile_bytes > dev.local_mem_size)
-    return reject("invalid_config", "tile needs " + std::to_string(tile_bytes) +
-                                        " bytes of local memory; device has " +
-                                        std::to_string(dev.local_mem_size));
-  if (!w.alloc_problem.empty()) return reject("invalid_config", w.alloc_problem);
-
-  const std::string options = "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() +
-                              " " + v.build_options() + " -DWG_X=" + std::to_string(wg.x) +
-                              " -DWG_Y=" + std::to_string(wg.y) + " -DVEC=" + std::to_string(wg.vec) + " -DPY=" + std::to_string(wg.py);
+  const std::string options = build_options(v, wg);
   cl::Program program;
   try {
     program = env_.build(kernel_source(app.kernel_file), options);
