@@ -129,7 +129,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("recon", "reconstructions: nn,li or all", cxxopts::value<std::string>()->default_value("nn"))
     ("wg", "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
     ("input", "image, .npy, directory or synthetic:NAME (smooth, noise, zoneplate, document, all); repeatable", cxxopts::value<std::vector<std::string>>())
-    ("size", "resize/generate inputs to N or WxH", cxxopts::value<std::string>())
+    ("size", "resize/generate inputs to N or WxH; a list runs each size", cxxopts::value<std::string>())
     ("temp", "hotspot temperature grid (Rodinia text or .npy)", cxxopts::value<std::string>())
     ("power", "hotspot power grid (Rodinia text or .npy)", cxxopts::value<std::string>())
     ("iterations", "hotspot steps per sample", cxxopts::value<std::string>()->default_value("60"))
@@ -161,9 +161,12 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   if (!preset.empty() && preset != "paper")
     throw UsageError("unknown --preset '" + preset + "' (valid: paper)");
   std::string apps_text = text("apps"), schemes_text = text("schemes"), recon_text = text("recon");
-  std::optional<std::pair<int, int>> size;
-  if (given("size")) size = parse_size(text("size"));
-  if (preset == "paper" && !given("size")) size = std::make_pair(512, 512);
+  std::vector<std::pair<int, int>> sizes;
+  if (given("size"))
+    for (const auto& item : split_list(text("size"))) sizes.push_back(parse_size(item));
+  if (preset == "paper" && !given("size")) sizes = {{512, 512}};
+  const std::optional<std::pair<int, int>> size =
+      sizes.empty() ? std::nullopt : std::make_optional(sizes.front());
 
   RunConfig cfg;
   cfg.apps = parse_apps(apps_text);
@@ -171,7 +174,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   cfg.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
   cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
   cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
-  cfg.size = size;
+  cfg.sizes = sizes;
   cfg.verify = given("verify");
 
   const std::vector<int> vecs = parse_vec_list(text("vec"));
@@ -204,7 +207,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   for (auto* a : cfg.apps) (a->is_hotspot ? hotspot : image_apps) = true;
   if (image_apps) {
     cfg.image_inputs = expand_inputs(input_specs);
-    for (const auto& src : cfg.image_inputs) (void)load_image_source(src, size);
+    for (const auto& src : cfg.image_inputs)
+      (void)load_image_source(src, size);  // validates the file; sizes only change the resize
   }
   if (given("temp") != given("power")) throw UsageError("--temp and --power go together");
   if (given("temp")) {

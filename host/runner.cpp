@@ -217,30 +217,35 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
     else
       ++image_apps;
   }
-  total_ = (image_apps * cfg_.image_inputs.size() + (hotspot ? 1 : 0)) * cfg_.variants.size() *
-           cfg_.wgs.size();
-  for (const auto& src : cfg_.image_inputs) {
-    if (image_apps == 0 || interrupted_) break;
-    Grid grid = load_image_source(src, cfg_.size);
-    const std::size_t bad = count_nonfinite(grid.data);
-    if (bad)
-      std::fprintf(stderr, "warning: input %s has %zu non-finite values; metrics skip them\n",
-                   src.name.c_str(), bad);
-    for (auto* app : cfg_.apps) {
-      if (app->is_hotspot || interrupted_) continue;
-      Workload w;
-      w.app = app;
-      w.input_name = src.name;
-      w.input = grid;
-      run_workload(w, sink);
+  std::vector<std::optional<std::pair<int, int>>> sizes(cfg_.sizes.begin(), cfg_.sizes.end());
+  if (sizes.empty()) sizes.push_back(std::nullopt);
+  const bool rodinia = !cfg_.temp_path.empty();
+  total_ = (image_apps * cfg_.image_inputs.size() * sizes.size() +
+            (hotspot ? (rodinia ? 1 : sizes.size()) : 0)) *
+           cfg_.variants.size() * cfg_.wgs.size();
+  for (const auto& size : sizes) {
+    for (const auto& src : cfg_.image_inputs) {
+      if (image_apps == 0 || interrupted_) break;
+      Grid grid = load_image_source(src, size);
+      const std::size_t bad = count_nonfinite(grid.data);
+      if (bad)
+        std::fprintf(stderr, "warning: input %s has %zu non-finite values; metrics skip them\n",
+                     src.name.c_str(), bad);
+      for (auto* app : cfg_.apps) {
+        if (app->is_hotspot || interrupted_) continue;
+        Workload w;
+        w.app = app;
+        w.input_name = src.name;
+        w.input = grid;
+        run_workload(w, sink);
+      }
     }
-  }
-  if (hotspot && !interrupted_) {
+    if (!hotspot || interrupted_ || (rodinia && &size != &sizes.front())) continue;
     Workload w;
     w.app = &find_app("hotspot");
-    if (!cfg_.temp_path.empty()) {
+    if (rodinia) {
       int width = 0, height = 0;
-      if (cfg_.size) std::tie(width, height) = *cfg_.size;
+      if (size) std::tie(width, height) = *size;
       auto load = [&](const std::string& p) {
         return is_npy(p) ? read_npy(p) : read_rodinia(p, width, height);
       };
@@ -253,7 +258,7 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
                          std::to_string(w.input.height));
       w.input_name = file_stem(cfg_.temp_path);
     } else {
-      const auto [width, height] = cfg_.size.value_or(std::make_pair(512, 512));
+      const auto [width, height] = size.value_or(std::make_pair(512, 512));
       HotspotInput chip = make_synthetic_chip(width, height);
       w.input = std::move(chip.temp);
       w.power = std::move(chip.power);

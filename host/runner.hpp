@@ -40,7 +40,10 @@ struct RunConfig {
   std::vector<Variant> variants;
   std::vector<WorkGroup> wgs;
   std::vector<ImageSource> image_inputs;
-  std::optional<std::pair<int, int>> size;
+  // Sizes to resize/generate inputs at, each a separate workload; empty: native sizes (512x512
+  // for generated inputs). Rodinia hotspot files are read once, with the first size as their
+  // shape when given.
+  std::vector<std::pair<int, int>> sizes;
   std::string temp_path, power_path;  // hotspot inputs; synthetic chip when empty
   int iterations = 60;
   int warmup = 50;

@@ -449,6 +449,18 @@ def main(argv=None):
     except ReportError as exc:
         print(f"report.py: {exc}", file=sys.stderr)
         return 2
+    fidelity = []
+    if len(args.results) >= 2:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import compare_devices
+        loaded = [(p,) + compare_devices.load(p) for p in args.results]
+        for i, (pa, na, ra) in enumerate(loaded):
+            for pb, nb, rb in loaded[i + 1:]:
+                if na != nb:
+                    pairs, bad, worst = compare_devices.compare(ra, rb)
+                    if pairs:
+                        fidelity.append(f"- `{os.path.basename(pa)}` vs `{os.path.basename(pb)}`: "
+                                        + compare_devices.verdict_markdown(na, nb, pairs, bad, worst))
     os.makedirs(args.out, exist_ok=True)
     written = []
     geo = fig_speedups(rows, args.out, written)
@@ -489,6 +501,8 @@ def main(argv=None):
     md += [f"![Fig. 9]({h}.png)" for h in heatmaps]
     md += ["", "## Fig. 10: error against speedup, Pareto fronts", "", "![Fig. 10](fig10_pareto.png)", ""]
     md += [f"- {a}: " + " -> ".join(variant_label(v) for v in f) for a, f in fronts.items()]
+    if fidelity:
+        md += ["", "## Cross-device fidelity (scripts/compare_devices.py)", ""] + fidelity
     md.append("")
     with open(os.path.join(args.out, "report.md.tmp"), "w") as f:
         f.write("\n".join(md))

@@ -200,6 +200,21 @@ TEST(Cli, InterruptAndResumeGiveTheUninterruptedKeys) {
   }
 }
 
+TEST(Cli, SizeListRunsEverySize) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const CliRun r = kperf_cli("run --apps inversion,hotspot --schemes accurate --wg 8x8 --size 24x16,40 "
+                             "--input synthetic:noise --iterations 2 --warmup 0 --reps 1 --quiet --out " +
+                                 (dir / "r.json").string(),
+                             dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(result_keys(dir / "r.json"),
+            (std::set<std::string>{"inversion/accurate/none/wg:8x8/synthetic-noise/24x16",
+                                   "inversion/accurate/none/wg:8x8/synthetic-noise/40x40",
+                                   "hotspot/accurate/none/wg:8x8/synthetic-chip/24x16",
+                                   "hotspot/accurate/none/wg:8x8/synthetic-chip/40x40"}));
+}
+
 TEST(Cli, DevicesJsonHasTableOneFields) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
