@@ -143,6 +143,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, all apps, 4 schemes, nn, full sweep)", cxxopts::value<std::string>())
     ("resume", "skip configurations already in --out and append the rest")
     ("verify", "also check every output against the CPU model of its scheme")
+    ("cl-options", "extra OpenCL build options for every kernel (e.g. -DKPERF_MATERIALIZE_ROWS=1); recorded in the context", cxxopts::value<std::string>())
     ("kernel-dir", "directory holding kernels/ and schemes/ (default: beside the binary)", cxxopts::value<std::string>())
     ("quiet", "no progress bar")
     ("h,help", "show this help");
@@ -176,6 +177,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
   cfg.sizes = sizes;
   cfg.verify = given("verify");
+  if (given("cl-options")) cfg.extra_build_options = text("cl-options");
 
   const std::vector<int> vecs = parse_vec_list(text("vec"));
   const std::vector<int> pys = parse_py_list(text("py"));
@@ -301,6 +303,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ctx["warmup"] = cfg.warmup;
     ctx["reps"] = cfg.reps;
     ctx["iterations"] = cfg.iterations;
+    ctx["extra_build_options"] = cfg.extra_build_options;
     ctx["copy_gbps"] = runner.largest_copy_gbps();
     ctx["copy"] = runner.copy_json();
     ctx["complete"] = complete;

@@ -373,7 +373,8 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
 std::string Runner::build_options(const Variant& v, WorkGroup wg) const {
   return "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() + " " +
          v.build_options() + " -DWG_X=" + std::to_string(wg.x) + " -DWG_Y=" + std::to_string(wg.y) +
-         " -DVEC=" + std::to_string(wg.vec) + " -DPY=" + std::to_string(wg.py);
+         " -DVEC=" + std::to_string(wg.vec) + " -DPY=" + std::to_string(wg.py) +
+         (cfg_.extra_build_options.empty() ? "" : " " + cfg_.extra_build_options);
 }
 
 std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v, WorkGroup wg) const {

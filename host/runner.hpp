@@ -49,6 +49,7 @@ struct RunConfig {
   int warmup = 50;
   int reps = 50;
   std::string kernel_root;  // holds kernels/ and schemes/
+  std::string extra_build_options;  // --cl-options, appended to every kernel build
   std::string save_outputs_dir;
   bool verify = false;
   bool progress = false;
