@@ -25,6 +25,11 @@ HotspotCoefficients hotspot_coefficients(int width, int height) {
   return {step / cap, 1.0 / rx, 1.0 / ry, 1.0 / rz, amb_temp};
 }
 
+double hotspot_stability_factor(int width, int height) {
+  const HotspotCoefficients c = hotspot_coefficients(width, height);
+  return c.step_div_cap * (2.0 * c.rx_inv + 2.0 * c.ry_inv + c.rz_inv);
+}
+
 namespace {
 
 template <int N>

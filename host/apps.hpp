@@ -28,6 +28,10 @@ struct HotspotCoefficients {
   double step_div_cap, rx_inv, ry_inv, rz_inv, amb_temp;
 };
 HotspotCoefficients hotspot_coefficients(int width, int height);
+// Rodinia's explicit step is stable while step/Cap * (2/Rx + 2/Ry + 1/Rz) < 1. The factor grows
+// with the cell count (step/Cap ~ N^2): about 0.14 at 512^2, 0.55 at 1024^2, above 1 from roughly
+// 1450^2 on, where temperatures diverge (the timing stays meaningful, the errors do not).
+double hotspot_stability_factor(int width, int height);
 
 // The neighbourhood of one output element; (0, 0) is the element itself.
 struct Window {

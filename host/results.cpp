@@ -38,6 +38,7 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["status"] = r.status;
   if (!r.ok()) j["reason"] = r.reason;
   if (!r.build_log.empty()) j["build_log"] = r.build_log;
+  if (!r.note.empty()) j["note"] = r.note;
   if (r.time) {
     j["time_ns"] = {{"median", r.time->median}, {"mean", r.time->mean}, {"min", r.time->min},
                     {"max", r.time->max},       {"stddev", r.time->stddev}, {"cv", r.time->cv}};
@@ -76,6 +77,7 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.status = j.at("status").get<std::string>();
   r.reason = j.value("reason", std::string());
   r.build_log = j.value("build_log", std::string());
+  r.note = j.value("note", std::string());
   if (j.contains("time_ns")) {
     const auto& t = j.at("time_ns");
     r.time = TimingStats{t.at("median").get<double>(), t.at("mean").get<double>(),

@@ -28,6 +28,7 @@ struct ResultRow {
   int iterations = 1;  // hotspot launches per sample
   std::string status = "ok";
   std::string reason, build_log;
+  std::string note;  // a caveat on an ok row (e.g. a diverging hotspot)
   std::vector<std::uint64_t> samples_ns;
   std::optional<TimingStats> time;
   double bytes_model = 0, gbps = 0, copy_gbps = 0, roofline = 0;

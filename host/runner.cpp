@@ -113,6 +113,7 @@ struct Runner::Workload {
   std::optional<Grid> power;
   GridD truth;
   std::string alloc_problem;  // non-empty: every configuration is invalid_config
+  std::string note;           // caveat copied onto every row
   std::size_t guard = 0;      // floats of canary on each side of an output buffer
   cl::Buffer in_buf, power_buf;
   cl::Buffer out_parent[2], out_view[2];
@@ -289,6 +290,18 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     return;
   }
 
+  if (app.is_hotspot) {
+    const double factor = hotspot_stability_factor(w.width, w.height);
+    if (factor >= 1.0) {
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "Rodinia's explicit step is unstable at %dx%d (factor %.2f >= 1): temperatures "
+                    "diverge, so errors are not meaningful; timings are",
+                    w.width, w.height, factor);
+      w.note = text;
+      std::fprintf(stderr, "warning: hotspot: %s\n", text);
+    }
+  }
   const GridD input_d = to_double(w.input.data, w.width, w.height);
   std::optional<GridD> power_d;
   if (w.power) power_d = to_double(w.power->data, w.width, w.height);
@@ -427,6 +440,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   row.height = w.height;
   row.iterations = app.is_hotspot ? cfg_.iterations : 1;
   row.primary_metric = metric_name(app.primary_metric);
+  row.note = w.note;
   row.key = make_key(row.app, row.scheme, row.recon, wg.x, wg.y, wg.vec, wg.py, w.input_name,
                      w.width, w.height);
   auto reject = [&](const std::string& status, const std::string& reason) {

@@ -516,6 +516,10 @@ TEST(Hotspot, CoefficientsFollowRodinia) {
   EXPECT_NEAR(c.step_div_cap, step / cap, 1e-9 * step / cap);
   EXPECT_NEAR(c.rz_inv, 100 * gw * gw / 0.0005, 1e-15);
   EXPECT_DOUBLE_EQ(c.amb_temp, 80.0);
+  // Stable at Rodinia's own sizes, diverging from about 1450^2 on (step/Cap grows as N^2).
+  EXPECT_LT(hotspot_stability_factor(1024, 1024), 1.0);
+  EXPECT_GT(hotspot_stability_factor(2048, 2048), 1.0);
+  EXPECT_NEAR(hotspot_stability_factor(2048, 2048) / hotspot_stability_factor(1024, 1024), 4.0, 0.05);
 }
 
 }  // namespace
