@@ -78,8 +78,9 @@ void check_not_truncated(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
-Grid read_image(const std::string& path) {
-  const std::string bytes = read_file(path);
+Grid read_image(const std::string& path) { return decode_image(read_file(path), path); }
+
+Grid decode_image(const std::string& bytes, const std::string& path) {
   if (bytes.empty()) throw InputError(path + ": empty file");
   if (bytes.size() > static_cast<std::size_t>(INT32_MAX))
     throw InputError(path + ": file too large");
@@ -130,8 +131,9 @@ std::string npy_field(const std::string& header, const std::string& key) {
 
 }  // namespace
 
-Grid read_npy(const std::string& path) {
-  const std::string bytes = read_file(path);
+Grid read_npy(const std::string& path) { return decode_npy(read_file(path), path); }
+
+Grid decode_npy(const std::string& bytes, const std::string& path) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     throw InputError(path + ": not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -220,7 +222,10 @@ std::string encode_npy(const Grid& grid) {
 void write_npy(const std::string& path, const Grid& grid) { write_file_atomic(path, encode_npy(grid)); }
 
 Grid read_rodinia(const std::string& path, int width, int height) {
-  const std::string text = read_file(path);
+  return parse_rodinia(read_file(path), path, width, height);
+}
+
+Grid parse_rodinia(const std::string& text, const std::string& path, int width, int height) {
   std::vector<float> values;
   std::size_t line_no = 0, pos = 0;
   while (pos < text.size()) {

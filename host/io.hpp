@@ -35,16 +35,20 @@ constexpr int kMaxGridSide = 1 << 16;
 // Image (PNG, JPEG, BMP, PGM/PPM, TGA, ...) as grayscale luminance 0.299R+0.587G+0.114B in
 // [0, 255].
 Grid read_image(const std::string& path);
+// The same from bytes already in memory; `name` labels error messages (fuzzing seam).
+Grid decode_image(const std::string& bytes, const std::string& name);
 bool has_image_extension(const std::string& path);
 
 // 2-D C-order .npy of little-endian float32 or uint8, read as-is.
 Grid read_npy(const std::string& path);
+Grid decode_npy(const std::string& bytes, const std::string& name);
 std::string encode_npy(const Grid& grid);
 void write_npy(const std::string& path, const Grid& grid);  // atomic
 
 // Rodinia hotspot text grid: one value per line, row-major. With width/height 0 the grid
 // must be square and its side is inferred from the line count.
 Grid read_rodinia(const std::string& path, int width = 0, int height = 0);
+Grid parse_rodinia(const std::string& text, const std::string& name, int width = 0, int height = 0);
 std::string encode_rodinia(const Grid& grid);
 
 // Bilinear resize with half-pixel centres (OpenCV INTER_LINEAR for upscaling).

@@ -207,11 +207,21 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   }
   bool image_apps = false, hotspot = false;
   for (auto* a : cfg.apps) (a->is_hotspot ? hotspot : image_apps) = true;
+  // The largest grid the run will allocate, checked against the device before any work.
+  std::size_t largest = 0;
+  for (const auto& [w, h] : sizes) largest = std::max(largest, static_cast<std::size_t>(w) * h);
   if (image_apps) {
     cfg.image_inputs = expand_inputs(input_specs);
-    for (const auto& src : cfg.image_inputs)
-      (void)load_image_source(src, size);  // validates the file; sizes only change the resize
+    for (const auto& src : cfg.image_inputs) {
+      if (!src.synthetic.empty()) {
+        if (sizes.empty()) largest = std::max<std::size_t>(largest, 512 * 512);
+        continue;  // generated at the run's sizes, nothing to validate
+      }
+      const Grid g = load_image_source(src, std::nullopt);  // decodes fully: a bad file fails here
+      if (sizes.empty()) largest = std::max(largest, g.size());
+    }
   }
+  if (hotspot && !given("temp") && sizes.empty()) largest = std::max<std::size_t>(largest, 512 * 512);
   if (given("temp") != given("power")) throw UsageError("--temp and --power go together");
   if (given("temp")) {
     cfg.temp_path = text("temp");
@@ -224,6 +234,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
       return fs::path(p).extension() == ".npy" ? read_npy(p) : read_rodinia(p, w, h);
     };
     const Grid t = load(cfg.temp_path), p = load(cfg.power_path);
+    largest = std::max(largest, t.size());
     if (t.width != p.width || t.height != p.height)
       throw InputError(cfg.power_path + ": power grid is " + std::to_string(p.width) + "x" +
                        std::to_string(p.height) + " but temperature grid " + cfg.temp_path +
@@ -253,6 +264,12 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   for (const auto& e : entries) infos.push_back(e.info);
   const std::size_t chosen = choose_device(infos, parse_device_selector(text("device")));
   ClEnv env(entries[chosen]);
+  const std::uint64_t need = static_cast<std::uint64_t>(largest) * sizeof(float);
+  if (need > env.info().max_mem_alloc_size)
+    throw UsageError("a grid of " + std::to_string(largest) + " elements needs " +
+                     std::to_string(need >> 20) + " MiB per buffer, more than " + env.info().name +
+                     " allows (CL_DEVICE_MAX_MEM_ALLOC_SIZE = " +
+                     std::to_string(env.info().max_mem_alloc_size >> 20) + " MiB)");
   const bool cpu_device = env.info().type.find("CPU") != std::string::npos;
   cfg.wgs = with_outputs_per_item(
       wgs ? *wgs : (wg_auto || !cpu_device) ? spec_wg_candidates() : cpu_wg_candidates(), vecs, pys);

@@ -188,7 +188,10 @@ def table3_one(rows, device):
     times = median_over_inputs(rows, lambda r: r["time_ns"]["median"] / 1e6)
     variants = order_variants({v for (_, v) in times})
     inputs = sorted({f"{r['input']['name']}@{r['input']['width']}x{r['input']['height']}" for r in best_rows(rows)})
-    head = f"**{device}** (median over {len(inputs)} input(s): {', '.join(inputs[:4])}{'...' if len(inputs) > 4 else ''})\n\n"
+    n_per_app = max((sum(1 for r in best_rows(rows) if r["app"] == app and r["scheme"] == "accurate")
+                     for app in apps_in(rows)), default=0)
+    head = (f"**{device}** (each app's median over its {n_per_app} input(s); inputs: "
+            f"{', '.join(inputs[:4])}{'...' if len(inputs) > 4 else ''})\n\n")
     lines = ["| app | " + " | ".join(variant_label(v) for v in variants) + " |",
              "|---" * (len(variants) + 1) + "|"]
     for app in apps_in(rows):

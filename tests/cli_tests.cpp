@@ -92,6 +92,14 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << " -> " << r.err;
     EXPECT_FALSE(fs::exists(dir / "r.json")) << c.args;
   }
+  // A size beyond the device's largest allocation is refused before anything is allocated.
+  if (test::test_env()) {
+    const CliRun huge = kperf_cli("run --apps gaussian3 --size 65536 --input synthetic:noise" + out, dir);
+    EXPECT_EQ(huge.exit_code, 2);
+    EXPECT_TRUE(one_line(huge.err)) << huge.err;
+    EXPECT_NE(huge.err.find("CL_DEVICE_MAX_MEM_ALLOC_SIZE"), std::string::npos) << huge.err;
+    EXPECT_FALSE(fs::exists(dir / "r.json"));
+  }
   const CliRun resume = kperf_cli("run --resume", dir);
   EXPECT_EQ(resume.exit_code, 2);
   EXPECT_NE(resume.err.find("--resume needs --out"), std::string::npos) << resume.err;
@@ -198,6 +206,23 @@ TEST(Cli, InterruptAndResumeGiveTheUninterruptedKeys) {
     EXPECT_EQ(result_keys(out, &complete), expected) << "after " << signals[attempt];
     EXPECT_TRUE(complete);
   }
+}
+
+TEST(Cli, NonFiniteInputWarnsAndIsCounted) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  Grid g = test::random_grid(16, 12, 3);
+  g.at(5, 5) = std::numeric_limits<float>::quiet_NaN();
+  g.at(7, 2) = std::numeric_limits<float>::infinity();
+  write_npy((dir / "nan.npy").string(), g);
+  const CliRun r = kperf_cli("run --apps inversion --schemes accurate --wg 8x4 --warmup 0 --reps 1 --quiet --input " +
+                                 (dir / "nan.npy").string() + " --out " + (dir / "r.json").string(),
+                             dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: input nan has 2 non-finite values"), std::string::npos) << r.err;
+  const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
+  EXPECT_EQ(doc["results"][0]["error"]["nonfinite"], 2);
+  EXPECT_EQ(doc["results"][0]["status"], "ok");
 }
 
 TEST(Cli, SizeListRunsEverySize) {
