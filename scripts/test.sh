@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test (host units and PoCL device tests).
+# Installs what is missing, builds, and runs every test (host units, PoCL device tests,
+# command-line and script tests); then builds again with AddressSanitizer and
+# UndefinedBehaviorSanitizer (build-asan/) and runs the whole suite under them.
+# KPERF_SANITIZE=0 skips the sanitizer pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 datasets/fetch_images.sh || echo "sample photos unavailable; photo tests use synthetic inputs" >&2
-cd build
-ctest --output-on-failure --parallel 2 "$@"
+(cd build && ctest --output-on-failure --parallel 2 "$@")
+
+if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
+  echo "== the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)" >&2
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKPERF_SANITIZE=ON >/dev/null
+  cmake --build build-asan --parallel
+  # Leaks inside the OpenCL driver stack (PoCL, LLVM) are suppressed; kperf's own are not.
+  (cd build-asan &&
+   ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp" \
+   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+   ctest --output-on-failure --parallel 2 "$@")
+fi
