@@ -88,9 +88,11 @@ Grid decode_image(const std::string& bytes, const std::string& path) {
   const auto* raw = reinterpret_cast<const stbi_uc*>(bytes.data());
   if (!stbi_info_from_memory(raw, static_cast<int>(bytes.size()), &w, &h, &comp))
     throw InputError(path + ": not a readable image (" + stbi_failure_reason() + ")");
-  if (w <= 0 || h <= 0 || w > kMaxGridSide || h > kMaxGridSide)
+  if (w <= 0 || h <= 0 || w > kMaxGridSide || h > kMaxGridSide ||
+      static_cast<long long>(w) * h > kMaxImagePixels)
     throw InputError(path + ": image size " + std::to_string(w) + "x" + std::to_string(h) +
-                     " is outside 1.." + std::to_string(kMaxGridSide));
+                     " is outside 1.." + std::to_string(kMaxGridSide) + " per side or above " +
+                     std::to_string(kMaxImagePixels) + " pixels");
   check_not_truncated(path, bytes);
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_memory(raw, static_cast<int>(bytes.size()), &w, &h, &comp, 0), stbi_image_free);
@@ -190,11 +192,13 @@ Grid decode_npy(const std::string& bytes, const std::string& path) {
   if (dims[0] < 1 || dims[1] < 1 || dims[0] > kMaxGridSide || dims[1] > kMaxGridSide)
     throw InputError(path + ": shape " + shape + " is outside 1.." +
                      std::to_string(kMaxGridSide) + " per side");
-  Grid g(static_cast<int>(dims[1]), static_cast<int>(dims[0]));
+  // The data must be there before anything is allocated: the header alone can claim 16 GiB.
+  const std::size_t elements = static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(dims[1]);
   const std::size_t data_offset = offset + header_len;
-  if (bytes.size() < data_offset + g.size() * item)
+  if (bytes.size() < data_offset + elements * item)
     throw InputError(path + ": truncated data (" + std::to_string(bytes.size() - data_offset) +
-                     " bytes for " + std::to_string(g.size() * item) + ")");
+                     " bytes for " + std::to_string(elements * item) + ")");
+  Grid g(static_cast<int>(dims[1]), static_cast<int>(dims[0]));
   const char* src = bytes.data() + data_offset;
   if (item == 4) {
     std::memcpy(g.data.data(), src, g.size() * 4);

@@ -31,6 +31,9 @@ class InputError : public std::runtime_error {
 // Largest side accepted for any input or generated grid (guards against absurd sizes
 // before anything is allocated).
 constexpr int kMaxGridSide = 1 << 16;
+// Largest image accepted, in pixels (16384^2): a small compressed file can claim a huge size,
+// and its decode buffer is allocated before the data is seen.
+constexpr long long kMaxImagePixels = 1LL << 28;
 
 // Image (PNG, JPEG, BMP, PGM/PPM, TGA, ...) as grayscale luminance 0.299R+0.587G+0.114B in
 // [0, 255].

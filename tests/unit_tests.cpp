@@ -194,6 +194,9 @@ TEST(Npy, Uint8AndRejections) {
       {npy_with("<f4", "(6,)", 24), "rank 1"},
       {npy_with(">f4", "(2, 3)", 24), "big-endian"},
       {npy_with("<f4", "(2, 3)", 10), "truncated"},
+      // Regression (found by fuzz_readers): a header claiming 65536x65536 floats with no data
+      // must fail on the size check, before allocating 16 GiB.
+      {npy_with("<f4", "(65536, 65536)", 8), "truncated"},
       {std::string("not numpy at all"), "magic"},
   };
   for (const auto& [bytes, why] : bad) {
@@ -279,7 +282,9 @@ TEST(Image, BadFilesNameTheFile) {
   write_bytes(dir / "empty.png", "");
   write_bytes(dir / "junk.png", "this is not an image");
   write_bytes(dir / "short.pgm", std::string("P5\n30 20\n255\n") + std::string(10, 'x'));
-  for (const char* name : {"empty.png", "junk.png", "short.pgm", "missing.png"}) {
+  // Regression (fuzz_readers): a few bytes claiming a 60000x60000 image are refused before decoding.
+  write_bytes(dir / "huge.pgm", std::string("P5\n60000 60000\n255\n") + std::string(10, 'x'));
+  for (const char* name : {"empty.png", "junk.png", "short.pgm", "huge.pgm", "missing.png"}) {
     try {
       read_image((dir / name).string());
       ADD_FAILURE() << "accepted " << name;
