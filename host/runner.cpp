@@ -106,6 +106,7 @@ Grid load_image_source(const ImageSource& src, std::optional<std::pair<int, int>
 }
 
 struct Runner::Workload {
+  using DeviceBuffers = Runner::DeviceBuffers;
   const AppDescriptor* app = nullptr;
   std::string input_name;
   int width = 0, height = 0;
@@ -114,11 +115,8 @@ struct Runner::Workload {
   GridD truth;
   std::string alloc_problem;  // non-empty: every configuration is invalid_config
   std::string note;           // caveat copied onto every row
-  std::size_t guard = 0;      // floats of canary on each side of an output buffer
-  cl::Buffer in_buf, power_buf;
-  cl::Buffer out_parent[2], out_view[2];
-  std::vector<float> out_init;  // canary guards around a NaN interior
-  std::vector<float> in_init;   // hotspot: canary guards around the initial temperature
+  DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
+  std::vector<float> in_init;    // hotspot: canary guards around the initial temperature
   float coef[5] = {0, 0, 0, 0, 0};
 };
 
@@ -309,9 +307,8 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
 
   const DeviceInfo& dev = env_.info();
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const std::size_t align = std::max<std::size_t>(4096, dev.mem_base_addr_align_bits / 8);
-  w.guard = align / sizeof(float);
-  const std::size_t parent_bytes = (n + 2 * w.guard) * sizeof(float);
+  const std::size_t guard = std::max<std::size_t>(4096, dev.mem_base_addr_align_bits / 8) / sizeof(float);
+  const std::size_t parent_bytes = (n + 2 * guard) * sizeof(float);
   const std::size_t buffers = app.is_hotspot ? 3 : 2;
   if (parent_bytes > dev.max_mem_alloc_size || buffers * parent_bytes > dev.global_mem_size) {
     w.alloc_problem = "input " + std::to_string(w.width) + "x" + std::to_string(w.height) +
@@ -321,29 +318,40 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
                       std::to_string(dev.global_mem_size >> 20) + " MiB in all";
   } else {
     try {
-      auto& ctx = env_.context();
-      w.out_init.assign(n + 2 * w.guard, kCanary);
-      std::fill(w.out_init.begin() + static_cast<long>(w.guard),
-                w.out_init.end() - static_cast<long>(w.guard), std::numeric_limits<float>::quiet_NaN());
-      const cl_buffer_region region{w.guard * sizeof(float), n * sizeof(float)};
-      for (int i = 0; i < (app.is_hotspot ? 2 : 1); ++i) {
-        w.out_parent[i] = cl::Buffer(ctx, CL_MEM_READ_WRITE, parent_bytes);
-        w.out_view[i] = w.out_parent[i].createSubBuffer(CL_MEM_READ_WRITE,
-                                                         CL_BUFFER_CREATE_TYPE_REGION, &region);
+      DeviceBuffers& b = buffers_;
+      if (b.width != w.width || b.height != w.height) {
+        b = DeviceBuffers{};  // release the previous size's buffers first
+        b.width = w.width;
+        b.height = w.height;
+        b.guard = guard;
+        b.out_init.assign(n + 2 * guard, kCanary);
+        std::fill(b.out_init.begin() + static_cast<long>(guard),
+                  b.out_init.end() - static_cast<long>(guard), std::numeric_limits<float>::quiet_NaN());
       }
+      auto& ctx = env_.context();
+      auto& q = env_.queue();
+      const cl_buffer_region region{guard * sizeof(float), n * sizeof(float)};
+      for (int i = 0; i < (app.is_hotspot ? 2 : 1); ++i)
+        if (!b.out_parent[i]()) {
+          b.out_parent[i] = cl::Buffer(ctx, CL_MEM_READ_WRITE, parent_bytes);
+          b.out_view[i] = b.out_parent[i].createSubBuffer(CL_MEM_READ_WRITE,
+                                                           CL_BUFFER_CREATE_TYPE_REGION, &region);
+        }
       if (app.is_hotspot) {
-        w.in_init = w.out_init;
-        std::copy(w.input.data.begin(), w.input.data.end(), w.in_init.begin() + static_cast<long>(w.guard));
-        w.power_buf = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
-                                 w.power->data.data());
+        w.in_init = b.out_init;
+        std::copy(w.input.data.begin(), w.input.data.end(), w.in_init.begin() + static_cast<long>(guard));
+        if (!b.power()) b.power = cl::Buffer(ctx, CL_MEM_READ_ONLY, n * sizeof(float));
+        q.enqueueWriteBuffer(b.power, CL_TRUE, 0, n * sizeof(float), w.power->data.data());
         const HotspotCoefficients c = hotspot_coefficients(w.width, w.height);
         const double cs[5] = {c.step_div_cap, c.rx_inv, c.ry_inv, c.rz_inv, c.amb_temp};
         for (int i = 0; i < 5; ++i) w.coef[i] = static_cast<float>(cs[i]);
       } else {
-        w.in_buf = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
-                              w.input.data.data());
+        if (!b.in()) b.in = cl::Buffer(ctx, CL_MEM_READ_ONLY, n * sizeof(float));
+        q.enqueueWriteBuffer(b.in, CL_TRUE, 0, n * sizeof(float), w.input.data.data());
       }
+      w.buf = &b;
     } catch (const cl::Error& e) {
+      buffers_ = DeviceBuffers{};
       w.alloc_problem = "allocating buffers for " + std::to_string(w.width) + "x" +
                         std::to_string(w.height) + ": " + describe(e);
     }
@@ -390,9 +398,8 @@ std::string Runner::build_options(const Variant& v, WorkGroup wg) const {
          (cfg_.extra_build_options.empty() ? "" : " " + cfg_.extra_build_options);
 }
 
-std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v, WorkGroup wg) const {
-  const AppDescriptor& app = *w.app;
-  const DeviceInfo& dev = env_.info();
+std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                                    const DeviceInfo& dev) {
   if (auto verdict = check_variant(v, app.radius, wg)) return verdict;
   const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
   if (items > dev.max_work_group_size)
@@ -408,17 +415,25 @@ std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,
                                            std::to_string(d) + "] = " +
                                            std::to_string(dev.max_work_item_sizes[d])};
   }
-  // Local tile as kperf_tile.cl lays it out: rows padded to 16-byte chunks when the block width
-  // is a multiple of 4.
-  const bool uses_tile = app.accurate_uses_tile || !v.is_accurate();
-  const int block_x = wg.x * wg.vec;
-  const std::size_t stride = block_x % 4 == 0 && app.radius <= 4 ? block_x + 8 : block_x + 2 * app.radius;
-  const std::size_t tile_bytes =
-      uses_tile ? stride * static_cast<std::size_t>(wg.y * wg.py + 2 * app.radius) * sizeof(float) : 0;
+  const std::size_t tile_bytes = tile_local_bytes(app, v, wg);
   if (tile_bytes > dev.local_mem_size)
     return Verdict{"invalid_config", "tile needs " + std::to_string(tile_bytes) +
                                          " bytes of local memory; device has " +
                                          std::to_string(dev.local_mem_size)};
+  return std::nullopt;
+}
+
+std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg) {
+  if (!app.accurate_uses_tile && v.is_accurate()) return 0;
+  // As kperf_tile.cl lays the tile out: rows padded to 16-byte chunks when the block width is a
+  // multiple of 4.
+  const int block_x = wg.x * wg.vec;
+  const std::size_t stride = block_x % 4 == 0 && app.radius <= 4 ? block_x + 8 : block_x + 2 * app.radius;
+  return stride * static_cast<std::size_t>(wg.y * wg.py + 2 * app.radius) * sizeof(float);
+}
+
+std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v, WorkGroup wg) const {
+  if (auto verdict = check_launch(*w.app, v, wg, env_.info())) return verdict;
   if (!w.alloc_problem.empty()) return Verdict{"invalid_config", w.alloc_problem};
   return std::nullopt;
 }
@@ -480,16 +495,16 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
       k.setArg(2, static_cast<cl_int>(w.width));
       k.setArg(3, static_cast<cl_int>(w.height));
       if (app.is_hotspot) {
-        k.setArg(4, w.power_buf);
+        k.setArg(4, w.buf->power);
         for (int i = 0; i < 5; ++i) k.setArg(5 + i, w.coef[i]);
       }
     };
     if (app.is_hotspot) {
-      set_args(kernel, w.out_view[0], w.out_view[1]);
+      set_args(kernel, w.buf->out_view[0], w.buf->out_view[1]);
       swap = cl::Kernel(program, "kperf_app");
-      set_args(*swap, w.out_view[1], w.out_view[0]);
+      set_args(*swap, w.buf->out_view[1], w.buf->out_view[0]);
     } else {
-      set_args(kernel, w.in_buf, w.out_view[0]);
+      set_args(kernel, w.buf->in, w.buf->out_view[0]);
     }
     const std::size_t block_y = static_cast<std::size_t>(wg.y) * wg.py;
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block_x - 1) / block_x * wg.x,
@@ -516,13 +531,13 @@ void Runner::time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Ke
                          const cl::NDRange& global, const cl::NDRange& local) {
   auto& q = env_.queue();
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const std::size_t bytes = w.out_init.size() * sizeof(float);
+  const std::size_t bytes = w.buf->out_init.size() * sizeof(float);
   auto reset_buffers = [&] {
     if (swap_kernel) {
-      q.enqueueWriteBuffer(w.out_parent[0], CL_TRUE, 0, bytes, w.in_init.data());
-      q.enqueueWriteBuffer(w.out_parent[1], CL_TRUE, 0, bytes, w.out_init.data());
+      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, w.in_init.data());
+      q.enqueueWriteBuffer(w.buf->out_parent[1], CL_TRUE, 0, bytes, w.buf->out_init.data());
     } else {
-      q.enqueueWriteBuffer(w.out_parent[0], CL_TRUE, 0, bytes, w.out_init.data());
+      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, w.buf->out_init.data());
     }
   };
   const int launches = swap_kernel ? row.iterations : 1;
@@ -569,15 +584,15 @@ void Runner::time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Ke
     enqueue_sample(nullptr);
     q.finish();
   }
-  std::vector<float> result_parent(w.out_init.size());
+  std::vector<float> result_parent(w.buf->out_init.size());
   const int final_buffer = swap_kernel ? launches % 2 : 0;
   for (int b = 0; b < (swap_kernel ? 2 : 1); ++b) {
-    std::vector<float> parent(w.out_init.size());
-    q.enqueueReadBuffer(w.out_parent[b], CL_TRUE, 0, bytes, parent.data());
+    std::vector<float> parent(w.buf->out_init.size());
+    q.enqueueReadBuffer(w.buf->out_parent[b], CL_TRUE, 0, bytes, parent.data());
     const bool guards_intact =
-        std::memcmp(parent.data(), w.out_init.data(), w.guard * sizeof(float)) == 0 &&
-        std::memcmp(parent.data() + w.guard + n, w.out_init.data() + w.guard + n,
-                    w.guard * sizeof(float)) == 0;
+        std::memcmp(parent.data(), w.buf->out_init.data(), w.buf->guard * sizeof(float)) == 0 &&
+        std::memcmp(parent.data() + w.buf->guard + n, w.buf->out_init.data() + w.buf->guard + n,
+                    w.buf->guard * sizeof(float)) == 0;
     if (!guards_intact) {
       row.status = "run_failed";
       row.reason = "kernel wrote outside its output buffer (canary band overwritten)";
@@ -585,8 +600,8 @@ void Runner::time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Ke
     }
     if (b == final_buffer) result_parent = std::move(parent);
   }
-  std::vector<float> output(result_parent.begin() + static_cast<long>(w.guard),
-                            result_parent.begin() + static_cast<long>(w.guard + n));
+  std::vector<float> output(result_parent.begin() + static_cast<long>(w.buf->guard),
+                            result_parent.begin() + static_cast<long>(w.buf->guard + n));
   row.error = compute_errors(w.truth.data, output);
   if (cfg_.verify) {
     const GridD input_d = to_double(w.input.data, w.width, w.height);

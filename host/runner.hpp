@@ -56,6 +56,14 @@ struct RunConfig {
   std::set<std::string> skip_keys;  // --resume: keys already measured
 };
 
+// Why `app` under variant `v` cannot launch as `wg` on a device with these limits (scheme
+// validity, CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_MAX_WORK_ITEM_SIZES, local memory), judged
+// before anything is built. The kernel's own CL_KERNEL_WORK_GROUP_SIZE is checked after building.
+std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                                    const DeviceInfo& dev);
+// Local memory the tile of this launch needs, as kperf_tile.cl lays it out (0 without a tile).
+std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg);
+
 // Set by SIGINT/SIGTERM; the runner stops after the configuration in flight.
 std::atomic<bool>& interrupt_requested();
 
@@ -74,6 +82,15 @@ class Runner {
 
  private:
   struct Workload;
+  // Device buffers of the current input size, shared by every app and input of that size and
+  // replaced when the size changes: outputs sit inside canary bands of `guard` floats.
+  struct DeviceBuffers {
+    int width = 0, height = 0;
+    std::size_t guard = 0;
+    std::vector<float> out_init;  // canary guards around a NaN interior
+    cl::Buffer in, power, out_parent[2], out_view[2];
+  };
+  DeviceBuffers buffers_;
   struct CopyResult {
     int width, height;
     double scalar_gbps, vec4_gbps;

@@ -14,6 +14,7 @@
 #include "schemes.hpp"
 #include "stats.hpp"
 #include "synthetic.hpp"
+#include "runner.hpp"
 #include "test_support.hpp"
 
 #include <stb_image_write.h>
@@ -511,6 +512,36 @@ TEST(Model, BytesModelCountsDistinctReads) {
   EXPECT_DOUBLE_EQ(distinct_elements_read(rows2, 1, {4, 4}, 10, 8), 5.0 * 10);
   EXPECT_DOUBLE_EQ(distinct_elements_read(parse_scheme("stencil"), 2, {4, 4}, 10, 8), 80.0);
   EXPECT_DOUBLE_EQ(distinct_elements_read(parse_scheme("accurate"), 0, {4, 4}, 10, 8), 80.0);
+}
+
+// Launch validation against a fake device: a small mobile-like GPU.
+TEST(Validation, FakeDeviceLimits) {
+  DeviceInfo dev;
+  dev.max_work_group_size = 256;
+  dev.max_work_item_sizes = {128, 64, 64};
+  dev.local_mem_size = 4096;
+  const AppDescriptor& g5 = find_app("gaussian5");
+  const Variant accurate = parse_scheme("accurate");
+  EXPECT_FALSE(check_launch(g5, accurate, {16, 8}, dev));
+  const auto too_many = check_launch(g5, accurate, {32, 16}, dev);
+  ASSERT_TRUE(too_many);
+  EXPECT_EQ(too_many->status, "invalid_config");
+  EXPECT_NE(too_many->reason.find("CL_DEVICE_MAX_WORK_GROUP_SIZE 256"), std::string::npos) << too_many->reason;
+  const auto too_wide = check_launch(g5, accurate, {256, 1}, dev);
+  ASSERT_TRUE(too_wide);
+  EXPECT_NE(too_wide->reason.find("CL_DEVICE_MAX_WORK_ITEM_SIZES[0] = 128"), std::string::npos);
+  const auto too_tall = check_launch(g5, accurate, {2, 128}, dev);
+  ASSERT_TRUE(too_tall);
+  EXPECT_NE(too_tall->reason.find("CL_DEVICE_MAX_WORK_ITEM_SIZES[1] = 64"), std::string::npos);
+  // 16x8 work-items with 4x4 outputs each: a (64+8) x (32+4) float tile = 10368 bytes > 4096.
+  const auto big_tile = check_launch(g5, accurate, {16, 8, 4, 4}, dev);
+  ASSERT_TRUE(big_tile);
+  EXPECT_NE(big_tile->reason.find("tile needs 10368 bytes"), std::string::npos) << big_tile->reason;
+  EXPECT_EQ(tile_local_bytes(g5, accurate, {16, 8, 4, 4}), 10368u);
+  // Accurate inversion reads global memory directly: no tile, so no local-memory limit.
+  EXPECT_EQ(tile_local_bytes(find_app("inversion"), accurate, {16, 16, 4, 4}), 0u);
+  // Scheme verdicts come first.
+  EXPECT_EQ(check_launch(find_app("inversion"), parse_scheme("stencil"), {8, 8}, dev)->status, "not_applicable");
 }
 
 TEST(Hotspot, CoefficientsFollowRodinia) {
