@@ -112,6 +112,8 @@ struct Runner::Workload {
   int width = 0, height = 0;
   Grid input;  // temperature for hotspot
   std::optional<Grid> power;
+  GridD input_d;                  // the inputs in double, for the reference and --verify
+  std::optional<GridD> power_d;
   GridD truth;
   std::string alloc_problem;  // non-empty: every configuration is invalid_config
   std::string note;           // caveat copied onto every row
@@ -300,10 +302,9 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       std::fprintf(stderr, "warning: hotspot: %s\n", text);
     }
   }
-  const GridD input_d = to_double(w.input.data, w.width, w.height);
-  std::optional<GridD> power_d;
-  if (w.power) power_d = to_double(w.power->data, w.width, w.height);
-  w.truth = reference_run(app, input_d, power_d ? &*power_d : nullptr, iterations);
+  w.input_d = to_double(w.input.data, w.width, w.height);
+  if (w.power) w.power_d = to_double(w.power->data, w.width, w.height);
+  w.truth = reference_run(app, w.input_d, w.power_d ? &*w.power_d : nullptr, iterations);
 
   const DeviceInfo& dev = env_.info();
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
@@ -510,7 +511,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block_x - 1) / block_x * wg.x,
                              (static_cast<std::size_t>(w.height) + block_y - 1) / block_y * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
-    time_config(w, row, kernel, swap ? &*swap : nullptr, global, local);
+    time_config(w, v, row, kernel, swap ? &*swap : nullptr, global, local);
   } catch (const cl::Error& e) {
     row.samples_ns.clear();
     row.time.reset();
@@ -527,8 +528,9 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   return row;
 }
 
-void Runner::time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Kernel* swap_kernel,
-                         const cl::NDRange& global, const cl::NDRange& local) {
+void Runner::time_config(Workload& w, const Variant& v, ResultRow& row, cl::Kernel& kernel,
+                         cl::Kernel* swap_kernel, const cl::NDRange& global,
+                         const cl::NDRange& local) {
   auto& q = env_.queue();
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
   const std::size_t bytes = w.buf->out_init.size() * sizeof(float);
@@ -604,13 +606,8 @@ void Runner::time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Ke
                             result_parent.begin() + static_cast<long>(w.buf->guard + n));
   row.error = compute_errors(w.truth.data, output);
   if (cfg_.verify) {
-    const GridD input_d = to_double(w.input.data, w.width, w.height);
-    std::optional<GridD> power_d;
-    if (w.power) power_d = to_double(w.power->data, w.width, w.height);
-    Variant v = parse_scheme(row.scheme);
-    v.recon = row.recon == "li" ? Recon::kLi : row.recon == "nn" ? Recon::kNn : Recon::kNone;
-    const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec, row.py}, input_d,
-                                  power_d ? &*power_d : nullptr, row.iterations);
+    const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec, row.py}, w.input_d,
+                                  w.power_d ? &*w.power_d : nullptr, row.iterations);
     double worst = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (std::isfinite(model.data[i]))

@@ -102,8 +102,8 @@ class Runner {
   // Why a configuration cannot run, judged before building (scheme, device limits, memory).
   std::optional<Verdict> static_check(const Workload& w, const Variant& v, WorkGroup wg) const;
   std::string build_options(const Variant& v, WorkGroup wg) const;
-  void time_config(Workload& w, ResultRow& row, cl::Kernel& kernel, cl::Kernel* swap_kernel,
-                   const cl::NDRange& global, const cl::NDRange& local);
+  void time_config(Workload& w, const Variant& v, ResultRow& row, cl::Kernel& kernel,
+                   cl::Kernel* swap_kernel, const cl::NDRange& global, const cl::NDRange& local);
   double copy_gbps_for(int width, int height);
   const std::string& kernel_source(const std::string& file);
   void tick(const std::string& label);
