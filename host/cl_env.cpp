@@ -131,6 +131,11 @@ DeviceInfo query_info(const cl::Platform& platform, const cl::Device& device, in
   info.max_work_item_sizes = device.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
   info.profiling_timer_resolution_ns = device.getInfo<CL_DEVICE_PROFILING_TIMER_RESOLUTION>();
   info.mem_base_addr_align_bits = device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>();
+  info.image_support = device.getInfo<CL_DEVICE_IMAGE_SUPPORT>() == CL_TRUE;
+  if (info.image_support) {
+    info.image2d_max_width = device.getInfo<CL_DEVICE_IMAGE2D_MAX_WIDTH>();
+    info.image2d_max_height = device.getInfo<CL_DEVICE_IMAGE2D_MAX_HEIGHT>();
+  }
   return info;
 }
 
@@ -161,6 +166,8 @@ nlohmann::ordered_json to_json(const DeviceInfo& info) {
   j["max_work_group_size"] = info.max_work_group_size;
   j["max_work_item_sizes"] = info.max_work_item_sizes;
   j["profiling_timer_resolution_ns"] = info.profiling_timer_resolution_ns;
+  j["image_support"] = info.image_support;
+  j["image2d_max_size"] = {info.image2d_max_width, info.image2d_max_height};
   j["platform"] = {{"name", info.platform_name},
                    {"vendor", info.platform_vendor},
                    {"version", info.platform_version}};

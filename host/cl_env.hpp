@@ -56,6 +56,8 @@ struct DeviceInfo {
   std::vector<std::size_t> max_work_item_sizes;
   std::size_t profiling_timer_resolution_ns = 0;
   unsigned mem_base_addr_align_bits = 0;
+  bool image_support = false;  // CL_DEVICE_IMAGE_SUPPORT (the image load path needs it)
+  std::size_t image2d_max_width = 0, image2d_max_height = 0;
   bool is_gpu() const { return type.find("GPU") != std::string::npos; }
 };
 nlohmann::ordered_json to_json(const DeviceInfo& info);

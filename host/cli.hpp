@@ -8,11 +8,10 @@
 
 #include "apps.hpp"
 #include "schemes.hpp"
+#include "strings.hpp"
 
 namespace kperf {
 
-// Splits "a, b,c" into trimmed items; empty items are kept (callers reject them).
-std::vector<std::string> split_list(const std::string& text);
 
 // "16x8,32x4" -> work-groups; every side a positive integer up to 65536.
 std::vector<WorkGroup> parse_wg_list(const std::string& text);

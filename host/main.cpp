@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include <cxxopts.hpp>
@@ -127,6 +128,11 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("apps", "apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot or all", cxxopts::value<std::string>()->default_value("all"))
     ("schemes", "schemes: accurate,stencil,rows1,rows2,rows:K,cols:K or all", cxxopts::value<std::string>()->default_value("accurate,stencil,rows1,rows2"))
     ("recon", "reconstructions: nn,li or all", cxxopts::value<std::string>()->default_value("nn"))
+    ("load", "load paths: local (tile), global (no local memory: Paraprox's baseline), image; a list", cxxopts::value<std::string>()->default_value("local"))
+    ("output", "output schemes: none, rows:K, cols:K, center:K (Paraprox); a list", cxxopts::value<std::string>()->default_value("none"))
+    ("output-recon", "output reconstructions: nn,li or all", cxxopts::value<std::string>()->default_value("nn"))
+    ("relax", "barrier relaxation: none, skip (barrier after the tile fill removed); a list", cxxopts::value<std::string>()->default_value("none"))
+    ("iterations-skip", "hotspot launch perforation: fractions R in [0, 1) of the steps skipped; a list", cxxopts::value<std::string>()->default_value("0"))
     ("wg", "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
     ("input", "image, .npy, directory or synthetic:NAME (smooth, noise, zoneplate, document, all); repeatable", cxxopts::value<std::vector<std::string>>())
     ("size", "resize/generate inputs to N or WxH; a list runs each size", cxxopts::value<std::string>())
@@ -171,7 +177,15 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
 
   RunConfig cfg;
   cfg.apps = parse_apps(apps_text);
-  cfg.variants = parse_variants(schemes_text, recon_text);
+  AxesSpec axes;
+  axes.schemes = schemes_text;
+  axes.recons = recon_text;
+  axes.loads = text("load");
+  axes.outputs = text("output");
+  axes.output_recons = text("output-recon");
+  axes.relaxes = text("relax");
+  axes.iterations_skips = text("iterations-skip");
+  cfg.variants = parse_variants(axes);
   cfg.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
   cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
   cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
@@ -209,19 +223,26 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   for (auto* a : cfg.apps) (a->is_hotspot ? hotspot : image_apps) = true;
   // The largest grid the run will allocate, checked against the device before any work.
   std::size_t largest = 0;
-  for (const auto& [w, h] : sizes) largest = std::max(largest, static_cast<std::size_t>(w) * h);
+  // The smallest sides of any grid the run will use: an output scheme must fit in every one.
+  int min_width = std::numeric_limits<int>::max(), min_height = min_width;
+  auto saw_grid = [&](int w, int h) {
+    largest = std::max(largest, static_cast<std::size_t>(w) * h);
+    min_width = std::min(min_width, w);
+    min_height = std::min(min_height, h);
+  };
+  for (const auto& [w, h] : sizes) saw_grid(w, h);
   if (image_apps) {
     cfg.image_inputs = expand_inputs(input_specs);
     for (const auto& src : cfg.image_inputs) {
       if (!src.synthetic.empty()) {
-        if (sizes.empty()) largest = std::max<std::size_t>(largest, 512 * 512);
+        if (sizes.empty()) saw_grid(512, 512);
         continue;  // generated at the run's sizes, nothing to validate
       }
       const Grid g = load_image_source(src, std::nullopt);  // decodes fully: a bad file fails here
-      if (sizes.empty()) largest = std::max(largest, g.size());
+      if (sizes.empty()) saw_grid(g.width, g.height);
     }
   }
-  if (hotspot && !given("temp") && sizes.empty()) largest = std::max<std::size_t>(largest, 512 * 512);
+  if (hotspot && !given("temp") && sizes.empty()) saw_grid(512, 512);
   if (given("temp") != given("power")) throw UsageError("--temp and --power go together");
   if (given("temp")) {
     cfg.temp_path = text("temp");
@@ -234,12 +255,18 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
       return fs::path(p).extension() == ".npy" ? read_npy(p) : read_rodinia(p, w, h);
     };
     const Grid t = load(cfg.temp_path), p = load(cfg.power_path);
-    largest = std::max(largest, t.size());
+    saw_grid(t.width, t.height);
     if (t.width != p.width || t.height != p.height)
       throw InputError(cfg.power_path + ": power grid is " + std::to_string(p.width) + "x" +
                        std::to_string(p.height) + " but temperature grid " + cfg.temp_path +
                        " is " + std::to_string(t.width) + "x" + std::to_string(t.height));
   }
+
+  for (const auto& v : cfg.variants)
+    if (v.output.ky() > min_height || v.output.kx() > min_width)
+      throw UsageError("--output " + v.output.canonical() + " is larger than the " +
+                       std::to_string(min_width) + "x" + std::to_string(min_height) +
+                       " grid (K must not exceed the grid's side along the scheme's axis)");
 
   if (given("save-outputs")) {
     cfg.save_outputs_dir = text("save-outputs");

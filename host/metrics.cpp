@@ -5,11 +5,14 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 namespace kperf {
 
-ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<float>& approx) {
-  if (truth.size() != approx.size()) throw std::invalid_argument("compute_errors: size mismatch");
+ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<float>& approx,
+                            int width, int height) {
+  if (truth.size() != approx.size() || truth.size() != static_cast<std::size_t>(width) * height)
+    throw std::invalid_argument("compute_errors: size mismatch");
   ErrorMetrics e;
   double max_t = -std::numeric_limits<double>::infinity();
   double min_t = std::numeric_limits<double>::infinity();
@@ -42,9 +45,18 @@ ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<
   }
   if (n == 0) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    e.mre = e.me = e.mae = e.psnr_db = e.max_abs = nan;
+    e.mre = e.me = e.mae = e.psnr_db = e.max_abs = e.wrong_fraction = e.ssim = nan;
     return e;
   }
+  // Incorrect elements: a non-finite output where the truth is finite is wrong too.
+  const double wrong_threshold = 1e-3 * std::max(1.0, max_abs_t);
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < truth.size(); ++i)
+    if (std::isfinite(truth[i]) &&
+        !(std::fabs(truth[i] - static_cast<double>(approx[i])) <= wrong_threshold))
+      ++wrong;
+  e.wrong_fraction = static_cast<double>(wrong) / static_cast<double>(truth.size());
+  e.ssim = mean_ssim(truth, approx, width, height);
   e.mre = n_rel > 0 ? sum_rel / static_cast<double>(n_rel) : 0.0;
   e.mae = sum_abs / static_cast<double>(n);
   const double range = max_t - min_t;
@@ -57,6 +69,93 @@ ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<
   else
     e.psnr_db = -std::numeric_limits<double>::infinity();  // constant truth, some error
   return e;
+}
+
+namespace {
+
+// Runs body(begin, end) over [0, n) split across the hardware's threads.
+template <typename Body>
+void parallel_rows(int n, Body body) {
+  const int threads = static_cast<int>(std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  if (threads == 1 || n < 64) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  const int chunk = (n + threads - 1) / threads;
+  for (int t = 0; t < threads; ++t) {
+    const int begin = t * chunk, end = std::min(n, begin + chunk);
+    if (begin < end) pool.emplace_back(body, begin, end);
+  }
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+double mean_ssim(const std::vector<double>& truth, const std::vector<float>& approx, int width,
+                 int height) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (double t : truth)
+    if (std::isfinite(t)) lo = std::min(lo, t), hi = std::max(hi, t);
+  const double range = hi > lo ? hi - lo : 1.0;
+  const double c1 = (0.01 * range) * (0.01 * range), c2 = (0.03 * range) * (0.03 * range);
+  auto x_at = [&](std::size_t i) { return std::isfinite(truth[i]) ? truth[i] : 0.0; };
+  auto y_at = [&](std::size_t i) {
+    const double a = static_cast<double>(approx[i]);
+    return std::isfinite(a) ? a : 0.0;
+  };
+  auto ssim_of = [&](double mx, double my, double xx, double yy, double xy) {
+    const double vx = xx - mx * mx, vy = yy - my * my, cxy = xy - mx * my;
+    return ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2));
+  };
+  constexpr int kWin = 11;
+  if (width < kWin || height < kWin) {  // one window with uniform weights
+    double m[5] = {0, 0, 0, 0, 0};
+    const double n = static_cast<double>(truth.size());
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      const double x = x_at(i), y = y_at(i);
+      m[0] += x, m[1] += y, m[2] += x * x, m[3] += y * y, m[4] += x * y;
+    }
+    return ssim_of(m[0] / n, m[1] / n, m[2] / n, m[3] / n, m[4] / n);
+  }
+  double g[kWin], sum = 0;
+  for (int i = 0; i < kWin; ++i) sum += g[i] = std::exp(-(i - 5) * (i - 5) / (2 * 1.5 * 1.5));
+  for (double& v : g) v /= sum;
+  // Separable filtering of the five maps (x, y, x^2, y^2, xy): horizontal pass into rows of
+  // width - 10, then vertical sums per output row.
+  const int ow = width - kWin + 1, oh = height - kWin + 1;
+  std::vector<double> horizontal(static_cast<std::size_t>(height) * ow * 5);
+  parallel_rows(height, [&](int begin, int end) {
+    for (int y = begin; y < end; ++y)
+      for (int x = 0; x < ow; ++x) {
+        double m[5] = {0, 0, 0, 0, 0};
+        for (int k = 0; k < kWin; ++k) {
+          const std::size_t i = static_cast<std::size_t>(y) * width + x + k;
+          const double a = x_at(i), b = y_at(i);
+          m[0] += g[k] * a, m[1] += g[k] * b, m[2] += g[k] * a * a, m[3] += g[k] * b * b,
+              m[4] += g[k] * a * b;
+        }
+        std::copy(m, m + 5, &horizontal[(static_cast<std::size_t>(y) * ow + x) * 5]);
+      }
+  });
+  std::vector<double> row_sums(static_cast<std::size_t>(oh), 0.0);
+  parallel_rows(oh, [&](int begin, int end) {
+    for (int y = begin; y < end; ++y) {
+      double acc = 0;
+      for (int x = 0; x < ow; ++x) {
+        double m[5] = {0, 0, 0, 0, 0};
+        for (int k = 0; k < kWin; ++k) {
+          const double* h = &horizontal[(static_cast<std::size_t>(y + k) * ow + x) * 5];
+          for (int c = 0; c < 5; ++c) m[c] += g[k] * h[c];
+        }
+        acc += ssim_of(m[0], m[1], m[2], m[3], m[4]);
+      }
+      row_sums[static_cast<std::size_t>(y)] = acc;
+    }
+  });
+  double total = 0;
+  for (double v : row_sums) total += v;
+  return total / (static_cast<double>(ow) * oh);
 }
 
 namespace {
@@ -84,7 +183,8 @@ nlohmann::ordered_json to_json(const ErrorMetrics& e) {
   return {{"mre", number(e.mre)},         {"mre_excluded", e.mre_excluded},
           {"me", number(e.me)},           {"mae", number(e.mae)},
           {"psnr_db", number(e.psnr_db)}, {"max_abs", number(e.max_abs)},
-          {"nonfinite", e.nonfinite}};
+          {"nonfinite", e.nonfinite},     {"wrong_fraction", number(e.wrong_fraction)},
+          {"ssim", number(e.ssim)}};
 }
 
 ErrorMetrics errors_from_json(const nlohmann::json& j) {
@@ -96,6 +196,10 @@ ErrorMetrics errors_from_json(const nlohmann::json& j) {
   e.psnr_db = read_number(j.at("psnr_db"));
   e.max_abs = read_number(j.at("max_abs"));
   e.nonfinite = j.value("nonfinite", std::int64_t{0});
+  // Version-1 files have neither: NaN says "not measured".
+  e.wrong_fraction = j.contains("wrong_fraction") ? read_number(j.at("wrong_fraction"))
+                                                   : std::numeric_limits<double>::quiet_NaN();
+  e.ssim = j.contains("ssim") ? read_number(j.at("ssim")) : std::numeric_limits<double>::quiet_NaN();
   return e;
 }
 

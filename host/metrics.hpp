@@ -18,10 +18,21 @@ struct ErrorMetrics {
   double psnr_db = 0;             // +inf when identical
   double max_abs = 0;
   std::int64_t nonfinite = 0;     // elements skipped because T or A is NaN/Inf
+  double wrong_fraction = 0;      // elements with |T - A| > 1e-3 max(1, max|T|) (SPEC 10)
+  double ssim = 1;                // mean SSIM (SPEC 10)
   double value(Metric m) const { return m == Metric::kMre ? mre : me; }
 };
 
-ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<float>& approx);
+// Every metric of SPEC sections 5 and 10 for width x height grids (row-major).
+ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<float>& approx,
+                            int width, int height);
+
+// Mean SSIM (Wang et al. 2004): 11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, dynamic
+// range L = max T - min T (1 when T is constant), over the positions where the whole window fits
+// in the grid ("valid", as Wang's reference code); a grid smaller than the window is one window
+// of its own size with uniform weights. Non-finite elements count as 0. Threads split the rows.
+double mean_ssim(const std::vector<double>& truth, const std::vector<float>& approx, int width,
+                 int height);
 
 nlohmann::ordered_json to_json(const ErrorMetrics& e);
 ErrorMetrics errors_from_json(const nlohmann::json& j);

@@ -2,6 +2,7 @@
 #include "results.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -16,10 +17,11 @@ std::string wg_label(int wg_x, int wg_y, int vec, int py) {
 }
 
 std::string make_key(const std::string& app, const std::string& scheme, const std::string& recon,
-                     int wg_x, int wg_y, int vec, int py, const std::string& input, int width,
-                     int height) {
-  return app + "/" + scheme + "/" + recon + "/wg:" + wg_label(wg_x, wg_y, vec, py) + "/" + input +
-         "/" + std::to_string(width) + "x" + std::to_string(height);
+                     const std::string& axes, int wg_x, int wg_y, int vec, int py,
+                     const std::string& input, int width, int height) {
+  return app + "/" + scheme + "/" + recon + (axes.empty() ? "" : "/" + axes) + "/wg:" +
+         wg_label(wg_x, wg_y, vec, py) + "/" + input + "/" + std::to_string(width) + "x" +
+         std::to_string(height);
 }
 
 nlohmann::ordered_json to_json(const ResultRow& r) {
@@ -29,6 +31,14 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["scheme"] = r.scheme;
   j["skip"] = r.skip;
   j["recon"] = r.recon;
+  j["load"] = r.load;
+  j["output"] = r.output;
+  j["output_recon"] = r.output_recon;
+  j["precision"] = r.precision;
+  j["perforate"] = r.perforate;
+  j["relax"] = r.relax;
+  j["iterations_skip"] = r.iterations_skip;
+  j["axes"] = r.axes;
   j["wg"] = {r.wg_x, r.wg_y};
   j["vec"] = r.vec;
   j["py"] = r.py;
@@ -50,10 +60,17 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   }
   j["primary_metric"] = r.primary_metric;
   if (r.error) j["error"] = to_json(*r.error);
+  if (!r.error_reps.empty()) {
+    j["error_reps"] = r.error_reps;
+    j["error_spread"] = {{"min", *std::min_element(r.error_reps.begin(), r.error_reps.end())},
+                         {"max", *std::max_element(r.error_reps.begin(), r.error_reps.end())}};
+  }
   if (r.model_max_abs) j["model_max_abs"] = *r.model_max_abs;
   j["speedup"] = r.speedup ? nlohmann::ordered_json(*r.speedup) : nlohmann::ordered_json();
   j["speedup_same_wg"] =
       r.speedup_same_wg ? nlohmann::ordered_json(*r.speedup_same_wg) : nlohmann::ordered_json();
+  j["speedup_vs_global"] =
+      r.speedup_vs_global ? nlohmann::ordered_json(*r.speedup_vs_global) : nlohmann::ordered_json();
   j["best_wg"] = r.best_wg;
   if (!r.output_file.empty()) j["output_file"] = r.output_file;
   return j;
@@ -62,10 +79,19 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
 ResultRow row_from_json(const nlohmann::json& j) {
   ResultRow r;
   r.key = j.at("key").get<std::string>();
+  r.axes = j.value("axes", std::string());
   r.app = j.at("app").get<std::string>();
   r.scheme = j.at("scheme").get<std::string>();
   r.skip = j.at("skip").get<int>();
   r.recon = j.at("recon").get<std::string>();
+  // Version-1 rows have none of the version-2 axes: their defaults.
+  r.load = j.value("load", std::string("local"));
+  r.output = j.value("output", std::string("none"));
+  r.output_recon = j.value("output_recon", std::string("none"));
+  r.precision = j.value("precision", std::string("f32"));
+  r.perforate = j.value("perforate", std::string("device"));
+  r.relax = j.value("relax", std::string("none"));
+  r.iterations_skip = j.value("iterations_skip", 0.0);
   r.wg_x = j.at("wg").at(0).get<int>();
   r.wg_y = j.at("wg").at(1).get<int>();
   r.vec = j.value("vec", 1);
@@ -91,10 +117,13 @@ ResultRow row_from_json(const nlohmann::json& j) {
   }
   r.primary_metric = j.value("primary_metric", std::string());
   if (j.contains("error")) r.error = errors_from_json(j.at("error"));
+  if (j.contains("error_reps")) r.error_reps = j.at("error_reps").get<std::vector<double>>();
   if (j.contains("model_max_abs")) r.model_max_abs = j.at("model_max_abs").get<double>();
   if (j.contains("speedup") && !j.at("speedup").is_null()) r.speedup = j.at("speedup").get<double>();
   if (j.contains("speedup_same_wg") && !j.at("speedup_same_wg").is_null())
     r.speedup_same_wg = j.at("speedup_same_wg").get<double>();
+  if (j.contains("speedup_vs_global") && !j.at("speedup_vs_global").is_null())
+    r.speedup_vs_global = j.at("speedup_vs_global").get<double>();
   r.best_wg = j.value("best_wg", false);
   r.output_file = j.value("output_file", std::string());
   return r;
@@ -104,8 +133,12 @@ namespace {
 
 using Workload = std::tuple<std::string, std::string, int, int>;  // app, input, width, height
 Workload workload_of(const ResultRow& r) { return {r.app, r.input_name, r.width, r.height}; }
-using Group = std::tuple<Workload, std::string, std::string>;  // + scheme, recon
-Group group_of(const ResultRow& r) { return {workload_of(r), r.scheme, r.recon}; }
+using Group = std::tuple<Workload, std::string, std::string, std::string>;  // + scheme, recon, axes
+Group group_of(const ResultRow& r) { return {workload_of(r), r.scheme, r.recon, r.axes}; }
+// The papers' baseline: accurate with every other axis at its default.
+bool is_baseline(const ResultRow& r) { return r.scheme == "accurate" && r.axes.empty(); }
+// Paraprox's baseline: accurate read straight from global memory.
+bool is_global_baseline(const ResultRow& r) { return r.scheme == "accurate" && r.axes == "load:global"; }
 
 }  // namespace
 
@@ -117,23 +150,25 @@ void annotate(std::vector<ResultRow>& rows) {
     r.best_wg = false;
     r.speedup.reset();
     r.speedup_same_wg.reset();
+    r.speedup_vs_global.reset();
     if (!r.ok() || !r.time) continue;
     auto [it, inserted] = best.emplace(group_of(r), i);
     if (!inserted && r.time->median < rows[it->second].time->median) it->second = i;
-    if (r.scheme == "accurate")
-      accurate_at[{workload_of(r), r.wg_x, r.wg_y, r.vec, r.py}] = r.time->median;
+    if (is_baseline(r)) accurate_at[{workload_of(r), r.wg_x, r.wg_y, r.vec, r.py}] = r.time->median;
   }
-  std::map<Workload, double> accurate_best;
+  std::map<Workload, double> accurate_best, global_best;
   for (const auto& [group, index] : best) {
     rows[index].best_wg = true;
-    if (std::get<1>(group) == "accurate")
-      accurate_best[std::get<0>(group)] = rows[index].time->median;
+    if (is_baseline(rows[index])) accurate_best[std::get<0>(group)] = rows[index].time->median;
+    if (is_global_baseline(rows[index])) global_best[std::get<0>(group)] = rows[index].time->median;
   }
   for (auto& r : rows) {
     if (!r.ok() || !r.time || r.time->median <= 0) continue;
     const auto acc = accurate_best.find(workload_of(r));
-    if (acc != accurate_best.end())
-      r.speedup = acc->second / rows[best.at(group_of(r))].time->median;
+    const double best_median = rows[best.at(group_of(r))].time->median;
+    if (acc != accurate_best.end()) r.speedup = acc->second / best_median;
+    const auto glob = global_best.find(workload_of(r));
+    if (glob != global_best.end()) r.speedup_vs_global = glob->second / best_median;
     const auto same = accurate_at.find({workload_of(r), r.wg_x, r.wg_y, r.vec, r.py});
     if (same != accurate_at.end()) r.speedup_same_wg = same->second / r.time->median;
   }
@@ -144,6 +179,7 @@ std::string summary_table(const std::vector<ResultRow>& rows) {
   char line[256];
   std::snprintf(line, sizeof line, "%-10s %-10s %-5s %-22s %-9s %12s %8s %9s %8s\n", "app",
                 "scheme", "recon", "input", "best wg", "median ms", "speedup", "error", "roofline");
+  // Rows with other axes name them after the reconstruction ("+ load:global/out:rows:2/nn").
   out << line;
   std::map<std::string, std::size_t> not_ok;
   for (const auto& r : rows) {
@@ -156,7 +192,7 @@ std::string summary_table(const std::vector<ResultRow>& rows) {
         r.input_name + "@" + std::to_string(r.width) + "x" + std::to_string(r.height);
     const std::string wg = wg_label(r.wg_x, r.wg_y, r.vec, r.py);
     std::string err = "-";
-    if (r.error && r.scheme != "accurate") {
+    if (r.error && !is_baseline(r)) {
       const double v = r.primary_metric == "me" ? r.error->me : r.error->mre;
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.2f%% %s", 100.0 * v, r.primary_metric.c_str());
@@ -168,6 +204,7 @@ std::string summary_table(const std::vector<ResultRow>& rows) {
                   r.app.c_str(), r.scheme.c_str(), r.recon.c_str(), input.substr(0, 22).c_str(),
                   wg.c_str(), r.time->median / 1e6, speed, err.c_str(), r.roofline);
     out << line;
+    if (!r.axes.empty()) out << "           + " << r.axes << "\n";
   }
   if (!not_ok.empty()) {
     out << "not run:";

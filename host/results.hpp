@@ -14,12 +14,21 @@
 
 namespace kperf {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 struct ResultRow {
-  std::string key;  // app/scheme/recon/wg:WxH/input/WIDTHxHEIGHT
+  std::string key;  // app/scheme/recon[/axes]/wg:WxH/input/WIDTHxHEIGHT
   std::string app, scheme, recon;
   int skip = 1;
+  // Version-2 axes (SPEC 10); their defaults are the version-1 configuration.
+  std::string load = "local";
+  std::string output = "none";
+  std::string output_recon = "none";
+  std::string precision = "f32";
+  std::string perforate = "device";
+  std::string relax = "none";
+  double iterations_skip = 0;
+  std::string axes;  // the non-default axes as key segments ("load:global/out:rows:2/nn")
   int wg_x = 0, wg_y = 0;
   int vec = 1;  // outputs per work-item along x
   int py = 1;   // outputs per work-item along y
@@ -34,27 +43,33 @@ struct ResultRow {
   double bytes_model = 0, gbps = 0, copy_gbps = 0, roofline = 0;
   std::string primary_metric;
   std::optional<ErrorMetrics> error;
+  // Relaxed rows (a race by design): the primary metric of each of several downloads.
+  std::vector<double> error_reps;
   std::optional<double> model_max_abs;  // --verify: distance to the CPU model of the scheme
   std::optional<double> speedup, speedup_same_wg;
+  // Against Paraprox's baseline: accurate on the global load path at its best work-group.
+  std::optional<double> speedup_vs_global;
   bool best_wg = false;
   std::string output_file;
 
   bool ok() const { return status == "ok"; }
 };
 
-// app/scheme/recon/wg:WXxWY[vV][yP]/input/WIDTHxHEIGHT ("v4", "y2" only when not 1).
+// app/scheme/recon[/axes]/wg:WXxWY[vV][yP]/input/WIDTHxHEIGHT ("v4", "y2" only when not 1; axes
+// only when some axis is not at its default, so version-1 keys are unchanged).
 std::string make_key(const std::string& app, const std::string& scheme, const std::string& recon,
-                     int wg_x, int wg_y, int vec, int py, const std::string& input, int width,
-                     int height);
+                     const std::string& axes, int wg_x, int wg_y, int vec, int py,
+                     const std::string& input, int width, int height);
 // "16x8", "16x8v4", "16x8v4y2".
 std::string wg_label(int wg_x, int wg_y, int vec, int py);
 
 nlohmann::ordered_json to_json(const ResultRow& row);
 ResultRow row_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 
-// Marks the fastest work-group of every (app, input, size, scheme, recon) group and sets the
-// papers' speedup (accurate at its best work-group over the variant at its best) and the
-// same-work-group speedup on every ok row.
+// Marks the fastest work-group of every (app, input, size, scheme, recon, axes) group and sets
+// the papers' speedup (accurate at its best work-group over the variant at its best), the
+// same-work-group speedup and the speedup over Paraprox's baseline (accurate, global load path)
+// on every ok row.
 void annotate(std::vector<ResultRow>& rows);
 
 // Human summary: per app x scheme x recon x input, the best work-group, median, speedup, error.

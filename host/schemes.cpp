@@ -1,13 +1,15 @@
-// Perforation schemes as data, their applicability, and the CPU model of SPEC sections 3-4.
+// The approximation axes as data, their applicability, and the CPU model of SPEC 3, 4 and 10.
 #include "schemes.hpp"
-
-#include "cli.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
+
+#include "strings.hpp"
 
 namespace kperf {
 
@@ -128,6 +130,92 @@ const std::vector<SchemeDescriptor>& scheme_registry() {
   return schemes;
 }
 
+const std::vector<LoadDescriptor>& load_registry() {
+  static const std::vector<LoadDescriptor> loads = {
+      {"local", "load_local.cl", true, false, "tile in local memory filled from a buffer"},
+      {"global", "load_global.cl", false, false,
+       "no local memory: every tap read from the global buffer (Paraprox's baseline)"},
+      {"image", "load_image.cl", true, true, "tile filled with read_imagef from an image2d_t"},
+  };
+  return loads;
+}
+
+const LoadDescriptor& find_load(const std::string& name) {
+  for (const auto& l : load_registry())
+    if (name == l.name) return l;
+  throw std::invalid_argument("unknown load path '" + name + "' (valid: local, global, image)");
+}
+
+const std::vector<OutputDescriptor>& output_registry() {
+  static const std::vector<OutputDescriptor> outputs = {
+      {"none", "output_none.cl", false, false, "every output computed"},
+      {"rows", "output_grid.cl", true, false, "one output row in k computed"},
+      {"cols", "output_grid.cl", false, true, "one output column in k computed"},
+      {"center", "output_grid.cl", true, true, "one output per k x k block computed, its centre"},
+  };
+  return outputs;
+}
+
+std::string OutputScheme::canonical() const {
+  return none() ? std::string("none") : std::string(desc->family) + ":" + std::to_string(k);
+}
+
+namespace {
+
+const char* kOutputForms = "valid: none, rows:K, cols:K, center:K with an integer K >= 2";
+
+// Strict decimal integer K in [2, 4096] after "family:".
+int parse_factor(const std::string& text, const std::string& k, const char* forms) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(k.c_str(), &end, 10);
+  if (k.empty() || !std::isdigit(static_cast<unsigned char>(k[0])) || *end != '\0' || errno != 0 ||
+      value < 2 || value > 4096)
+    throw std::invalid_argument("invalid factor K in '" + text + "' (" + forms + ")");
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+OutputScheme parse_output(const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string family = text.substr(0, colon);
+  for (const auto& d : output_registry()) {
+    if (family != d.family) continue;
+    OutputScheme o;
+    o.desc = &d;
+    if (!d.along_x && !d.along_y) {
+      if (colon != std::string::npos)
+        throw std::invalid_argument("output scheme '" + text + "' takes no factor (" + kOutputForms + ")");
+      return o;
+    }
+    if (colon == std::string::npos)
+      throw std::invalid_argument("output scheme '" + text + "' needs a factor K (" + kOutputForms + ")");
+    o.k = parse_factor(text, text.substr(colon + 1), kOutputForms);
+    return o;
+  }
+  throw std::invalid_argument("unknown output scheme '" + text + "' (" + kOutputForms + ")");
+}
+
+int effective_iterations(int iterations, double skip) {
+  return std::max(1, static_cast<int>(std::ceil(iterations * (1.0 - skip) - 1e-9)));
+}
+
+const LoadDescriptor& Variant::load_path() const { return load ? *load : load_registry().front(); }
+
+std::string Variant::axes_key() const {
+  std::string key;
+  if (std::string(load_path().name) != "local") key += std::string("/load:") + load_path().name;
+  if (!output.none()) key += "/out:" + output.canonical() + "/" + recon_name(output_recon);
+  if (relax) key += "/relax:skip";
+  if (iterations_skip > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "/iskip:%g", iterations_skip);
+    key += buf;
+  }
+  return key.empty() ? key : key.substr(1);
+}
+
 std::string Variant::canonical() const {
   return scheme->takes_skip ? std::string(scheme->family) + ":" + std::to_string(skip)
                             : std::string(scheme->family);
@@ -140,8 +228,16 @@ std::string Variant::label() const {
 bool Variant::is_accurate() const { return std::string(scheme->family) == "accurate"; }
 
 std::string Variant::build_options() const {
-  return std::string("-DKPERF_SCHEME_FILE=") + scheme->cl_file + " -DSKIP=" +
-         std::to_string(skip) + " -DRECON_LI=" + (recon == Recon::kLi ? "1" : "0");
+  std::string options = std::string("-DKPERF_SCHEME_FILE=") + scheme->cl_file + " -DSKIP=" +
+                        std::to_string(skip) + " -DRECON_LI=" + (recon == Recon::kLi ? "1" : "0");
+  // Default axes add nothing, so version-1 configurations build exactly as before.
+  if (load && std::string(load->name) != "local") options += std::string(" -DKPERF_LOAD_FILE=") + load->cl_file;
+  if (!output.none())
+    options += std::string(" -DKPERF_OUTPUT_FILE=") + output.desc->cl_file + " -DOUT_KY=" +
+               std::to_string(output.ky()) + " -DOUT_KX=" + std::to_string(output.kx()) +
+               " -DOUT_LI=" + (output_recon == Recon::kLi ? "1" : "0");
+  if (relax) options += " -DRELAX_SKIP=1";
+  return options;
 }
 
 namespace {
@@ -196,59 +292,157 @@ Recon parse_recon(const std::string& text) {
   throw std::invalid_argument("unknown reconstruction '" + text + "' (valid: nn, li, all)");
 }
 
-std::vector<Variant> parse_variants(const std::string& schemes, const std::string& recons) {
-  std::vector<Recon> recon_list;
-  for (const auto& r : split_list(recons)) {
-    if (r == "all") {
-      recon_list = {Recon::kNn, Recon::kLi};
-      break;
-    }
+namespace {
+
+std::vector<Recon> parse_recon_list(const std::string& text) {
+  std::vector<Recon> out;
+  for (const auto& r : split_list(text)) {
+    if (r == "all") return {Recon::kNn, Recon::kLi};
     const Recon parsed = parse_recon(r);
-    if (std::find(recon_list.begin(), recon_list.end(), parsed) == recon_list.end())
-      recon_list.push_back(parsed);
-  }
-  std::vector<std::string> names = split_list(schemes);
-  if (names.size() == 1 && names[0] == "all")
-    names = {"accurate", "stencil", "rows:2", "rows:3", "rows:4", "cols:2", "cols:3"};
-  std::vector<Variant> out;
-  auto add = [&](Variant v) {
-    for (const auto& o : out)
-      if (o.scheme == v.scheme && o.skip == v.skip && o.recon == v.recon) return;
-    out.push_back(v);
-  };
-  for (const auto& name : names) {
-    Variant v = parse_scheme(name);
-    if (!v.scheme->uses_recon) {
-      v.recon = v.is_accurate() ? Recon::kNone : Recon::kNn;
-      add(v);
-      continue;
-    }
-    for (Recon r : recon_list) {
-      v.recon = r;
-      add(v);
-    }
+    if (std::find(out.begin(), out.end(), parsed) == out.end()) out.push_back(parsed);
   }
   return out;
 }
 
+template <typename T, typename Parse>
+std::vector<T> parse_unique(const std::string& text, Parse parse) {
+  std::vector<T> out;
+  for (const auto& item : split_list(text)) out.push_back(parse(item));
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> parse_iterations_skip_list(const std::string& text) {
+  std::vector<double> out;
+  for (const auto& item : split_list(text)) {
+    char* end = nullptr;
+    errno = 0;
+    const double r = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || errno != 0 || !(r >= 0.0 && r < 1.0))
+      throw std::invalid_argument("invalid --iterations-skip '" + item +
+                                  "' (expected fractions R with 0 <= R < 1, e.g. 0,0.25,0.5)");
+    if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<Variant> parse_variants(const AxesSpec& axes) {
+  const std::vector<Recon> recon_list = parse_recon_list(axes.recons);
+  const std::vector<Recon> out_recon_list = parse_recon_list(axes.output_recons);
+  const auto loads = parse_unique<const LoadDescriptor*>(
+      axes.loads, [](const std::string& n) { return &find_load(n); });
+  const auto outputs = parse_unique<OutputScheme>(axes.outputs, parse_output);
+  const auto relaxes = parse_unique<bool>(axes.relaxes, [](const std::string& n) {
+    if (n != "none" && n != "skip")
+      throw std::invalid_argument("unknown --relax '" + n + "' (valid: none, skip)");
+    return n == "skip";
+  });
+  const auto iskips = parse_iterations_skip_list(axes.iterations_skips);
+  std::vector<std::string> names = split_list(axes.schemes);
+  if (names.size() == 1 && names[0] == "all")
+    names = {"accurate", "stencil", "rows:2", "rows:3", "rows:4", "cols:2", "cols:3"};
+  std::vector<Variant> inputs;
+  for (const auto& name : names) {
+    Variant v = parse_scheme(name);
+    std::vector<Recon> rs = {v.is_accurate() ? Recon::kNone : Recon::kNn};
+    if (v.scheme->uses_recon) rs = recon_list;
+    for (Recon r : rs) {
+      v.recon = r;
+      inputs.push_back(v);
+    }
+  }
+  std::vector<Variant> out;
+  auto add = [&](const Variant& v) {
+    for (const auto& o : out)
+      if (o.label() == v.label() && o.axes_key() == v.axes_key()) return;
+    out.push_back(v);
+  };
+  for (Variant v : inputs)
+    for (const auto* load : loads)
+      for (const auto& output : outputs)
+        for (Recon out_recon : output.none() ? std::vector<Recon>{Recon::kNone} : out_recon_list)
+          for (bool relax : relaxes)
+            for (double iskip : iskips) {
+              v.load = load;
+              v.output = output;
+              v.output_recon = out_recon;
+              v.relax = relax;
+              v.iterations_skip = iskip;
+              add(v);
+            }
+  return out;
+}
+
+std::vector<Variant> parse_variants(const std::string& schemes, const std::string& recons) {
+  AxesSpec axes;
+  axes.schemes = schemes;
+  axes.recons = recons;
+  return parse_variants(axes);
+}
+
+WorkGroup block_of(const Variant& v, WorkGroup wg) {
+  const WorkGroup b = wg.block();
+  return {b.x * v.output.kx(), b.y * v.output.ky(), 1, 1};
+}
+
+std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app, WorkGroup wg) {
+  if ((v.output.ky() > 1 && wg.py > 1) || (v.output.kx() > 1 && wg.vec > 1))
+    return Verdict{"invalid_config", "output scheme " + v.output.canonical() +
+                                         " computes one output per work-item along its axis: " +
+                                         "vec and py must be 1 there"};
+  if (v.iterations_skip > 0 && !app.is_hotspot)
+    return Verdict{"not_applicable", "launch perforation (--iterations-skip) applies to iterated "
+                                     "apps (hotspot)"};
+  if (v.load_path().reads_image && app.is_hotspot)
+    return Verdict{"not_applicable", "hotspot iterates on its output buffer and an OpenCL 1.2 "
+                                     "kernel cannot write the image it reads"};
+  const bool direct = v.is_accurate() && !app.accurate_uses_tile && !v.load_path().reads_image &&
+                      v.output.none();
+  if (v.relax && (!v.load_path().uses_tile || direct))
+    return Verdict{"not_applicable", "--relax skip removes the barrier after the tile fill and "
+                                     "this kernel has no tile"};
+  return check_variant(v, app.radius, wg);
+}
+
 std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg) {
-  return v.scheme->check(radius, wg.block(), v.skip);
+  return v.scheme->check(radius, block_of(v, wg), v.skip);
+}
+
+OutputSource output_source(int p, int n_pos, int k, Recon recon) {
+  const int n = (n_pos + k - 1) / k;
+  auto pos = [&](int j) { return std::min(j * k + k / 2, n_pos - 1); };
+  int ja = p >= k / 2 ? std::min((p - k / 2) / k, n - 1) : -1;
+  if (ja + 1 < n && pos(ja + 1) <= p) ++ja;  // a final line clamped to the edge
+  int jb = (ja >= 0 && pos(ja) == p) ? ja : ja + 1;
+  if (jb >= n) jb = ja;
+  if (ja < 0) ja = jb;
+  if (ja == jb) return {ja, ja, 0.0};
+  const int da = p - pos(ja), db = pos(jb) - p;
+  if (recon == Recon::kLi) return {ja, jb, static_cast<double>(da) / (da + db)};
+  return da <= db ? OutputSource{ja, ja, 0.0} : OutputSource{jb, jb, 0.0};  // ties: lower index
 }
 
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
                 const GridD* power, int iterations) {
-  wg = wg.block();
+  const WorkGroup block = block_of(v, wg);
+  const int ky = v.output.ky(), kx = v.output.kx();
   const int w = input.width, h = input.height, r = app.radius;
   const HotspotCoefficients coef = hotspot_coefficients(w, h);
-  const int groups_x = (w + wg.x - 1) / wg.x, groups_y = (h + wg.y - 1) / wg.y;
+  const int groups_x = (w + block.x - 1) / block.x, groups_y = (h + block.y - 1) / block.y;
   GridD current = input;
-  TileD tile{wg.y + 2 * r, wg.x + 2 * r, {}};
+  TileD tile{block.y + 2 * r, block.x + 2 * r, {}};
   tile.v.resize(static_cast<std::size_t>(tile.h) * tile.w);
-  for (int it = 0; it < std::max(1, iterations); ++it) {
+  // The block's computed outputs: (block.y / ky) x (block.x / kx) of them.
+  const int cy_n = block.y / ky, cx_n = block.x / kx;
+  std::vector<double> computed(static_cast<std::size_t>(cy_n) * cx_n);
+  const int steps = app.is_hotspot ? effective_iterations(std::max(1, iterations), v.iterations_skip)
+                                   : std::max(1, iterations);
+  for (int it = 0; it < steps; ++it) {
     GridD next(w, h);
     for (int gy = 0; gy < groups_y; ++gy)
       for (int gx = 0; gx < groups_x; ++gx) {
-        const TileGeometry g{wg, r, v.skip, gx, gy};
+        const TileGeometry g{block, r, v.skip, gx, gy};
         // Elements that are not loaded start as NaN so a model bug cannot go unnoticed.
         std::fill(tile.v.begin(), tile.v.end(), std::numeric_limits<double>::quiet_NaN());
         for (int ty = 0; ty < tile.h; ++ty) {
@@ -259,15 +453,31 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
                                            std::clamp(g.global_x(tx), 0, w - 1));
         }
         v.scheme->reconstruct(g, v.recon, tile);
-        for (int ly = 0; ly < wg.y; ++ly)
-          for (int lx = 0; lx < wg.x; ++lx) {
-            const int y = gy * wg.y + ly, x = gx * wg.x + lx;
-            if (y >= h || x >= w) continue;
+        const int y0 = gy * block.y, x0 = gx * block.x;
+        const int rows = std::min(block.y, h - y0), cols = std::min(block.x, w - x0);
+        // Computed line j sits at k*j + k/2 of the block, or at its last line in a final
+        // partial period.
+        auto computed_at = [](int j, int k, int n_pos) { return std::min(j * k + k / 2, n_pos - 1); };
+        for (int cy = 0; cy < cy_n && cy * ky < rows; ++cy)
+          for (int cx = 0; cx < cx_n && cx * kx < cols; ++cx) {
+            const int ly = computed_at(cy, ky, rows), lx = computed_at(cx, kx, cols);
             PointArgs args;
             args.hotspot = &coef;
-            if (power) args.power = power->at(y, x);
-            next.at(y, x) = app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
+            if (power) args.power = power->at(y0 + ly, x0 + lx);
+            computed[static_cast<std::size_t>(cy) * cx_n + cx] =
+                app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
           }
+        const Recon recon = v.output_recon == Recon::kLi ? Recon::kLi : Recon::kNn;
+        for (int py = 0; py < rows; ++py) {
+          const OutputSource sy = output_source(py, rows, ky, recon);
+          for (int px = 0; px < cols; ++px) {
+            const OutputSource sx = output_source(px, cols, kx, recon);
+            auto c = [&](int j, int i) { return computed[static_cast<std::size_t>(j) * cx_n + i]; };
+            const double top = c(sy.a, sx.a) + sx.w * (c(sy.a, sx.b) - c(sy.a, sx.a));
+            const double bottom = c(sy.b, sx.a) + sx.w * (c(sy.b, sx.b) - c(sy.b, sx.a));
+            next.at(y0 + py, x0 + px) = top + sy.w * (bottom - top);
+          }
+        }
       }
     current = std::move(next);
   }
@@ -290,7 +500,7 @@ void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, 
 
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,
                                          int height, int group_x, int group_y) {
-  const TileGeometry g{wg.block(), radius, v.skip, group_x, group_y};
+  const TileGeometry g{block_of(v, wg), radius, v.skip, group_x, group_y};
   std::vector<char> rows(static_cast<std::size_t>(height), 0), cols(static_cast<std::size_t>(width), 0);
   mark_lines(v, Axis::kY, g, g.tile_h(), height, rows);
   mark_lines(v, Axis::kX, g, g.tile_w(), width, cols);
@@ -305,7 +515,7 @@ namespace {
 // Lines read by any group along one axis (separable schemes: rows depend on group_y only).
 std::vector<char> lines_read_by_any(const Variant& v, Axis axis, int radius, WorkGroup wg,
                                     int size) {
-  wg = wg.block();
+  wg = block_of(v, wg);
   std::vector<char> mark(static_cast<std::size_t>(size), 0);
   const int per_group = axis == Axis::kY ? wg.y : wg.x;
   const int groups = (size + per_group - 1) / per_group;

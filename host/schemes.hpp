@@ -1,5 +1,7 @@
-// Perforation schemes as data: the registry the runner walks, their applicability rules, and
-// the CPU model (which tile elements load, how the rest are rebuilt) the tests hold kernels to.
+// The approximation axes as data (input schemes, load paths, output schemes, barrier relaxation,
+// launch perforation): the registries the runner walks, their applicability rules, and the CPU
+// model (which tile elements load, how the rest are rebuilt, which outputs are computed) the
+// tests hold kernels to.
 #pragma once
 
 #include <optional>
@@ -77,31 +79,110 @@ struct SchemeDescriptor {
 
 const std::vector<SchemeDescriptor>& scheme_registry();
 
-// One runnable approximation: a scheme, its skip factor and its reconstruction.
+// How windows reach the work-items (SPEC 10): through a local tile filled from a buffer, straight
+// from the global buffer, or through a tile filled from an image object.
+struct LoadDescriptor {
+  const char* name;     // "local", "global", "image"
+  const char* cl_file;  // in the scheme directory
+  bool uses_tile;       // a local tile (and so a barrier between fill and compute)
+  bool reads_image;     // the input is an image2d_t (CL_R, CL_FLOAT)
+  const char* summary;
+};
+const std::vector<LoadDescriptor>& load_registry();
+const LoadDescriptor& find_load(const std::string& name);  // throws std::invalid_argument
+
+// Output approximation (SPEC 10): one output line in k computed along y and/or x.
+struct OutputDescriptor {
+  const char* family;  // "none", "rows", "cols", "center"
+  const char* cl_file;
+  bool along_y, along_x;
+  const char* summary;
+};
+const std::vector<OutputDescriptor>& output_registry();
+
+struct OutputScheme {
+  const OutputDescriptor* desc = nullptr;  // nullptr: none
+  int k = 1;
+  bool none() const { return !desc || (!desc->along_y && !desc->along_x); }
+  int ky() const { return !none() && desc->along_y ? k : 1; }
+  int kx() const { return !none() && desc->along_x ? k : 1; }
+  std::string canonical() const;  // "none", "rows:2", "center:3"
+};
+// "none", "rows:K", "cols:K", "center:K" with K >= 2. Throws std::invalid_argument.
+OutputScheme parse_output(const std::string& text);
+
+// One runnable approximation: an input scheme with its skip factor and reconstruction, a load
+// path, an output scheme with its reconstruction, barrier relaxation and (hotspot) launch
+// perforation.
 struct Variant {
   const SchemeDescriptor* scheme = nullptr;
   int skip = 1;
   Recon recon = Recon::kNone;
+  const LoadDescriptor* load = nullptr;  // nullptr: local
+  OutputScheme output;
+  Recon output_recon = Recon::kNone;  // nn or li under an output scheme
+  bool relax = false;                 // barrier between tile fill and compute removed
+  double iterations_skip = 0;         // hotspot: fraction of the launches skipped
   std::string canonical() const;  // "accurate", "stencil", "rows:2", "cols:3"
   std::string label() const;      // canonical plus "/nn" where the reconstruction matters
-  bool is_accurate() const;
+  bool is_accurate() const;       // the input scheme loads everything
+  const LoadDescriptor& load_path() const;
+  // The non-default axes as result-key segments ("load:global/out:rows:2/nn/relax:skip");
+  // empty for a version-1 configuration.
+  std::string axes_key() const;
   // -D options selecting this variant in the kernel sources.
   std::string build_options() const;
 };
 
+// Timed launches of an iterated app with `iterations` steps under launch perforation `skip`:
+// ceil(iterations * (1 - skip)), at least 1.
+int effective_iterations(int iterations, double skip);
+
 // Parses one scheme name (accurate, stencil, rows1, rows2, rows:K, cols:K). Throws
 // std::invalid_argument listing the valid forms.
 Variant parse_scheme(const std::string& text);
-// Comma-separated schemes or "all"; recon lists "nn,li" or "all". The cross product, with
-// accurate and stencil once each (their reconstruction does not vary).
+
+// The lists of every axis as given on the command line (each comma-separated).
+struct AxesSpec {
+  std::string schemes = "accurate,stencil,rows1,rows2";
+  std::string recons = "nn";
+  std::string loads = "local";
+  std::string outputs = "none";
+  std::string output_recons = "nn";
+  std::string relaxes = "none";
+  std::string iterations_skips = "0";
+};
+// The cross product of every axis, with accurate and stencil once each (their reconstruction
+// does not vary) and output reconstruction only under an output scheme. Throws
+// std::invalid_argument naming a bad value and the valid choices.
+std::vector<Variant> parse_variants(const AxesSpec& axes);
 std::vector<Variant> parse_variants(const std::string& schemes, const std::string& recons);
 Recon parse_recon(const std::string& text);
+std::vector<double> parse_iterations_skip_list(const std::string& text);
 
+// The block of outputs a work-group accounts for: its work-items times their outputs, times
+// the output scheme's period along each axis.
+WorkGroup block_of(const Variant& v, WorkGroup wg);
+
+// Why this variant cannot run for `app` with launch shape `wg` (device limits aside).
+std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app, WorkGroup wg);
+// The input scheme's verdict alone, for a radius.
 std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg);
+
+// Where output p of a block line of n_pos outputs takes its value under an output scheme of
+// period k (SPEC 10, within the work-group's block): computed lines a and b (indices among the
+// block's computed lines) mixed with weight w; a == b is a copy.
+struct OutputSource {
+  int a, b;
+  double w;
+};
+OutputSource output_source(int p, int n_pos, int k, Recon recon);
 
 // The model functions below take a launch shape and work on its block (wg.block()).
 
-// CPU model of SPEC sections 3-4: `iterations` app steps on tiles filled by the variant.
+// CPU model of SPEC sections 3, 4 and 10: `iterations` app steps (fewer under launch
+// perforation) on tiles filled by the variant, outputs computed and rebuilt by its output scheme.
+// The load path does not change values; a relaxed barrier is modelled as kept.
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
                 const GridD* power, int iterations);
 

@@ -1,18 +1,16 @@
-// hotspot: one step of Rodinia's 2-D transient thermal solver. The temperature tile is
-// perforated by the selected scheme; the power value is read for the core only.
+// hotspot: one step of Rodinia's 2-D transient thermal solver. The temperature window comes
+// through the selected load path and scheme; the power value is read for computed outputs only.
 #define RADIUS 1
 #include "kperf_tile.cl"
 
-__kernel KPERF_WG_ATTR void kperf_app(__global const float* temp, __global float* out, int width,
+__kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM temp, __global float* out, int width,
                                       int height, __global const float* power,
                                       float step_div_cap, float rx_inv, float ry_inv,
                                       float rz_inv, float amb_temp) {
-  __local float tile[TILE_ELEMS] __attribute__((aligned(16)));
-  kperf_fill_tile(tile, temp, width, height);
   float win[KPERF_WIN_H * KPERF_WIN_W];
-  kperf_gather_window(tile, win);
-  const int y0 = kperf_out_y0();
-  const int x0 = kperf_out_x0();
+  KPERF_GATHER(win, temp, width, height);
+  const int y0 = kperf_out_y(height);
+  const int x0 = kperf_out_x(width);
   float result[PY * VEC];
 #pragma unroll
   for (int p = 0; p < PY; ++p)
@@ -27,5 +25,5 @@ __kernel KPERF_WG_ATTR void kperf_app(__global const float* temp, __global float
                               (KPERF_AT(c, 0, 1) + KPERF_AT(c, 0, -1) - 2.0f * t) * rx_inv +
                               (amb_temp - t) * rz_inv);
     }
-  kperf_store(out, width, height, result);
+  KPERF_STORE(out, width, height, result);
 }

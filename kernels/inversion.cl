@@ -1,9 +1,10 @@
-// inversion: 255 - v. The accurate kernel reads global memory directly (no tile, as in the
-// papers); perforated variants stage the (radius 0) tile so rows:k / cols:k can skip lines.
+// inversion: 255 - v. The accurate kernel on a buffer reads global memory directly (no tile, as
+// in the papers); perforated variants, the image load path and output schemes go through the
+// (radius 0) tile contract so rows:k / cols:k can skip lines.
 #define RADIUS 0
 #include "kperf_tile.cl"
 
-#ifdef KPERF_SCHEME_IS_ACCURATE
+#if defined(KPERF_SCHEME_IS_ACCURATE) && KPERF_LOAD_BUFFER && OUT_KY == 1 && OUT_KX == 1
 __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out, int width,
                                       int height) {
   const int y0 = kperf_out_y0();

@@ -5,9 +5,15 @@
 // along x in each of PY consecutive rows) from a local
 // tile of TILE_H x TILE_W floats whose element (ty, tx) stands for the global element
 // (group_y * BLOCK_Y + ty - RADIUS, group_x * BLOCK_X + tx - RADIUS), clamped to the grid.
-// The scheme file named by KPERF_SCHEME_FILE defines kperf_fill_tile(), which loads the
-// elements the scheme keeps, reconstructs the others in local memory and returns after a
-// barrier with every tile element valid. Every macro has a default so each file compiles alone.
+// Three files, each chosen by a -D option, plug into this contract:
+// - the load path (KPERF_LOAD_FILE: load_local.cl, load_global.cl, load_image.cl) says what the
+//   input argument is, how one element is read and whether windows come from a local tile;
+// - the input scheme (KPERF_SCHEME_FILE) defines kperf_fill_tile(), which loads the elements the
+//   scheme keeps and rebuilds the others in local memory, and the row/column source functions
+//   that say where each tile element's value comes from (the global load path reads those);
+// - the output scheme (KPERF_OUTPUT_FILE: output_none.cl, output_grid.cl) stores the outputs,
+//   computing one line in OUT_KY (rows) / OUT_KX (columns) and rebuilding the rest.
+// Every macro has a default so each file compiles alone.
 #ifndef KPERF_TILE_CL
 #define KPERF_TILE_CL
 
@@ -35,9 +41,33 @@
 #ifndef KPERF_SCHEME_FILE
 #define KPERF_SCHEME_FILE scheme_accurate.cl
 #endif
+#ifndef KPERF_LOAD_FILE
+#define KPERF_LOAD_FILE load_local.cl
+#endif
+#ifndef KPERF_OUTPUT_FILE
+#define KPERF_OUTPUT_FILE output_none.cl
+#endif
+#ifndef OUT_KY
+#define OUT_KY 1  // output scheme: one output row in OUT_KY is computed
+#endif
+#ifndef OUT_KX
+#define OUT_KX 1  // likewise for columns
+#endif
+#ifndef OUT_LI
+#define OUT_LI 0  // output reconstruction: 0 nearest computed output, 1 linear interpolation
+#endif
+#ifndef RELAX_SKIP
+#define RELAX_SKIP 0  // 1: no barrier between tile fill and compute (a race by design)
+#endif
+#if (OUT_KY > 1 && PY > 1) || (OUT_KX > 1 && VEC > 1)
+#error "an output scheme computes one output per work-item along its axis (PY/VEC must be 1)"
+#endif
 
-#define BLOCK_X (WG_X * VEC)
-#define BLOCK_Y (WG_Y * PY)
+// A work-item's region: the outputs it accounts for (computed or rebuilt from computed ones).
+#define ITEM_ROWS (PY * OUT_KY)
+#define ITEM_COLS (VEC * OUT_KX)
+#define BLOCK_X (WG_X * ITEM_COLS)
+#define BLOCK_Y (WG_Y * ITEM_ROWS)
 #define TILE_W (BLOCK_X + 2 * RADIUS)
 #define TILE_H (BLOCK_Y + 2 * RADIUS)
 #define WG_SIZE (WG_X * WG_Y)
@@ -68,19 +98,53 @@ inline int kperf_local_linear_id(void) { return (int)(get_local_id(1) * WG_X + g
 inline int kperf_tile_origin_y(void) { return (int)get_group_id(1) * BLOCK_Y - RADIUS; }
 inline int kperf_tile_origin_x(void) { return (int)get_group_id(0) * BLOCK_X - RADIUS; }
 
-// Global coordinates of a work-item's first output.
-inline int kperf_out_y0(void) { return (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1) * PY; }
-inline int kperf_out_x0(void) { return (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC; }
+// Global coordinates of a work-item's region (its first output without an output scheme).
+inline int kperf_out_y0(void) { return (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1) * ITEM_ROWS; }
+inline int kperf_out_x0(void) { return (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * ITEM_COLS; }
 
-// Clamp-to-edge read of the global input grid.
-inline float kperf_load(__global const float* in, int width, int height, int gy, int gx) {
+// Block-local coordinate of the first output a work-item computes: the start of its region,
+// or under an output scheme the line (k / 2) of its region, or the grid's last line when the
+// grid ends earlier (a final partial period still has its computed line).
+inline int kperf_item_line(int local_id, int per_item, int k, int block_origin, int size) {
+  const int start = local_id * per_item;
+  if (k == 1) return start;
+  return start + clamp(size - 1 - block_origin - start, 0, k / 2);
+}
+inline int kperf_item_row(int height) {
+  return kperf_item_line((int)get_local_id(1), ITEM_ROWS, OUT_KY, (int)get_group_id(1) * BLOCK_Y, height);
+}
+inline int kperf_item_col(int width) {
+  return kperf_item_line((int)get_local_id(0), ITEM_COLS, OUT_KX, (int)get_group_id(0) * BLOCK_X, width);
+}
+// Global coordinates of a work-item's first computed output.
+inline int kperf_out_y(int height) { return (int)get_group_id(1) * BLOCK_Y + kperf_item_row(height); }
+inline int kperf_out_x(int width) { return (int)get_group_id(0) * BLOCK_X + kperf_item_col(width); }
+
+// Clamp-to-edge read of a global buffer (the local and global load paths).
+inline float kperf_load_buffer(__global const float* in, int width, int height, int gy, int gx) {
   return in[clamp(gy, 0, height - 1) * width + clamp(gx, 0, width - 1)];
 }
+
+// A tile line that holds its own value (no reconstruction along that axis).
+inline void kperf_identity_source(int t, int* a, int* b, float* w) {
+  *a = *b = t;
+  *w = 0.0f;
+}
+
+#if RELAX_SKIP
+#define KPERF_FILL_BARRIER()
+#else
+#define KPERF_FILL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+
+#define KPERF_STR_(x) #x
+#define KPERF_STR(x) KPERF_STR_(x)
+#include KPERF_STR(KPERF_LOAD_FILE)
 
 // Whether this group's rows may move as aligned float4s: rows 16-byte aligned and the segment
 // [block_x0 - 4, block_x0 + BLOCK_X + 4) inside the grid (no clamping along x needed).
 inline bool kperf_rows_vectorizable(int width) {
-#if KPERF_VEC_ROWS
+#if KPERF_VEC_ROWS && KPERF_LOAD_BUFFER
   const int xa = (int)get_group_id(0) * BLOCK_X - 4;
   return (width & 3) == 0 && xa >= 0 && xa + TILE_STRIDE <= width;
 #else
@@ -91,11 +155,11 @@ inline bool kperf_rows_vectorizable(int width) {
 // Cooperatively loads tile rows first, first + step, ... (n_rows of them), every column.
 // The caller puts the barrier after it.
 #define KPERF_LOAD_ITERS ((TILE_H * TILE_CHUNKS + WG_SIZE - 1) / WG_SIZE)
-inline void kperf_load_rows(__local float* tile, __global const float* in, int width, int height,
+inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width, int height,
                             int first, int step, int n_rows) {
   const int gy0 = kperf_tile_origin_y();
   const int lid = kperf_local_linear_id();
-#if KPERF_VEC_ROWS
+#if KPERF_VEC_ROWS && KPERF_LOAD_BUFFER
   if (kperf_rows_vectorizable(width)) {
     // Every load of this work-item is issued before the first local store, so all of them
     // are in flight together instead of one memory latency per loop trip.
@@ -131,8 +195,6 @@ inline void kperf_load_rows(__local float* tile, __global const float* in, int w
   }
 }
 
-#define KPERF_STR_(x) #x
-#define KPERF_STR(x) KPERF_STR_(x)
 #include KPERF_STR(KPERF_SCHEME_FILE)
 
 // The (PY + 2 RADIUS) x (VEC + 2 RADIUS) neighbourhood of a work-item's outputs, gathered from
@@ -142,12 +204,13 @@ inline void kperf_load_rows(__local float* tile, __global const float* in, int w
 #define KPERF_WIN_H (PY + 2 * RADIUS)
 #define KPERF_AT(c, dy, dx) (c)[(dy) * KPERF_WIN_W + (dx)]
 
-inline void kperf_gather_window(__local const float* tile, float* win) {
+inline void kperf_gather_window(__local const float* tile, float* win, int width, int height) {
   const int lx = (int)get_local_id(0);
-  const int ly = (int)get_local_id(1);
+  const int row0 = kperf_item_row(height);  // tile row of the window's first row
 #if KPERF_VEC_ROWS && VEC == 4
   // The window's columns sit at local offsets TILE_OFF .. TILE_OFF + KPERF_WIN_W - 1 from the
-  // aligned index 4 * lx of each row: read the float4s covering them (no bank conflicts).
+  // aligned index 4 * lx of each row (VEC 4 implies OUT_KX 1): read the float4s covering them
+  // (no bank conflicts).
 #define KPERF_FIRST_CHUNK (TILE_OFF / 4)
 #define KPERF_N_CHUNKS ((TILE_OFF + KPERF_WIN_W - 1) / 4 - KPERF_FIRST_CHUNK + 1)
 #pragma unroll
@@ -156,7 +219,7 @@ inline void kperf_gather_window(__local const float* tile, float* win) {
 #ifdef KPERF_FUSED_ROWS
     int above, below;
     float w;
-    kperf_row_source(ly * PY + dy, &above, &below, &w);
+    kperf_line_source(row0 + dy, &above, &below, &w);
 #pragma unroll
     for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch) {
       float4 a = ((__local const float4*)tile)[above * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
@@ -171,7 +234,7 @@ inline void kperf_gather_window(__local const float* tile, float* win) {
 #else
 #pragma unroll
     for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch)
-      vstore4(((__local const float4*)tile)[(ly * PY + dy) * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch],
+      vstore4(((__local const float4*)tile)[(row0 + dy) * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch],
               ch, row);
 #endif
 #pragma unroll
@@ -179,28 +242,66 @@ inline void kperf_gather_window(__local const float* tile, float* win) {
       win[dy * KPERF_WIN_W + dx] = row[TILE_OFF - 4 * KPERF_FIRST_CHUNK + dx];
   }
 #else
+  const int col0 = kperf_item_col(width);
 #pragma unroll
   for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
 #ifdef KPERF_FUSED_ROWS
     int above, below;
     float w;
-    kperf_row_source(ly * PY + dy, &above, &below, &w);
+    kperf_line_source(row0 + dy, &above, &below, &w);
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
-      float a = TILE_AT(tile, above, lx * VEC + dx);
+      float a = TILE_AT(tile, above, col0 + dx);
 #if RECON_LI
-      if (above != below) a = mad(w, TILE_AT(tile, below, lx * VEC + dx) - a, a);
+      if (above != below) a = mad(w, TILE_AT(tile, below, col0 + dx) - a, a);
 #endif
       win[dy * KPERF_WIN_W + dx] = a;
     }
 #else
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx)
-      win[dy * KPERF_WIN_W + dx] = TILE_AT(tile, ly * PY + dy, lx * VEC + dx);
+      win[dy * KPERF_WIN_W + dx] = TILE_AT(tile, row0 + dy, col0 + dx);
 #endif
   }
 #endif
 }
+
+// The global load path: no tile. Each window element is read from global memory where the
+// scheme's tile would take its value from (kperf_scheme_row_source / _col_source), with the
+// same reconstruction arithmetic, so every load path gives the same outputs.
+inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win) {
+  const int row0 = kperf_item_row(height), col0 = kperf_item_col(width);
+  const int gy0 = kperf_tile_origin_y(), gx0 = kperf_tile_origin_x();
+#pragma unroll
+  for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
+    int ra, rb;
+    float wr;
+    kperf_scheme_row_source(row0 + dy, &ra, &rb, &wr);
+#pragma unroll
+    for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
+      int ca, cb;
+      float wc;
+      kperf_scheme_col_source(col0 + dx, &ca, &cb, &wc);
+      float v = kperf_load(in, width, height, gy0 + ra, gx0 + ca);
+#if RECON_LI  // every scheme rebuilds along one axis at most
+      if (ca != cb) v = mad(wc, kperf_load(in, width, height, gy0 + ra, gx0 + cb) - v, v);
+      if (ra != rb) v = mad(wr, kperf_load(in, width, height, gy0 + rb, gx0 + ca) - v, v);
+#endif
+      win[dy * KPERF_WIN_W + dx] = v;
+    }
+  }
+}
+
+// Fills float win[KPERF_WIN_H * KPERF_WIN_W] by the selected load path (declaring the local
+// tile at kernel scope where the path has one).
+#if KPERF_LOAD_TILE
+#define KPERF_GATHER(win, in, width, height)                                \
+  __local float kperf_tile[TILE_ELEMS] __attribute__((aligned(16)));       \
+  kperf_fill_tile(kperf_tile, in, width, height);                           \
+  kperf_gather_window(kperf_tile, win, width, height)
+#else
+#define KPERF_GATHER(win, in, width, height) kperf_gather_window_global(in, width, height, win)
+#endif
 
 // Writes a work-item's PY x VEC outputs (float4 stores where the rows allow them).
 inline void kperf_store(__global float* out, int width, int height, const float* values) {
@@ -222,20 +323,21 @@ inline void kperf_store(__global float* out, int width, int height, const float*
   }
 }
 
-// The kernel of an image app: fill the tile with the selected scheme, gather each work-item's
-// window, compute its PY x VEC outputs with block_fn(const float* win, float* result) (row-major
-// result), store them. Padded work-items join the barriers and write nothing. Every app kernel
-// is named kperf_app so the host needs no per-app names.
+#include KPERF_STR(KPERF_OUTPUT_FILE)
+
+// The kernel of an image app: gather each work-item's window by the selected load path and
+// scheme, compute its PY x VEC outputs with block_fn(const float* win, float* result)
+// (row-major result), store them by the selected output scheme. Padded work-items join the
+// barriers and write nothing. Every app kernel is named kperf_app so the host needs no per-app
+// names.
 #define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                  \
-  __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out,     \
+  __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global float* out,         \
                                         int width, int height) {                           \
-    __local float tile[TILE_ELEMS] __attribute__((aligned(16)));                           \
-    kperf_fill_tile(tile, in, width, height);                                              \
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                  \
-    kperf_gather_window(tile, win);                                                        \
+    KPERF_GATHER(win, in, width, height);                                                  \
     float result[PY * VEC];                                                                \
     block_fn(win, result);                                                                 \
-    kperf_store(out, width, height, result);                                               \
+    KPERF_STORE(out, width, height, result);                                               \
   }
 
 // The same for an app defined one output at a time: point_fn(const float* c), c pointing at

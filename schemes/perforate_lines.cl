@@ -4,7 +4,7 @@
 // The including scheme sets KPERF_LINES_ARE_ROWS to 1 (rows) or 0 (columns).
 //
 // Columns are rebuilt in place (a local-memory pass and a barrier). Rows are rebuilt as each
-// work-item reads its window from local memory (kperf_row_source): a missing row's values are
+// work-item reads its window from local memory (kperf_line_source): a missing row's values are
 // computed from the kept rows by the same expression, never stored back, which saves a barrier
 // and a local pass and gives the same values; -DKPERF_MATERIALIZE_ROWS=1 restores the in-place
 // pass for comparison.
@@ -49,17 +49,17 @@
 // Tile line `first` is the first one whose global coordinate (+ RADIUS) is a multiple of SKIP.
 inline int kperf_first_kept_line(void) { return (SKIP - KPERF_LINE_BASE % SKIP) % SKIP; }
 
-#ifdef KPERF_FUSED_ROWS
-// Where tile row ty's values come from: rows `above` and `below` mixed with weight w (value =
-// mad(w, T[below] - T[above], T[above])), or one row when above == below (kept row or nn).
-inline void kperf_row_source(int ty, int* above, int* below, float* w) {
-  const int offset = (ty - kperf_first_kept_line() + SKIP) % SKIP;
+// Where tile line t's values come from: lines `above` and `below` mixed with weight w (value =
+// mad(w, T[below] - T[above], T[above])), or one line when above == below (kept line or nn).
+// The fused row gather and the global load path read through it.
+inline void kperf_line_source(int t, int* above, int* below, float* w) {
+  const int offset = (t - kperf_first_kept_line() + SKIP) % SKIP;
   *w = 0.0f;
   if (offset == 0) {
-    *above = *below = ty;
+    *above = *below = t;
     return;
   }
-  const int a = ty - offset, b = a + SKIP;
+  const int a = t - offset, b = a + SKIP;
   const bool has_above = a >= 0, has_below = b < KPERF_N_LINES;
   if (has_above && has_below) {
     if (RECON_LI) {
@@ -73,10 +73,8 @@ inline void kperf_row_source(int ty, int* above, int* below, float* w) {
     *above = *below = has_above ? a : b;
   }
 }
-#endif
 
-inline void kperf_fill_tile(__local float* tile, __global const float* in, int width,
-                            int height) {
+inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width, int height) {
   const int lid = kperf_local_linear_id();
   const int first = kperf_first_kept_line();
   const int n_loaded = (KPERF_N_LINES - first + SKIP - 1) / SKIP;
@@ -94,7 +92,11 @@ inline void kperf_fill_tile(__local float* tile, __global const float* in, int w
     KPERF_ELEM(tile, line, pos) = kperf_load(in, width, height, gy0 + pos, gx0 + line);
   }
 #endif
+#ifdef KPERF_FUSED_ROWS
+  KPERF_FILL_BARRIER();  // the only barrier: rows are rebuilt as windows are read
+#else
   barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 #ifndef KPERF_FUSED_ROWS
   // Missing line number t (SKIP - 1 per period) maps to tile line start + period*SKIP + offset,
   // where start = first - SKIP is the (possibly virtual) kept line before the tile.
@@ -135,6 +137,6 @@ inline void kperf_fill_tile(__local float* tile, __global const float* in, int w
     KPERF_ELEM(tile, line, pos) = value;
 #endif
   }
-  barrier(CLK_LOCAL_MEM_FENCE);
+  KPERF_FILL_BARRIER();
 #endif  // !KPERF_FUSED_ROWS
 }

@@ -1,8 +1,10 @@
 // Accurate scheme: every tile element is loaded from global memory; nothing is reconstructed.
 #define KPERF_SCHEME_IS_ACCURATE 1
 
-inline void kperf_fill_tile(__local float* tile, __global const float* in, int width,
-                            int height) {
+inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width, int height) {
   kperf_load_rows(tile, in, width, height, 0, 1, TILE_H);
-  barrier(CLK_LOCAL_MEM_FENCE);
+  KPERF_FILL_BARRIER();
 }
+
+#define kperf_scheme_row_source kperf_identity_source
+#define kperf_scheme_col_source kperf_identity_source

@@ -1,31 +1,31 @@
-// Stencil scheme: only the core (PY x VEC elements per work-item) is loaded; the halo takes the
-// core element at the clamped tile coordinates (nearest neighbour; li is the same here).
+// Stencil scheme: only the core (each work-item's region of ITEM_ROWS x ITEM_COLS elements) is
+// loaded; the halo takes the core element at the clamped tile coordinates (nearest neighbour;
+// li is the same here).
 
 #define KPERF_HALO_ELEMS (TILE_H * TILE_W - BLOCK_X * BLOCK_Y)
 
-inline void kperf_fill_tile(__local float* tile, __global const float* in, int width,
-                            int height) {
+inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width, int height) {
   const int lx = (int)get_local_id(0);
   const int ly = (int)get_local_id(1);
   const int gy0 = kperf_out_y0();
   const int gx = kperf_out_x0();
-#if KPERF_VEC_ROWS && VEC == 4
+#if KPERF_VEC_ROWS && VEC == 4 && KPERF_LOAD_BUFFER
   // Tile column RADIUS + 4 lx sits at local offset 4 + 4 lx: an aligned float4 slot.
-  if ((width & 3) == 0 && gx + 3 < width && gy0 + PY - 1 < height) {
-    float4 core[PY];
+  if ((width & 3) == 0 && gx + 3 < width && gy0 + ITEM_ROWS - 1 < height) {
+    float4 core[ITEM_ROWS];
 #pragma unroll
-    for (int p = 0; p < PY; ++p) core[p] = ((__global const float4*)in)[((gy0 + p) * width + gx) / 4];
+    for (int p = 0; p < ITEM_ROWS; ++p) core[p] = ((__global const float4*)in)[((gy0 + p) * width + gx) / 4];
 #pragma unroll
-    for (int p = 0; p < PY; ++p)
-      ((__local float4*)tile)[(ly * PY + p + RADIUS) * TILE_CHUNKS + lx + 1] = core[p];
+    for (int p = 0; p < ITEM_ROWS; ++p)
+      ((__local float4*)tile)[(ly * ITEM_ROWS + p + RADIUS) * TILE_CHUNKS + lx + 1] = core[p];
   } else
 #endif
   {
 #pragma unroll
-    for (int p = 0; p < PY; ++p)
+    for (int p = 0; p < ITEM_ROWS; ++p)
 #pragma unroll
-      for (int v = 0; v < VEC; ++v)
-        TILE_AT(tile, ly * PY + p + RADIUS, lx * VEC + v + RADIUS) =
+      for (int v = 0; v < ITEM_COLS; ++v)
+        TILE_AT(tile, ly * ITEM_ROWS + p + RADIUS, lx * ITEM_COLS + v + RADIUS) =
             kperf_load(in, width, height, gy0 + p, gx + v);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -46,5 +46,13 @@ inline void kperf_fill_tile(__local float* tile, __global const float* in, int w
     TILE_AT(tile, ty, tx) = TILE_AT(tile, clamp(ty, RADIUS, RADIUS + BLOCK_Y - 1),
                                     clamp(tx, RADIUS, RADIUS + BLOCK_X - 1));
   }
-  barrier(CLK_LOCAL_MEM_FENCE);
+  KPERF_FILL_BARRIER();
+}
+
+// A halo line takes the nearest core line of the tile.
+inline void kperf_scheme_row_source(int t, int* a, int* b, float* w) {
+  kperf_identity_source(clamp(t, RADIUS, RADIUS + BLOCK_Y - 1), a, b, w);
+}
+inline void kperf_scheme_col_source(int t, int* a, int* b, float* w) {
+  kperf_identity_source(clamp(t, RADIUS, RADIUS + BLOCK_X - 1), a, b, w);
 }

@@ -58,7 +58,7 @@ TEST(Results, JsonRoundTrip) {
   r.input_name = "camera";
   r.width = 512;
   r.height = 256;
-  r.key = make_key(r.app, r.scheme, r.recon, 16, 8, 1, 1, "camera", 512, 256);
+  r.key = make_key(r.app, r.scheme, r.recon, "", 16, 8, 1, 1, "camera", 512, 256);
   r.samples_ns = {100, 200, 300};
   r.time = summarize(r.samples_ns);
   r.bytes_model = 1234;
@@ -82,7 +82,7 @@ TEST(Results, JsonRoundTrip) {
   EXPECT_TRUE(back.best_wg);
   EXPECT_EQ(back.output_file, "out/x.npy");
   EXPECT_EQ(to_json(back).dump(), text);
-  EXPECT_EQ(make_key("median", "stencil", "nn", 32, 4, 4, 1, "x", 8, 9), "median/stencil/nn/wg:32x4v4/x/8x9");
+  EXPECT_EQ(make_key("median", "stencil", "nn", "", 32, 4, 4, 1, "x", 8, 9), "median/stencil/nn/wg:32x4v4/x/8x9");
   EXPECT_EQ(wg_label(8, 2, 1, 4), "8x2y4");
 }
 
@@ -95,7 +95,7 @@ ResultRow timed_row(const std::string& scheme, int wx, int wy, double median) {
   r.wg_y = wy;
   r.input_name = "in";
   r.width = r.height = 64;
-  r.key = make_key(r.app, r.scheme, r.recon, wx, wy, 1, 1, "in", 64, 64);
+  r.key = make_key(r.app, r.scheme, r.recon, "", wx, wy, 1, 1, "in", 64, 64);
   r.samples_ns = {static_cast<std::uint64_t>(median)};
   r.time = summarize(r.samples_ns);
   return r;
@@ -377,7 +377,7 @@ TEST(Parsers, SchemesAndReconstructions) {
 // --- metrics --------------------------------------------------------------------------------
 TEST(Metrics, HandComputedCases) {
   // T = {0, 10, 20, 30}, A = {1, 10, 18, 30}: the zero is excluded from mre.
-  const ErrorMetrics e = compute_errors({0, 10, 20, 30}, {1, 10, 18, 30});
+  const ErrorMetrics e = compute_errors({0, 10, 20, 30}, {1, 10, 18, 30}, 4, 1);
   EXPECT_EQ(e.mre_excluded, 1);
   EXPECT_NEAR(e.mre, (0.0 + 2.0 / 20) / 3, 1e-12);
   EXPECT_NEAR(e.mae, 3.0 / 4, 1e-12);
@@ -385,12 +385,12 @@ TEST(Metrics, HandComputedCases) {
   EXPECT_NEAR(e.max_abs, 2, 1e-12);
   EXPECT_NEAR(e.psnr_db, 10 * std::log10(900.0 / (5.0 / 4)), 1e-9);
   // Constant truth: me falls back to the plain mean absolute error; psnr of identical is inf.
-  const ErrorMetrics flat = compute_errors({5, 5, 5}, {5, 6, 5});
+  const ErrorMetrics flat = compute_errors({5, 5, 5}, {5, 6, 5}, 3, 1);
   EXPECT_NEAR(flat.me, 1.0 / 3, 1e-12);
-  EXPECT_TRUE(std::isinf(compute_errors({5, 5}, {5, 5}).psnr_db));
-  EXPECT_GT(compute_errors({5, 5}, {5, 5}).psnr_db, 0);
+  EXPECT_TRUE(std::isinf(compute_errors({5, 5}, {5, 5}, 2, 1).psnr_db));
+  EXPECT_GT(compute_errors({5, 5}, {5, 5}, 2, 1).psnr_db, 0);
   // Non-finite elements are skipped and counted.
-  const ErrorMetrics nf = compute_errors({1, 2, NAN}, {1, std::numeric_limits<float>::infinity(), 3});
+  const ErrorMetrics nf = compute_errors({1, 2, NAN}, {1, std::numeric_limits<float>::infinity(), 3}, 3, 1);
   EXPECT_EQ(nf.nonfinite, 2);
   EXPECT_DOUBLE_EQ(nf.mae, 0);
 }
