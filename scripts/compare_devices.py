@@ -3,8 +3,9 @@
 
 usage: /usr/bin/python3 scripts/compare_devices.py A.json B.json [--markdown FILE]
 
-Rows are matched by result key (app/scheme/recon/wg/input/size). For every pair that ran on
-both, mre and me are compared: relative difference <= 1e-5 where the error is meaningful
+Reads schema versions 1 and 2. Rows are matched by result key (app/scheme/recon[/axes]/wg/input/
+size); relaxed-barrier rows (a race by design) are left out. For every pair that ran on both, mre
+and me are compared: relative difference <= 1e-5 where the error is meaningful
 (>= 1e-4), else absolute difference <= 1e-6 (accurate rows hold only float rounding, whose
 relative difference between devices says nothing). Exit 0 when every pair agrees.
 """
@@ -21,6 +22,8 @@ def load(path):
     try:
         with open(path) as f:
             doc = json.load(f)
+        if doc.get("schema_version") not in (1, 2):
+            raise ValueError(f"unsupported schema_version {doc.get('schema_version')}")
         return doc["context"]["device"]["name"], {r["key"]: r for r in doc["results"]}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SystemExit(f"compare_devices.py: {path}: not a kperf results file ({exc})")
@@ -32,6 +35,8 @@ def compare(a_rows, b_rows):
     for key, a in a_rows.items():
         b = b_rows.get(key)
         if not b or a.get("status") != "ok" or b.get("status") != "ok":
+            continue
+        if a.get("relax", "none") != "none":
             continue
         pairs += 1
         for metric in ("mre", "me"):

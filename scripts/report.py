@@ -6,7 +6,11 @@ usage: /usr/bin/python3 scripts/report.py RESULTS.json [RESULTS.json ...] --out 
 Writes DIR/report.md and, as PNG and SVG: Table I (devices), Table III (runtime at the best
 work-group), Figs. 3/4 (speedups, geometric mean), Fig. 5 (primary error), Fig. 6 (error over
 many inputs), Fig. 8 (error against runtime), Fig. 9 (work-group heat maps) and Fig. 10 (error
-against speedup with the Pareto front). Needs Debian's python3-numpy and python3-matplotlib.
+against speedup with the Pareto front); from rows with the SPEC 10 axes (schema 2), the CGO'18
+Fig. 10 comparison with Paraprox's output schemes (speedups over the global-memory baseline,
+beside the published points) and the spread of relaxed-barrier rows. Reads schema versions 1
+and 2; the papers' figures use the rows whose SPEC 10 axes are at their defaults. Needs Debian's
+python3-numpy and python3-matplotlib.
 """
 import argparse
 import json
@@ -44,6 +48,14 @@ PUBLISHED_TABLE3 = {
         "sobel3": [0.050, 0.039, 0.037, 0.039], "sobel5": [0.057, 0.055, 0.054, 0.053],
         "inversion": [0.027, None, 0.021, 0.022], "median": [0.062, 0.054, 0.049, 0.050]},
 }
+# CGO'18 Fig. 10 (Section 6.4), speedup over Paraprox's baseline and error (percent), as its text
+# states them: (label, speedup, error %).
+PUBLISHED_FIG10 = {
+    "gaussian3": [("Stencil1", 2.1, 0.45), ("Rows1", 2.2, 2.9), ("Paraprox Rows", 2.08, 7.5)],
+    "median": [("Stencil1", 1.29, 0.5), ("Rows1", 1.36, 3.3)],
+}
+SUPPORTED_SCHEMAS = (1, 2)
+
 # HPCS'19 Fig. 5 / Section V-D error bands (percent), as stated in the text.
 PUBLISHED_ERROR_BANDS = {
     "stencil": "< 1 % for Gaussian3/5 and Median; about 5 % for Sobel3/5",
@@ -67,15 +79,17 @@ def load(paths):
             raise ReportError(f"{path}: not readable JSON ({exc})")
         if not isinstance(doc, dict) or "results" not in doc or "context" not in doc:
             raise ReportError(f"{path}: not a kperf results file (no 'context'/'results')")
-        if doc.get("schema_version") != 1:
-            raise ReportError(f"{path}: unsupported schema_version {doc.get('schema_version')}")
+        if doc.get("schema_version") not in SUPPORTED_SCHEMAS:
+            raise ReportError(f"{path}: unsupported schema_version {doc.get('schema_version')} "
+                              f"(this report reads {', '.join(map(str, SUPPORTED_SCHEMAS))})")
         dev = doc["context"].get("device", {})
         name = dev.get("name", "unknown device")
         devices.setdefault(name, dict(dev, copy_gbps=doc["context"].get("copy_gbps")))
         for r in doc["results"]:
             if not isinstance(r, dict) or "key" not in r:
                 raise ReportError(f"{path}: malformed result row")
-            rows.append(dict(r, device=name))
+            # Version 1 rows have every SPEC 10 axis at its default.
+            rows.append(dict(r, device=name, axes=r.get("axes", "")))
     if not rows:
         raise ReportError("no result rows in " + ", ".join(paths))
     return rows, devices
@@ -482,6 +496,92 @@ def fig_pareto(rows, out, written):
     return fronts
 
 
+def paraprox_label(r):
+    """How CGO'18 Fig. 10 names a configuration, or None when it is not one of its kind."""
+    if r["axes"] == "" and r["scheme"] in ("stencil", "rows:2", "rows:3"):
+        return PAPER_NAMES[r["scheme"]] + (":li" if r["recon"] == "li" else "")
+    out = r.get("output", "none")
+    if r["scheme"] == "accurate" and out != "none" and r.get("relax", "none") == "none":
+        load = r.get("load", "local")
+        return f"Paraprox {out}/{r.get('output_recon')}" + ("" if load == "global" else f" ({load})")
+    return None
+
+
+def fig_paraprox(all_rows, out, written):
+    """CGO'18 Fig. 10: input perforation against Paraprox's output schemes, speedup over the
+    global-memory baseline; one panel per (size, app), the published points as stars."""
+    pts = defaultdict(list)  # (device, size, app) -> [(speedup, error %, label, is_input)]
+    for r in all_rows:
+        if r.get("status") != "ok" or not r.get("best_wg") or r.get("speedup_vs_global") is None:
+            continue
+        label = paraprox_label(r)
+        err = primary_error(r)
+        if label is None or not (err == err):
+            continue
+        size = f"{r['input']['width']}x{r['input']['height']}"
+        pts[(r["device"], size, r["app"])].append(
+            (r["speedup_vs_global"], 100 * err, label, not label.startswith("Paraprox"), r["input"]["name"]))
+    # Median over inputs of each configuration.
+    panels = {}
+    for k, v in pts.items():
+        acc = defaultdict(list)
+        for sp, e, label, is_input, _ in v:
+            acc[(label, is_input)].append((sp, e))
+        panels[k] = [(float(np.median([a for a, _ in xs])), float(np.median([b for _, b in xs])), label, is_input)
+                     for (label, is_input), xs in acc.items()]
+    keys = sorted(panels, key=lambda k: (k[0], int(k[1].split("x")[0]), apps_in([{"app": k[2]}])[0]))
+    cols = sorted({k[2] for k in keys}, key=lambda a: APP_ORDER.index(a) if a in APP_ORDER else 99)
+    rowkeys = sorted({(k[0], k[1]) for k in keys}, key=lambda k: (k[0], int(k[1].split("x")[0])))
+    fig, axes = plt.subplots(max(1, len(rowkeys)), max(1, len(cols)),
+                             figsize=(4.6 * max(1, len(cols)), 3.8 * max(1, len(rowkeys))), squeeze=False)
+    table = []
+    if not keys:
+        no_data(axes[0][0], "needs accurate rows with --load global and perforated or --output rows")
+    for i, (dev, size) in enumerate(rowkeys):
+        for j, app in enumerate(cols):
+            ax = axes[i][j]
+            p = panels.get((dev, size, app))
+            if not p:
+                no_data(ax, "no data")
+                continue
+            positive = [q for q in p if q[1] > 0]
+            for sp, e, label, is_input in positive:
+                ax.scatter([sp], [e], marker="x" if is_input else "o", color="C0" if is_input else "C3", s=30)
+                ax.annotate(label.replace("Paraprox ", ""), (sp, e), fontsize=6, xytext=(3, 2),
+                            textcoords="offset points")
+            idx = pareto([(q[0], q[1]) for q in positive])
+            ax.plot([positive[k][0] for k in idx], [positive[k][1] for k in idx], "--", color="gray", lw=1)
+            for label, sp, e in PUBLISHED_FIG10.get(app, []):
+                ax.scatter([sp], [e], marker="*", s=80, color="C2")
+                ax.annotate("CGO'18 " + label, (sp, e), fontsize=6, color="C2", xytext=(3, -8),
+                            textcoords="offset points")
+            ax.set_yscale("log")
+            ax.axvline(1.0, color="k", lw=0.6)
+            ax.set_title(f"{app} {size}", fontsize=9)
+            ax.set_xlabel("speedup over Paraprox baseline (x)", fontsize=8)
+            ax.set_ylabel("primary error (%)", fontsize=8)
+            ax.grid(alpha=0.3)
+            front = {positive[k][2] for k in idx}
+            for sp, e, label, is_input in sorted(p, key=lambda q: -q[0]):
+                table.append(f"| {dev} | {app} | {size} | {label} | {sp:.2f}x | {e:.3g} % | "
+                             f"{'yes' if label in front else ''} |")
+    fig.suptitle("CGO'18 Fig. 10: x input perforation (local tile), o Paraprox output schemes, "
+                 "* published; dashed: Pareto front", fontsize=10)
+    fig.tight_layout()
+    save(fig, out, "fig10_paraprox", written)
+    return table
+
+
+def relaxed_table(all_rows):
+    lines = []
+    for r in all_rows:
+        if r.get("status") == "ok" and r.get("relax") == "skip" and r.get("error_spread") and r.get("best_wg"):
+            s = r["error_spread"]
+            lines.append(f"| {r['device']} | {r['key']} | {100 * s['min']:.3g} % | {100 * s['max']:.3g} % | "
+                         f"{len(r.get('error_reps', []))} | {r.get('speedup') or float('nan'):.2f}x |")
+    return lines
+
+
 def status_summary(rows):
     counts = defaultdict(int)
     for r in rows:
@@ -495,10 +595,12 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="output directory")
     args = ap.parse_args(argv)
     try:
-        rows, devices = load(args.results)
+        all_rows, devices = load(args.results)
     except ReportError as exc:
         print(f"report.py: {exc}", file=sys.stderr)
         return 2
+    # The papers' figures: configurations with every SPEC 10 axis at its default.
+    rows = [r for r in all_rows if r["axes"] == ""] or all_rows
     fidelity = []
     if len(args.results) >= 2:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -520,10 +622,13 @@ def main(argv=None):
     heatmaps = fig_heatmaps(rows, args.out, written)
     fronts = fig_pareto(rows, args.out, written)
     has_sizes = fig_sizes(rows, args.out, written)
+    has_axes = any(r["axes"] for r in all_rows)
+    paraprox = fig_paraprox(all_rows, args.out, written) if has_axes else []
+    relaxed = relaxed_table(all_rows)
 
     md = [f"# kperf report: {', '.join(devices)}", "",
           f"Generated by `scripts/report.py` from {', '.join(os.path.basename(p) for p in args.results)}: "
-          f"{len(rows)} result rows ({status_summary(rows)}). Times are medians of OpenCL profiling-event "
+          f"{len(all_rows)} result rows ({status_summary(all_rows)}). Times are medians of OpenCL profiling-event "
           "samples at each variant's best work-group; speedups are the papers' definition (accurate at its "
           "best work-group over the variant at its best); errors are against the double-precision CPU "
           "reference (MRE, ME for Sobel).", "",
@@ -554,6 +659,21 @@ def main(argv=None):
     md += [f"- {a}: " + " -> ".join(variant_label(v) for v in f) for a, f in fronts.items()]
     if has_sizes:
         md += ["", "## Size study", "", "![sizes](fig_sizes.png)"]
+    if has_axes:
+        md += ["", "## CGO'18 Fig. 10: input perforation against Paraprox's output schemes", "",
+               "Speedups over Paraprox's baseline (accurate, `--load global`, each at its best work-group); "
+               "error is the app's primary metric, median over inputs. x: kperf's input schemes on the local "
+               "tile; o: Paraprox's output schemes (`--output`, one output line in K computed, the rest copied "
+               "(nn) or interpolated (li)); stars: CGO'18's published points (other hardware: the error is "
+               "comparable, the speedup only in kind).", "", "![Fig. 10 Paraprox](fig10_paraprox.png)", "",
+               "| device | app | size | configuration | speedup over Paraprox baseline | error | Pareto |",
+               "|---|---|---|---|---|---|---|"] + paraprox
+        md += ["", "Published (CGO'18 Section 6.4): " + "; ".join(
+            f"{app}: " + ", ".join(f"{l} {e} % at {s}x" for l, s, e in pts) for app, pts in PUBLISHED_FIG10.items())]
+    if relaxed:
+        md += ["", "## Relaxed barriers: error over repeated launches", "",
+               "| device | configuration | min error | max error | downloads | speedup |", "|---|---|---|---|---|---|"]
+        md += relaxed
     if fidelity:
         md += ["", "## Cross-device fidelity (scripts/compare_devices.py)", ""] + fidelity
     md.append("")

@@ -84,6 +84,17 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --input synthetic:plasma", "unknown synthetic input"},
       {"run --kernel-dir /nonexistent", "has no kernels/ folder"},
       {"frobnicate", "unknown command"},
+      {"run --load texture", "unknown load path 'texture' (valid: local, global, image)"},
+      {"run --load local,", "unknown load path ''"},
+      {"run --output diag:2", "unknown output scheme 'diag:2' (valid: none, rows:K"},
+      {"run --output rows:1", "invalid factor K in 'rows:1'"},
+      {"run --output center", "needs a factor K"},
+      {"run --output-recon cubic", "unknown reconstruction 'cubic' (valid: nn, li"},
+      {"run --relax sometimes", "unknown --relax 'sometimes' (valid: none, skip)"},
+      {"run --iterations-skip 1", "invalid --iterations-skip '1' (expected fractions R with 0 <= R < 1"},
+      {"run --iterations-skip -0.5", "invalid --iterations-skip '-0.5'"},
+      {"run --output rows:9 --size 8 --input synthetic:smooth", "--output rows:9 is larger than the 8x8 grid"},
+      {"run --output cols:40 --size 32x64 --input synthetic:smooth", "--output cols:40 is larger than the 32x64 grid"},
   };
   for (const auto& c : cases) {
     const CliRun r = kperf_cli(std::string(c.args) + out, dir, "cd " + d + " &&");
@@ -130,7 +141,7 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
                           dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
-  EXPECT_EQ(doc.at("schema_version"), 1);
+  EXPECT_EQ(doc.at("schema_version"), 2);
   for (const char* k : {"date", "host", "kperf_version", "git_sha", "build_type", "command_line", "device",
                         "warmup", "reps", "copy_gbps"})
     EXPECT_TRUE(doc.at("context").contains(k)) << k;

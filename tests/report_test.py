@@ -44,6 +44,39 @@ def main():
         check("needs results over at least 3 inputs" not in md and "Fig. 6: error distribution over 4 inputs" in md,
               "Fig. 6 has the 4 synthetic inputs")
 
+        # Schema 2 axes: the Fig. 10 comparison with Paraprox and the relaxed-barrier table.
+        axes = os.path.join(tmp, "axes.json")
+        subprocess.run([binary, "run", "--apps", "gaussian3,median", "--schemes", "accurate,stencil,rows1",
+                        "--load", "local,global", "--output", "none,rows:2,center:3", "--output-recon", "nn",
+                        "--relax", "none,skip", "--wg", "16x8", "--input", "synthetic:smooth", "--size", "48x40",
+                        "--warmup", "1", "--reps", "3", "--quiet", "--out", axes],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out2 = os.path.join(tmp, "report2")
+        run = subprocess.run([sys.executable, report, axes, "--out", out2], capture_output=True, text=True)
+        check(run.returncode == 0, f"report.py reads schema 2 axes ({run.stderr.strip()})")
+        md2 = open(os.path.join(out2, "report.md")).read() if run.returncode == 0 else ""
+        check(os.path.exists(os.path.join(out2, "fig10_paraprox.png")), "writes fig10_paraprox.png")
+        check("| Paraprox rows:2/nn |" in md2 and "| Rows1 |" in md2, "Fig. 10 table lists Rows1 and Paraprox rows:2")
+        check("Relaxed barriers" in md2 and "/relax:skip/" in md2, "relaxed rows listed with their spread")
+        # The same file as version 1 (axes stripped, default-axis rows only) still reads.
+        doc = json.load(open(axes))
+        doc["schema_version"] = 1
+        doc["results"] = [{k: v for k, v in r.items() if k not in ("load", "output", "output_recon", "precision",
+                                                                      "perforate", "relax", "iterations_skip", "axes",
+                                                                      "speedup_vs_global", "error_reps",
+                                                                      "error_spread")}
+                          for r in doc["results"] if not r.get("axes")]
+        v1 = os.path.join(tmp, "v1.json")
+        json.dump(doc, open(v1, "w"))
+        run = subprocess.run([sys.executable, report, v1, "--out", os.path.join(tmp, "report1")],
+                             capture_output=True, text=True)
+        check(run.returncode == 0, f"report.py reads schema 1 ({run.stderr.strip()})")
+        doc["schema_version"] = 7
+        json.dump(doc, open(v1, "w"))
+        run = subprocess.run([sys.executable, report, v1, "--out", os.path.join(tmp, "report7")],
+                             capture_output=True, text=True)
+        check(run.returncode != 0 and "unsupported schema_version 7" in run.stderr, "schema 7 refused")
+
         bad_inputs = {"empty.json": "", "garbage.json": "{not json", "other.json": json.dumps({"hello": 1}),
                       "norows.json": json.dumps({"schema_version": 1, "context": {}, "results": []}),
                       "badrow.json": json.dumps({"schema_version": 1, "context": {}, "results": [5]})}

@@ -82,7 +82,7 @@ struct Outcome {
   const ResultRow* find(const std::string& app, const Variant& v, WorkGroup wg) const {
     for (const auto& r : rows)
       if (r.app == app && r.scheme == v.canonical() && r.recon == recon_name(v.recon) &&
-          r.wg_x == wg.x && r.wg_y == wg.y && r.vec == wg.vec && r.py == wg.py)
+          r.axes == v.axes_key() && r.wg_x == wg.x && r.wg_y == wg.y && r.vec == wg.vec && r.py == wg.py)
         return &r;
     return nullptr;
   }

@@ -101,6 +101,67 @@ ResultRow timed_row(const std::string& scheme, int wx, int wy, double median) {
   return r;
 }
 
+TEST(Results, VersionTwoAxesInKeysAndJson) {
+  AxesSpec a;
+  a.schemes = "rows1";
+  a.loads = "global";
+  a.outputs = "rows:2";
+  a.output_recons = "li";
+  a.relaxes = "none";
+  const auto vs = parse_variants(a);
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(vs[0].axes_key(), "load:global/out:rows:2/li");
+  EXPECT_EQ(make_key("gaussian3", "rows:2", "nn", vs[0].axes_key(), 16, 8, 1, 1, "camera", 512, 512),
+            "gaussian3/rows:2/nn/load:global/out:rows:2/li/wg:16x8/camera/512x512");
+  // Default axes add nothing: version-1 keys are unchanged.
+  EXPECT_EQ(parse_variants("rows2", "nn")[0].axes_key(), "");
+  ResultRow r = timed_row("rows:2", 16, 8, 100);
+  r.load = "image";
+  r.relax = "skip";
+  r.axes = "load:image/relax:skip";
+  r.error = ErrorMetrics{};
+  r.error->wrong_fraction = 0.25;
+  r.error->ssim = 0.5;
+  r.error_reps = {0.1, 0.3, 0.2};
+  const auto j = to_json(r);
+  EXPECT_DOUBLE_EQ(j["error_spread"]["min"].get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(j["error_spread"]["max"].get<double>(), 0.3);
+  const ResultRow back = row_from_json(nlohmann::json::parse(j.dump()));
+  EXPECT_EQ(back.load, "image");
+  EXPECT_EQ(back.axes, "load:image/relax:skip");
+  EXPECT_EQ(back.error_reps, r.error_reps);
+  EXPECT_DOUBLE_EQ(back.error->ssim, 0.5);
+  // A version-1 row reads with every new axis at its default and unmeasured new metrics.
+  auto v1 = nlohmann::json::parse(to_json(timed_row("accurate", 8, 8, 10)).dump());
+  for (const char* k : {"load", "output", "output_recon", "precision", "perforate", "relax",
+                        "iterations_skip", "axes", "speedup_vs_global"})
+    v1.erase(k);
+  v1["error"] = {{"mre", 0}, {"mre_excluded", 0}, {"me", 0}, {"mae", 0}, {"psnr_db", "inf"}, {"max_abs", 0}};
+  const ResultRow old = row_from_json(v1);
+  EXPECT_EQ(old.load, "local");
+  EXPECT_EQ(old.output, "none");
+  EXPECT_EQ(old.axes, "");
+  EXPECT_TRUE(std::isnan(old.error->ssim));
+}
+
+TEST(Results, SpeedupOverTheParaproxBaseline) {
+  std::vector<ResultRow> rows = {timed_row("accurate", 16, 8, 1000), timed_row("rows:2", 16, 8, 500)};
+  ResultRow global = timed_row("accurate", 16, 8, 2000);
+  global.load = "global";
+  global.axes = "load:global";
+  ResultRow output = timed_row("accurate", 16, 8, 800);
+  output.axes = "load:global/out:rows:2/nn";
+  rows.push_back(global);
+  rows.push_back(output);
+  annotate(rows);
+  EXPECT_DOUBLE_EQ(*rows[1].speedup, 2.0);
+  EXPECT_DOUBLE_EQ(*rows[1].speedup_vs_global, 4.0);
+  EXPECT_DOUBLE_EQ(*rows[2].speedup, 0.5);  // the baseline against the local tile
+  EXPECT_DOUBLE_EQ(*rows[2].speedup_vs_global, 1.0);
+  EXPECT_DOUBLE_EQ(*rows[3].speedup_vs_global, 2.5);
+  EXPECT_TRUE(rows[3].best_wg);  // its own group: axes are part of it
+}
+
 TEST(Results, AnnotateBestWorkGroupAndSpeedups) {
   std::vector<ResultRow> rows = {timed_row("accurate", 16, 8, 1000), timed_row("accurate", 32, 4, 800),
                                  timed_row("rows:2", 16, 8, 500), timed_row("rows:2", 32, 4, 600)};
@@ -374,6 +435,34 @@ TEST(Parsers, SchemesAndReconstructions) {
   EXPECT_EQ(parse_apps("all").size(), 7u);
 }
 
+TEST(Parsers, ApproximationAxes) {
+  EXPECT_EQ(parse_output("none").canonical(), "none");
+  EXPECT_EQ(parse_output("center:3").ky(), 3);
+  EXPECT_EQ(parse_output("center:3").kx(), 3);
+  EXPECT_EQ(parse_output("rows:2").kx(), 1);
+  EXPECT_EQ(parse_output("cols:4").kx(), 4);
+  for (const char* bad : {"rows", "rows:1", "rows:0", "rows:x", "diag:2", "none:2", "rows:-2", ""})
+    EXPECT_THROW(parse_output(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(std::string(find_load("image").name), "image");
+  EXPECT_THROW(find_load("texture"), std::invalid_argument);
+  AxesSpec a;
+  a.schemes = "accurate,rows1";
+  a.loads = "local,global";
+  a.outputs = "none,rows:2";
+  a.output_recons = "all";
+  a.relaxes = "none,skip";
+  // 2 input variants x 2 loads x (none + rows:2 x {nn, li}) x 2 relaxations.
+  EXPECT_EQ(parse_variants(a).size(), 2u * 2u * 3u * 2u);
+  a.relaxes = "sometimes";
+  EXPECT_THROW(parse_variants(a), std::invalid_argument);
+  EXPECT_EQ(parse_iterations_skip_list("0,0.5,0.5").size(), 2u);
+  for (const char* bad : {"1", "-0.1", "1.5", "x", "", "nan"})
+    EXPECT_THROW(parse_iterations_skip_list(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(effective_iterations(60, 0.5), 30);
+  EXPECT_EQ(effective_iterations(5, 0.5), 3);
+  EXPECT_EQ(effective_iterations(3, 0.99), 1);
+}
+
 // --- metrics --------------------------------------------------------------------------------
 TEST(Metrics, HandComputedCases) {
   // T = {0, 10, 20, 30}, A = {1, 10, 18, 30}: the zero is excluded from mre.
@@ -393,6 +482,43 @@ TEST(Metrics, HandComputedCases) {
   const ErrorMetrics nf = compute_errors({1, 2, NAN}, {1, std::numeric_limits<float>::infinity(), 3}, 3, 1);
   EXPECT_EQ(nf.nonfinite, 2);
   EXPECT_DOUBLE_EQ(nf.mae, 0);
+}
+
+TEST(Metrics, WrongFractionAndSsimKnownCases) {
+  const int w = 32, h = 24;
+  std::vector<double> truth(static_cast<std::size_t>(w) * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) truth[static_cast<std::size_t>(y) * w + x] = (x * 7 + y * 13) % 256;
+  std::vector<float> same(truth.begin(), truth.end());
+  // Identical grids: nothing wrong, SSIM exactly 1.
+  const ErrorMetrics id = compute_errors(truth, same, w, h);
+  EXPECT_EQ(id.wrong_fraction, 0.0);
+  EXPECT_NEAR(id.ssim, 1.0, 1e-12);
+  // A constant offset of 10: every element wrong (threshold 1e-3 * max|T| = 0.255), SSIM below 1.
+  std::vector<float> offset = same;
+  for (float& v : offset) v += 10.0f;
+  const ErrorMetrics off = compute_errors(truth, offset, w, h);
+  EXPECT_EQ(off.wrong_fraction, 1.0);
+  EXPECT_LT(off.ssim, 1.0);
+  EXPECT_GT(off.ssim, 0.5);
+  // One wrong pixel: 1/N wrong; a difference at the threshold itself is not wrong.
+  std::vector<float> one = same;
+  one[5] += 3.0f;
+  one[9] += 0.25f;  // below 0.255
+  EXPECT_DOUBLE_EQ(compute_errors(truth, one, w, h).wrong_fraction, 1.0 / (w * h));
+  // The 255-complement is anti-correlated: SSIM below 0.
+  std::vector<float> complement = same;
+  for (float& v : complement) v = 255.0f - v;
+  EXPECT_LT(compute_errors(truth, complement, w, h).ssim, 0.0);
+  // A non-finite output element where the truth is finite is wrong.
+  std::vector<float> nan = same;
+  nan[0] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_DOUBLE_EQ(compute_errors(truth, nan, w, h).wrong_fraction, 1.0 / (w * h));
+  // Small grids use one uniform window: identical is still 1.
+  EXPECT_NEAR(mean_ssim({1, 2, 3, 4}, {1, 2, 3, 4}, 2, 2), 1.0, 1e-12);
+  // Hand-computed one-window SSIM: x = {0, 2}, y = {1, 1}, L = 2.
+  const double c1 = 0.0004, c2 = 0.0036;  // (0.01 L)^2, (0.03 L)^2
+  EXPECT_NEAR(mean_ssim({0, 2}, {1, 1}, 2, 1), (2 * 1 * 1 + c1) * c2 / ((1 + 1 + c1) * (1 + c2)), 1e-12);
 }
 
 // --- generators -----------------------------------------------------------------------------
@@ -492,6 +618,50 @@ TEST(Model, VecWorkGroupsAreModelledAsTheirBlock) {
   // cols:4 on a 1-wide work-group: invalid with vec 1 (tile width 3), valid with vec 4 (width 6).
   EXPECT_TRUE(check_variant(parse_scheme("cols:4"), 1, {1, 8, 1}));
   EXPECT_FALSE(check_variant(parse_scheme("cols:4"), 1, {1, 8, 4}));
+}
+
+TEST(Model, OutputSourcesByHand) {
+  // k = 2 over 6 outputs: computed at 1, 3, 5. Output 2 ties between 1 and 3: nn takes 1.
+  EXPECT_EQ(output_source(0, 6, 2, Recon::kNn).a, 0);
+  EXPECT_EQ(output_source(2, 6, 2, Recon::kNn).a, 0);
+  EXPECT_EQ(output_source(4, 6, 2, Recon::kNn).a, 1);
+  const OutputSource li = output_source(2, 6, 2, Recon::kLi);
+  EXPECT_EQ(li.a, 0);
+  EXPECT_EQ(li.b, 1);
+  EXPECT_DOUBLE_EQ(li.w, 0.5);
+  // k = 3 over 7 outputs: computed at 1, 4 and 6 (the final partial period's last line).
+  EXPECT_EQ(output_source(6, 7, 3, Recon::kNn).a, 2);
+  EXPECT_EQ(output_source(5, 7, 3, Recon::kNn).a, 1);  // equidistant from 4 and 6: the lower
+  const OutputSource edge = output_source(5, 7, 3, Recon::kLi);
+  EXPECT_EQ(edge.a, 1);
+  EXPECT_EQ(edge.b, 2);
+  EXPECT_DOUBLE_EQ(edge.w, 0.5);
+  EXPECT_EQ(output_source(0, 7, 3, Recon::kLi).b, 0);  // before the first computed line: nn
+  // k = 4 over 1 output: the only line is computed.
+  EXPECT_EQ(output_source(0, 1, 4, Recon::kLi).a, 0);
+}
+
+TEST(Model, BilinearOutputsAreExactOnPlanesInsideBlocks) {
+  // Inversion of a plane is a plane: center:3 with li reproduces it between computed centres.
+  const AppDescriptor& app = find_app("inversion");
+  GridD in(24, 18);
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x) in.at(y, x) = 3.0 * y + 2.0 * x;
+  AxesSpec a;
+  a.schemes = "accurate";
+  a.outputs = "center:3";
+  a.output_recons = "li";
+  const Variant v = parse_variants(a)[0];
+  const GridD out = model_run(app, v, {4, 2}, in, nullptr, 1);  // blocks of 12 x 6 outputs
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x) {
+      const int by = y % 6, bx = x % 12;
+      if (by < 1 || by > 4 || bx < 1 || bx > 10) continue;  // outside the computed centres: nn
+      EXPECT_NEAR(out.at(y, x), 255.0 - in.at(y, x), 1e-9) << y << "," << x;
+    }
+  // nn copies the centre: output (0, 0) takes computed (1, 1).
+  a.output_recons = "nn";
+  EXPECT_DOUBLE_EQ(model_run(app, parse_variants(a)[0], {4, 2}, in, nullptr, 1).at(0, 0), 255.0 - in.at(1, 1));
 }
 
 TEST(Model, ApplicabilityVerdicts) {

@@ -1,0 +1,272 @@
+// Device tests of the SPEC 10 axes on the first OpenCL device (PoCL in CI): every load path
+// bit-identical to the local tile, output schemes against their CPU model, NaN poisoning of the
+// global and image paths, relaxed barriers and launch perforation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "apps.hpp"
+#include "schemes.hpp"
+#include "synthetic.hpp"
+#include "test_support.hpp"
+
+namespace kperf {
+namespace {
+
+using test::Outcome;
+
+std::vector<std::string> all_app_names() {
+  std::vector<std::string> names;
+  for (const auto& a : app_registry()) names.push_back(a.name);
+  return names;
+}
+
+// An app's input (hotspot: a synthetic chip and its power) at w x h.
+struct AppInput {
+  Grid in;
+  std::optional<Grid> power;
+  const Grid* power_ptr() const { return power ? &*power : nullptr; }
+};
+AppInput input_for(const AppDescriptor& app, int w, int h, unsigned seed) {
+  if (!app.is_hotspot) return {test::random_grid(w, h, seed), std::nullopt};
+  HotspotInput chip = make_synthetic_chip(w, h);
+  return {chip.temp, chip.power};
+}
+
+AxesSpec axes(const std::string& schemes, const std::string& recons, const std::string& loads,
+              const std::string& outputs = "none", const std::string& output_recons = "nn") {
+  AxesSpec a;
+  a.schemes = schemes;
+  a.recons = recons;
+  a.loads = loads;
+  a.outputs = outputs;
+  a.output_recons = output_recons;
+  return a;
+}
+
+// The same variant on the local tile.
+Variant on_local(Variant v) {
+  v.load = &find_load("local");
+  return v;
+}
+
+class LoadPath : public ::testing::TestWithParam<std::string> {};
+
+// Every load path gives the local tile's outputs bit for bit: the global path reads each tap
+// from where the tile would take it, with the same reconstruction arithmetic.
+TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app(GetParam());
+  const std::vector<WorkGroup> wgs = {{8, 4}, {5, 3}, {4, 2, 4, 2}};
+  const auto variants = parse_variants(
+      axes("accurate,stencil,rows:2,rows:3,cols:2,cols:3", "nn,li", "local,global,image"));
+  const int w = 52, h = 29;  // rows 16-byte aligned: vec 4 takes its float4 paths
+  const AppInput input = input_for(app, w, h, 61);
+  const int iterations = app.is_hotspot ? 3 : 1;
+  const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, input.in,
+                                             input.power_ptr(), iterations);
+  int compared = 0;
+  for (const auto& v : variants) {
+    if (std::string(v.load_path().name) == "local") continue;
+    for (const auto& wg : wgs) {
+      const ResultRow* row = o.find(app.name, v, wg);
+      const ResultRow* local = o.find(app.name, on_local(v), wg);
+      ASSERT_TRUE(row && local) << v.label() << " " << v.axes_key();
+      if (local->status != "ok") {
+        EXPECT_NE(row->status, "ok") << row->key;
+        continue;
+      }
+      if (v.load_path().reads_image && (app.is_hotspot || !env->info().image_support)) {
+        EXPECT_EQ(row->status, "not_applicable") << row->key;
+        continue;
+      }
+      ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+      const Grid& a = o.outputs.at(row->key);
+      const Grid& b = o.outputs.at(local->key);
+      for (std::size_t i = 0; i < a.data.size(); ++i)
+        ASSERT_EQ(std::memcmp(&a.data[i], &b.data[i], sizeof(float)), 0)
+            << row->key << " element " << i << ": " << a.data[i] << " vs " << b.data[i];
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, app.is_hotspot ? 15 : 30);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllApps, LoadPath, ::testing::ValuesIn(all_app_names()));
+
+class OutputScheme : public ::testing::TestWithParam<std::string> {};
+
+// Paraprox's row/column/center schemes with nn and li, over input schemes and load paths,
+// against the CPU model; odd sizes leave partial periods and partial blocks at the edges.
+TEST_P(OutputScheme, MatchesItsModel) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app(GetParam());
+  // Even and odd periods (rows:2, cols:3, center:3); py 2 is invalid under rows and center.
+  const std::vector<WorkGroup> wgs = {{8, 4}, {5, 3}, {8, 2, 1, 2}};
+  const auto variants = parse_variants(axes("accurate,stencil,rows:2", "li", "local,global",
+                                            "rows:2,cols:3,center:3", "nn,li"));
+  const int w = 45, h = 37;
+  const AppInput input = input_for(app, w, h, 71);
+  const int iterations = app.is_hotspot ? 3 : 1;
+  const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, input.in,
+                                             input.power_ptr(), iterations);
+  const GridD in_d = to_double(input.in.data, w, h);
+  GridD pw;
+  if (input.power) pw = to_double(input.power->data, w, h);
+  int checked = 0;
+  for (const auto& v : variants)
+    for (const auto& wg : wgs) {
+      const ResultRow* row = o.find(app.name, v, wg);
+      ASSERT_NE(row, nullptr);
+      if (const auto verdict = check_variant(v, app, wg)) {
+        EXPECT_EQ(row->status, verdict->status) << row->key;
+        continue;
+      }
+      ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+      const GridD model = model_run(app, v, wg, in_d, input.power ? &pw : nullptr, iterations);
+      EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model)) << row->key;
+      ++checked;
+    }
+  EXPECT_GE(checked, 50);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllApps, OutputScheme, ::testing::ValuesIn(all_app_names()));
+
+// Output schemes are approximations: on a non-constant input they change outputs, and nn
+// copies computed outputs exactly (every output value is one of the computed ones).
+TEST(OutputScheme, NearestNeighbourCopiesComputedOutputs) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app("gaussian3");
+  const Grid in = test::random_grid(40, 30, 5);
+  const Outcome o = test::run_through_runner(
+      *env, {&app}, parse_variants(axes("accurate", "nn", "local", "none,rows:3", "nn")), {{8, 4}}, in);
+  ASSERT_EQ(o.rows.size(), 2u);
+  const Grid& exact = o.outputs.at(o.rows[0].key);
+  const Grid& approx = o.outputs.at(o.rows[1].key);
+  int differ = 0;
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x) {
+      // Row y takes computed row 3 * (y / 3) + 1, or the grid's last row in a partial period.
+      const int source = std::min(3 * (y / 3) + 1, in.height - 1);
+      ASSERT_EQ(approx.at(y, x), exact.at(source, x)) << y << "," << x;
+      differ += approx.at(y, x) != exact.at(y, x);
+    }
+  EXPECT_GT(differ, in.width * in.height / 2);
+}
+
+class PoisonLoadPaths : public ::testing::TestWithParam<std::string> {};
+
+// Elements an input scheme skips, poisoned with NaN, leave the global and image paths' outputs
+// unchanged: neither path ever reads them.
+TEST_P(PoisonLoadPaths, SkippedElementsAreNeverRead) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app(GetParam());
+  const int w = 64, h = 40;
+  const AppInput input = input_for(app, w, h, 81);
+  const auto variants = parse_variants(axes("rows:2,rows:3,cols:2,cols:4", "nn,li", "global,image"));
+  const WorkGroup wg{8, 8};
+  const Outcome clean = test::run_through_runner(*env, {&app}, variants, {wg}, input.in, input.power_ptr(), 1);
+  int checked = 0;
+  for (const auto& v : variants) {
+    if (check_launch(app, v, wg, env->info())) continue;
+    const auto read = elements_read_by_any(v, app.radius, wg, w, h);
+    Grid poisoned = input.in;
+    for (std::size_t i = 0; i < read.size(); ++i)
+      if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN();
+    const Outcome dirty = test::run_through_runner(*env, {&app}, {v}, {wg}, poisoned, input.power_ptr(), 1);
+    const ResultRow* a = clean.find(app.name, v, wg);
+    const ResultRow* b = dirty.find(app.name, v, wg);
+    ASSERT_TRUE(a && b && a->ok() && b->ok()) << v.label() << " " << v.axes_key();
+    const Grid& ca = clean.outputs.at(a->key);
+    const Grid& cb = dirty.outputs.at(b->key);
+    for (std::size_t i = 0; i < ca.data.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(cb.data[i])) << b->key << " element " << i;
+      ASSERT_EQ(ca.data[i], cb.data[i]) << b->key << " element " << i;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, app.is_hotspot ? 8 : 16);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllApps, PoisonLoadPaths, ::testing::ValuesIn(all_app_names()));
+
+// With one work-item per group there is nobody to race with: a relaxed kernel gives exactly the
+// model's outputs. Larger groups run, and every relaxed row keeps five downloads' errors.
+TEST(Relax, SingleItemGroupsEqualTheModelAndRowsKeepTheSpread) {
+  KPERF_REQUIRE_DEVICE();
+  AxesSpec a = axes("accurate,stencil,rows:2,cols:2", "li", "local,image");
+  a.relaxes = "skip";
+  const auto variants = parse_variants(a);
+  for (const auto* name : {"gaussian5", "median"}) {
+    const AppDescriptor& app = find_app(name);
+    const Grid in = test::random_grid(33, 21, 91);
+    const Outcome o = test::run_through_runner(*env, {&app}, variants, {{1, 1}, {16, 4}}, in);
+    const GridD model_in = to_double(in.data, in.width, in.height);
+    for (const auto& v : variants) {
+      const ResultRow* single = o.find(app.name, v, {1, 1});
+      const ResultRow* group = o.find(app.name, v, {16, 4});
+      ASSERT_TRUE(single && group);
+      if (v.load_path().reads_image && !env->info().image_support) continue;
+      if (const auto verdict = check_variant(v, app, {1, 1})) {
+        EXPECT_EQ(single->status, verdict->status);
+        continue;
+      }
+      ASSERT_EQ(single->status, "ok") << single->key << ": " << single->reason << single->build_log;
+      EXPECT_TRUE(test::within_tolerance(o.outputs.at(single->key),
+                                         model_run(app, v, {1, 1}, model_in, nullptr, 1)))
+          << single->key;
+      ASSERT_EQ(group->status, "ok") << group->key << ": " << group->reason;
+      EXPECT_EQ(group->relax, "skip");
+      ASSERT_EQ(group->error_reps.size(), 5u) << group->key;
+      EXPECT_NE(group->key.find("/relax:skip/"), std::string::npos) << group->key;
+    }
+  }
+}
+
+// The global path has no tile and so no barrier to relax: a not_applicable row.
+TEST(Relax, GlobalPathIsNotApplicable) {
+  KPERF_REQUIRE_DEVICE();
+  AxesSpec a = axes("rows:2", "nn", "global");
+  a.relaxes = "skip";
+  const Outcome o = test::run_through_runner(*env, {&find_app("gaussian3")}, parse_variants(a), {{8, 4}},
+                                             test::random_grid(16, 16, 3));
+  ASSERT_EQ(o.rows.size(), 1u);
+  EXPECT_EQ(o.rows[0].status, "not_applicable");
+  EXPECT_NE(o.rows[0].reason.find("no tile"), std::string::npos) << o.rows[0].reason;
+}
+
+// Launch perforation runs ceil(N (1 - R)) steps and measures the error against all N.
+TEST(IterationsSkip, RunsFewerStepsOfTheAccurateSolver) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app("hotspot");
+  HotspotInput chip = make_synthetic_chip(40, 24);
+  AxesSpec a = axes("accurate,rows:2", "nn", "local");
+  a.iterations_skips = "0,0.5,0.75";
+  const auto variants = parse_variants(a);
+  ASSERT_EQ(variants.size(), 6u);
+  const Outcome o = test::run_through_runner(*env, {&app}, variants, {{8, 4}}, chip.temp, &chip.power, 6);
+  const GridD in = to_double(chip.temp.data, 40, 24), pw = to_double(chip.power.data, 40, 24);
+  for (const auto& v : variants) {
+    const ResultRow* row = o.find(app.name, v, {8, 4});
+    ASSERT_TRUE(row && row->ok()) << v.axes_key();
+    EXPECT_EQ(row->iterations, v.iterations_skip == 0.5 ? 3 : v.iterations_skip == 0.75 ? 2 : 6);
+    EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model_run(app, v, {8, 4}, in, &pw, 6)))
+        << row->key;
+    if (v.is_accurate() && v.iterations_skip > 0) {
+      // Fewer steps of the accurate solver: the same as the reference run for that many steps.
+      EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), reference_run(app, in, &pw, row->iterations)));
+      EXPECT_GT(row->error->mre, 0.0) << row->key;
+    }
+  }
+  // Image apps get a not_applicable row for launch perforation.
+  AxesSpec b = axes("accurate", "nn", "local");
+  b.iterations_skips = "0.5";
+  const Outcome img = test::run_through_runner(*env, {&find_app("median")}, parse_variants(b), {{8, 4}},
+                                               test::random_grid(16, 16, 4));
+  ASSERT_EQ(img.rows.size(), 1u);
+  EXPECT_EQ(img.rows[0].status, "not_applicable");
+}
+
+}  // namespace
+}  // namespace kperf
