@@ -453,9 +453,7 @@ std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, 
 }
 
 std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg) {
-  // Under an output scheme the work-group shares its computed outputs through local memory.
-  const std::size_t shared =
-      v.output.none() ? 0 : static_cast<std::size_t>(wg.x) * wg.vec * wg.y * wg.py * sizeof(float);
+  const std::size_t shared = 0;
   const bool direct = !app.accurate_uses_tile && v.is_accurate() && !v.load_path().reads_image &&
                       v.output.none();
   if (direct || !v.load_path().uses_tile) return shared;
@@ -533,7 +531,6 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
       return reject("invalid_config", "kernel needs " + std::to_string(kernel_local) +
                                           " bytes of local memory; device has " +
                                           std::to_string(dev.local_mem_size));
-    std::optional<cl::Kernel> swap;
     auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
       if (v.load_path().reads_image)
         k.setArg(0, *w.image);
@@ -547,17 +544,30 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
         for (int i = 0; i < 5; ++i) k.setArg(5 + i, w.coef[i]);
       }
     };
+    // One launch step per output buffer: hotspot ping-pongs between two. Under an output scheme
+    // each step is the app kernel and then the fill kernel on the same output.
+    auto make_step = [&](cl::Kernel app_kernel, const cl::Buffer& in, const cl::Buffer& out) {
+      LaunchStep step{app_kernel, std::nullopt};
+      set_args(step.app, in, out);
+      if (!v.output.none()) {
+        step.fill = cl::Kernel(program, "kperf_output_fill");
+        step.fill->setArg(0, out);
+        step.fill->setArg(1, static_cast<cl_int>(w.width));
+        step.fill->setArg(2, static_cast<cl_int>(w.height));
+      }
+      return step;
+    };
+    std::vector<LaunchStep> steps;
     if (app.is_hotspot) {
-      set_args(kernel, w.buf->out_view[0], w.buf->out_view[1]);
-      swap = cl::Kernel(program, "kperf_app");
-      set_args(*swap, w.buf->out_view[1], w.buf->out_view[0]);
+      steps.push_back(make_step(kernel, w.buf->out_view[0], w.buf->out_view[1]));
+      steps.push_back(make_step(cl::Kernel(program, "kperf_app"), w.buf->out_view[1], w.buf->out_view[0]));
     } else {
-      set_args(kernel, w.buf->in, w.buf->out_view[0]);
+      steps.push_back(make_step(kernel, w.buf->in, w.buf->out_view[0]));
     }
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block.x - 1) / block.x * wg.x,
                              (static_cast<std::size_t>(w.height) + block.y - 1) / block.y * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
-    time_config(w, v, row, kernel, swap ? &*swap : nullptr, global, local);
+    time_config(w, v, row, steps, global, local);
   } catch (const cl::Error& e) {
     row.samples_ns.clear();
     row.time.reset();
@@ -574,30 +584,46 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   return row;
 }
 
-void Runner::time_config(Workload& w, const Variant& v, ResultRow& row, cl::Kernel& kernel,
-                         cl::Kernel* swap_kernel, const cl::NDRange& global,
+void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
+                         std::vector<LaunchStep>& steps, const cl::NDRange& global,
                          const cl::NDRange& local) {
   auto& q = env_.queue();
+  const bool ping_pong = steps.size() > 1;
+  // The fill kernel covers the grid one output per work-item, in 64 x 4 groups where it may.
+  constexpr std::size_t kFillX = 64, kFillY = 4;
+  const cl::NDRange fill_global((static_cast<std::size_t>(w.width) + kFillX - 1) / kFillX * kFillX,
+                                (static_cast<std::size_t>(w.height) + kFillY - 1) / kFillY * kFillY);
+  cl::NDRange fill_local = cl::NullRange;
+  if (steps[0].fill &&
+      steps[0].fill->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device()) >= kFillX * kFillY &&
+      env_.info().max_work_item_sizes.size() >= 2 && env_.info().max_work_item_sizes[0] >= kFillX &&
+      env_.info().max_work_item_sizes[1] >= kFillY)
+    fill_local = cl::NDRange(kFillX, kFillY);
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
   const std::size_t bytes = w.buf->out_init.size() * sizeof(float);
   auto reset_buffers = [&] {
-    if (swap_kernel) {
+    if (ping_pong) {
       q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, w.in_init.data());
       q.enqueueWriteBuffer(w.buf->out_parent[1], CL_TRUE, 0, bytes, w.buf->out_init.data());
     } else {
       q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, w.buf->out_init.data());
     }
   };
-  const int launches = swap_kernel ? row.iterations : 1;
+  const int launches = ping_pong ? row.iterations : 1;
+  const int events_per_launch = steps[0].fill ? 2 : 1;
   auto enqueue_sample = [&](std::vector<cl::Event>* events) {
-    for (int it = 0; it < launches; ++it) {
-      cl::Kernel& k = (it % 2 == 0) ? kernel : *swap_kernel;
+    auto enqueue = [&](cl::Kernel& k, const cl::NDRange& g, const cl::NDRange& l) {
       if (events) {
         events->emplace_back();
-        q.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &events->back());
+        q.enqueueNDRangeKernel(k, cl::NullRange, g, l, nullptr, &events->back());
       } else {
-        q.enqueueNDRangeKernel(k, cl::NullRange, global, local);
+        q.enqueueNDRangeKernel(k, cl::NullRange, g, l);
       }
+    };
+    for (int it = 0; it < launches; ++it) {
+      LaunchStep& step = steps[static_cast<std::size_t>(it) % steps.size()];
+      enqueue(step.app, global, local);
+      if (step.fill) enqueue(*step.fill, fill_global, fill_local);
     }
   };
 
@@ -611,14 +637,15 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row, cl::Kern
   }
   q.finish();
   std::vector<cl::Event> events;
-  events.reserve(static_cast<std::size_t>(cfg_.reps) * launches);
+  const int per_sample = launches * events_per_launch;
+  events.reserve(static_cast<std::size_t>(cfg_.reps) * per_sample);
   for (int r = 0; r < cfg_.reps; ++r) enqueue_sample(&events);
   q.finish();
   if (interrupt_requested()) throw Abandoned{};
   for (int r = 0; r < cfg_.reps; ++r) {
     std::uint64_t total = 0;
-    for (int it = 0; it < launches; ++it) {
-      cl::Event& ev = events[static_cast<std::size_t>(r) * launches + it];
+    for (int it = 0; it < per_sample; ++it) {
+      cl::Event& ev = events[static_cast<std::size_t>(r) * per_sample + it];
       total += ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
                ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
     }
@@ -635,8 +662,8 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row, cl::Kern
       q.finish();
     }
     std::vector<float> result_parent;
-    const int final_buffer = swap_kernel ? launches % 2 : 0;
-    for (int b = 0; b < (swap_kernel ? 2 : 1); ++b) {
+    const int final_buffer = ping_pong ? launches % 2 : 0;
+    for (int b = 0; b < (ping_pong ? 2 : 1); ++b) {
       std::vector<float> parent(w.buf->out_init.size());
       q.enqueueReadBuffer(w.buf->out_parent[b], CL_TRUE, 0, bytes, parent.data());
       const bool guards_intact =
@@ -653,7 +680,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row, cl::Kern
     return std::vector<float>(result_parent.begin() + static_cast<long>(w.buf->guard),
                               result_parent.begin() + static_cast<long>(w.buf->guard + n));
   };
-  std::vector<float> output = download(swap_kernel != nullptr);
+  std::vector<float> output = download(ping_pong);
   if (output.empty()) return;
   row.error = compute_errors(w.truth.data, output, w.width, w.height);
   if (v.relax) {

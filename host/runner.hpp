@@ -102,8 +102,15 @@ class Runner {
   // Why a configuration cannot run, judged before building (scheme, device limits, memory).
   std::optional<Verdict> static_check(const Workload& w, const Variant& v, WorkGroup wg) const;
   std::string build_options(const Variant& v, WorkGroup wg) const;
-  void time_config(Workload& w, const Variant& v, ResultRow& row, cl::Kernel& kernel,
-                   cl::Kernel* swap_kernel, const cl::NDRange& global, const cl::NDRange& local);
+  // One launch of the app kernel and, under an output scheme, the fill kernel after it.
+  struct LaunchStep {
+    cl::Kernel app;
+    std::optional<cl::Kernel> fill;
+  };
+  // Times the steps (hotspot alternates two, `iterations` launches per sample) and measures the
+  // output's error; every launch has its own event and a sample is their sum.
+  void time_config(Workload& w, const Variant& v, ResultRow& row, std::vector<LaunchStep>& steps,
+                   const cl::NDRange& global, const cl::NDRange& local);
   double copy_gbps_for(int width, int height);
   const std::string& kernel_source(const std::string& file);
   void tick(const std::string& label);

@@ -409,18 +409,17 @@ std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg)
   return v.scheme->check(radius, block_of(v, wg), v.skip);
 }
 
-OutputSource output_source(int p, int n_pos, int k, Recon recon) {
-  const int n = (n_pos + k - 1) / k;
-  auto pos = [&](int j) { return std::min(j * k + k / 2, n_pos - 1); };
-  int ja = p >= k / 2 ? std::min((p - k / 2) / k, n - 1) : -1;
-  if (ja + 1 < n && pos(ja + 1) <= p) ++ja;  // a final line clamped to the edge
+OutputSource output_source(int p, int n, int k, Recon recon) {
+  const int m = (n - k / 2 + k - 1) / k;  // computed lines inside the grid
+  auto pos = [&](int j) { return j * k + k / 2; };
+  int ja = p >= k / 2 ? std::min((p - k / 2) / k, m - 1) : -1;
   int jb = (ja >= 0 && pos(ja) == p) ? ja : ja + 1;
-  if (jb >= n) jb = ja;
+  if (jb >= m) jb = ja;
   if (ja < 0) ja = jb;
-  if (ja == jb) return {ja, ja, 0.0};
+  if (ja == jb) return {pos(ja), pos(ja), 0.0};
   const int da = p - pos(ja), db = pos(jb) - p;
-  if (recon == Recon::kLi) return {ja, jb, static_cast<double>(da) / (da + db)};
-  return da <= db ? OutputSource{ja, ja, 0.0} : OutputSource{jb, jb, 0.0};  // ties: lower index
+  if (recon == Recon::kLi) return {pos(ja), pos(jb), static_cast<double>(da) / (da + db)};
+  return da <= db ? OutputSource{pos(ja), pos(ja), 0.0} : OutputSource{pos(jb), pos(jb), 0.0};
 }
 
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
@@ -433,9 +432,8 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
   GridD current = input;
   TileD tile{block.y + 2 * r, block.x + 2 * r, {}};
   tile.v.resize(static_cast<std::size_t>(tile.h) * tile.w);
-  // The block's computed outputs: (block.y / ky) x (block.x / kx) of them.
+  // Per block, (block.y / ky) x (block.x / kx) computed outputs.
   const int cy_n = block.y / ky, cx_n = block.x / kx;
-  std::vector<double> computed(static_cast<std::size_t>(cy_n) * cx_n);
   const int steps = app.is_hotspot ? effective_iterations(std::max(1, iterations), v.iterations_skip)
                                    : std::max(1, iterations);
   for (int it = 0; it < steps; ++it) {
@@ -453,32 +451,35 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
                                            std::clamp(g.global_x(tx), 0, w - 1));
         }
         v.scheme->reconstruct(g, v.recon, tile);
+        // The computed outputs of this block: line j of the block's work-items sits at
+        // k * j + k / 2 of the block (past the grid's end in a final partial period: none).
         const int y0 = gy * block.y, x0 = gx * block.x;
-        const int rows = std::min(block.y, h - y0), cols = std::min(block.x, w - x0);
-        // Computed line j sits at k*j + k/2 of the block, or at its last line in a final
-        // partial period.
-        auto computed_at = [](int j, int k, int n_pos) { return std::min(j * k + k / 2, n_pos - 1); };
-        for (int cy = 0; cy < cy_n && cy * ky < rows; ++cy)
-          for (int cx = 0; cx < cx_n && cx * kx < cols; ++cx) {
-            const int ly = computed_at(cy, ky, rows), lx = computed_at(cx, kx, cols);
+        for (int cy = 0; cy < cy_n; ++cy)
+          for (int cx = 0; cx < cx_n; ++cx) {
+            const int ly = cy * ky + ky / 2, lx = cx * kx + kx / 2;
+            if (y0 + ly >= h || x0 + lx >= w) continue;
             PointArgs args;
             args.hotspot = &coef;
             if (power) args.power = power->at(y0 + ly, x0 + lx);
-            computed[static_cast<std::size_t>(cy) * cx_n + cx] =
-                app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
+            next.at(y0 + ly, x0 + lx) = app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
           }
-        const Recon recon = v.output_recon == Recon::kLi ? Recon::kLi : Recon::kNn;
-        for (int py = 0; py < rows; ++py) {
-          const OutputSource sy = output_source(py, rows, ky, recon);
-          for (int px = 0; px < cols; ++px) {
-            const OutputSource sx = output_source(px, cols, kx, recon);
-            auto c = [&](int j, int i) { return computed[static_cast<std::size_t>(j) * cx_n + i]; };
-            const double top = c(sy.a, sx.a) + sx.w * (c(sy.a, sx.b) - c(sy.a, sx.a));
-            const double bottom = c(sy.b, sx.a) + sx.w * (c(sy.b, sx.b) - c(sy.b, sx.a));
-            next.at(y0 + py, x0 + px) = top + sy.w * (bottom - top);
-          }
+      }
+    // The fill pass: every other output from the computed ones, over the whole grid.
+    if (ky > 1 || kx > 1) {
+      const Recon recon = v.output_recon == Recon::kLi ? Recon::kLi : Recon::kNn;
+      GridD filled = next;
+      for (int y = 0; y < h; ++y) {
+        const OutputSource sy = output_source(y, h, ky, recon);
+        for (int x = 0; x < w; ++x) {
+          if (y % ky == ky / 2 && x % kx == kx / 2) continue;
+          const OutputSource sx = output_source(x, w, kx, recon);
+          const double top = next.at(sy.a, sx.a) + sx.w * (next.at(sy.a, sx.b) - next.at(sy.a, sx.a));
+          const double bottom = next.at(sy.b, sx.a) + sx.w * (next.at(sy.b, sx.b) - next.at(sy.b, sx.a));
+          filled.at(y, x) = top + sy.w * (bottom - top);
         }
       }
+      next = std::move(filled);
+    }
     current = std::move(next);
   }
   return current;

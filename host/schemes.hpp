@@ -169,14 +169,14 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
 // The input scheme's verdict alone, for a radius.
 std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg);
 
-// Where output p of a block line of n_pos outputs takes its value under an output scheme of
-// period k (SPEC 10, within the work-group's block): computed lines a and b (indices among the
-// block's computed lines) mixed with weight w; a == b is a copy.
+// Where position p of an axis of n outputs takes its value under an output scheme of period k
+// (SPEC 10: computed at k * j + k / 2): computed positions a and b mixed with weight w (a == b: a
+// copy). nn takes the nearest (ties: the lower); li interpolates, nn past the outer lines.
 struct OutputSource {
   int a, b;
   double w;
 };
-OutputSource output_source(int p, int n_pos, int k, Recon recon);
+OutputSource output_source(int p, int n, int k, Recon recon);
 
 // The model functions below take a launch shape and work on its block (wg.block()).
 

@@ -12,7 +12,7 @@
 //   scheme keeps and rebuilds the others in local memory, and the row/column source functions
 //   that say where each tile element's value comes from (the global load path reads those);
 // - the output scheme (KPERF_OUTPUT_FILE: output_none.cl, output_grid.cl) stores the outputs,
-//   computing one line in OUT_KY (rows) / OUT_KX (columns) and rebuilding the rest.
+//   computing one line in OUT_KY (rows) / OUT_KX (columns); its fill kernel rebuilds the rest.
 // Every macro has a default so each file compiles alone.
 #ifndef KPERF_TILE_CL
 #define KPERF_TILE_CL
@@ -102,20 +102,12 @@ inline int kperf_tile_origin_x(void) { return (int)get_group_id(0) * BLOCK_X - R
 inline int kperf_out_y0(void) { return (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1) * ITEM_ROWS; }
 inline int kperf_out_x0(void) { return (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * ITEM_COLS; }
 
-// Block-local coordinate of the first output a work-item computes: the start of its region,
-// or under an output scheme the line (k / 2) of its region, or the grid's last line when the
-// grid ends earlier (a final partial period still has its computed line).
-inline int kperf_item_line(int local_id, int per_item, int k, int block_origin, int size) {
-  const int start = local_id * per_item;
-  if (k == 1) return start;
-  return start + clamp(size - 1 - block_origin - start, 0, k / 2);
-}
-inline int kperf_item_row(int height) {
-  return kperf_item_line((int)get_local_id(1), ITEM_ROWS, OUT_KY, (int)get_group_id(1) * BLOCK_Y, height);
-}
-inline int kperf_item_col(int width) {
-  return kperf_item_line((int)get_local_id(0), ITEM_COLS, OUT_KX, (int)get_group_id(0) * BLOCK_X, width);
-}
+// Block-local coordinate of the first output a work-item computes: the start of its region, or
+// under an output scheme the line k / 2 of its region (which may lie past the grid's end in a
+// final partial period: then that work-item stores nothing).
+inline int kperf_item_line(int local_id, int per_item, int k) { return local_id * per_item + k / 2; }
+inline int kperf_item_row(int height) { return kperf_item_line((int)get_local_id(1), ITEM_ROWS, OUT_KY); }
+inline int kperf_item_col(int width) { return kperf_item_line((int)get_local_id(0), ITEM_COLS, OUT_KX); }
 // Global coordinates of a work-item's first computed output.
 inline int kperf_out_y(int height) { return (int)get_group_id(1) * BLOCK_Y + kperf_item_row(height); }
 inline int kperf_out_x(int width) { return (int)get_group_id(0) * BLOCK_X + kperf_item_col(width); }

@@ -1,67 +1,61 @@
 // Output schemes rows:K, cols:K and center:K (Paraprox's row / column / center, SYprox's
-// nn_out / lerp_out): one output line in OUT_KY (rows) and/or OUT_KX (columns) is computed, at
-// offset K / 2 of each period (the grid's last line in a final partial period). The work-group
-// shares its computed outputs through local memory and rebuilds every other output of its block
-// from them: the nearest computed output (ties take the lower index) or, with OUT_LI, linear
-// (bilinear for center) interpolation between the nearest computed lines on either side; nn at
-// the block's edges. Like the input reconstruction, it uses the work-group's own block only.
+// nn_out / lerp_out). The app kernel computes and stores only the outputs on computed lines,
+// (y mod OUT_KY) == OUT_KY / 2 and (x mod OUT_KX) == OUT_KX / 2; then kperf_output_fill, a second
+// launch timed with it, rebuilds every other output from the stored computed ones: the nearest
+// computed output (ties take the lower index) or, with OUT_LI, linear interpolation between the
+// two nearest computed lines (bilinear for center; nn past the first and last computed line).
+// A second pass because the nearest computed output may belong to another work-group.
 
-#define KPERF_CY (WG_Y * PY)  // computed outputs of a block along y
-#define KPERF_CX (WG_X * VEC)
-
-// Where output `p` of a block line of `n_pos` outputs (with `n` computed lines, one per period of
-// k) takes its value from: computed lines *a and *b mixed with weight *w (a == b: a copy).
-inline void kperf_output_source(int p, int n_pos, int k, int* a, int* b, float* w) {
-  const int n = (n_pos + k - 1) / k;
-#define KPERF_COMPUTED_POS(j) min((j) * k + k / 2, n_pos - 1)
-  int ja = p >= k / 2 ? min((p - k / 2) / k, n - 1) : -1;
-  if (ja + 1 < n && KPERF_COMPUTED_POS(ja + 1) <= p) ++ja;  // a final line clamped to the edge
-  int jb = (ja >= 0 && KPERF_COMPUTED_POS(ja) == p) ? ja : ja + 1;
-  if (jb >= n) jb = ja;
-  if (ja < 0) ja = jb;
-  *w = 0.0f;
-  *a = *b = ja;
-  if (ja == jb) return;
-  const int da = p - KPERF_COMPUTED_POS(ja), db = KPERF_COMPUTED_POS(jb) - p;
-#if OUT_LI
-  *b = jb;
-  *w = (float)da / (float)(da + db);
-#else
-  if (da > db) *a = *b = jb;
-#endif
-#undef KPERF_COMPUTED_POS
-}
-
-inline void kperf_store_grid(__global float* out, int width, int height, const float* values,
-                             __local float* computed) {
-  const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
+// Stores a work-item's computed outputs (PY x VEC of them; PY is 1 under rows/center, VEC 1
+// under cols/center), skipping positions past the grid.
+inline void kperf_store_computed(__global float* out, int width, int height, const float* values) {
+  const int y0 = kperf_out_y(height), x0 = kperf_out_x(width);
 #pragma unroll
   for (int p = 0; p < PY; ++p)
 #pragma unroll
-    for (int v = 0; v < VEC; ++v) computed[(ly * PY + p) * KPERF_CX + lx * VEC + v] = values[p * VEC + v];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const int by0 = (int)get_group_id(1) * BLOCK_Y, bx0 = (int)get_group_id(0) * BLOCK_X;
-  const int rows = min(BLOCK_Y, height - by0), cols = min(BLOCK_X, width - bx0);
-  if (rows <= 0 || cols <= 0) return;
-  for (int i = kperf_local_linear_id(); i < rows * cols; i += WG_SIZE) {
-    const int py = i / cols, px = i - py * cols;
-    int ya, yb, xa, xb;
-    float wy, wx;
-    kperf_output_source(py, rows, OUT_KY, &ya, &yb, &wy);
-    kperf_output_source(px, cols, OUT_KX, &xa, &xb, &wx);
-    float top = computed[ya * KPERF_CX + xa];
-#if OUT_LI
-    if (xa != xb) top = mad(wx, computed[ya * KPERF_CX + xb] - top, top);
-    if (ya != yb) {
-      float bottom = computed[yb * KPERF_CX + xa];
-      if (xa != xb) bottom = mad(wx, computed[yb * KPERF_CX + xb] - bottom, bottom);
-      top = mad(wy, bottom - top, top);
-    }
-#endif
-    out[(by0 + py) * width + bx0 + px] = top;
-  }
+    for (int v = 0; v < VEC; ++v)
+      if (y0 + p < height && x0 + v < width) out[(y0 + p) * width + x0 + v] = values[p * VEC + v];
 }
 
-#define KPERF_STORE(out, width, height, values)             \
-  __local float kperf_computed[KPERF_CY * KPERF_CX];        \
-  kperf_store_grid(out, width, height, values, kperf_computed)
+#define KPERF_STORE(out, width, height, values) kperf_store_computed(out, width, height, values)
+
+// Where position p of an axis of n outputs, computed every k at k * j + k / 2, takes its value
+// from: computed positions *a and *b mixed with weight *w (a == b: a copy of one).
+inline void kperf_output_source(int p, int n, int k, int* a, int* b, float* w) {
+  const int m = (n - k / 2 + k - 1) / k;  // computed lines inside the grid
+  int ja = p >= k / 2 ? min((p - k / 2) / k, m - 1) : -1;
+  int jb = (ja >= 0 && ja * k + k / 2 == p) ? ja : ja + 1;
+  if (jb >= m) jb = ja;
+  if (ja < 0) ja = jb;
+  *a = *b = ja * k + k / 2;
+  *w = 0.0f;
+  if (ja == jb) return;
+  const int da = p - *a, db = jb * k + k / 2 - p;
+#if OUT_LI
+  *b = jb * k + k / 2;
+  *w = (float)da / (float)(da + db);
+#else
+  if (da > db) *a = *b = jb * k + k / 2;
+#endif
+}
+
+// One work-item per output; outputs on computed lines (both axes) are left as stored.
+__kernel void kperf_output_fill(__global float* out, int width, int height) {
+  const int x = (int)get_global_id(0), y = (int)get_global_id(1);
+  if (x >= width || y >= height) return;
+  if (y % OUT_KY == OUT_KY / 2 && x % OUT_KX == OUT_KX / 2) return;
+  int ya, yb, xa, xb;
+  float wy, wx;
+  kperf_output_source(y, height, OUT_KY, &ya, &yb, &wy);
+  kperf_output_source(x, width, OUT_KX, &xa, &xb, &wx);
+  float top = out[ya * width + xa];
+#if OUT_LI
+  if (xa != xb) top = mad(wx, out[ya * width + xb] - top, top);
+  if (ya != yb) {
+    float bottom = out[yb * width + xa];
+    if (xa != xb) bottom = mad(wx, out[yb * width + xb] - bottom, bottom);
+    top = mad(wy, bottom - top, top);
+  }
+#endif
+  out[y * width + x] = top;
+}

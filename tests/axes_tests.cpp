@@ -98,7 +98,8 @@ INSTANTIATE_TEST_SUITE_P(AllApps, LoadPath, ::testing::ValuesIn(all_app_names())
 class OutputScheme : public ::testing::TestWithParam<std::string> {};
 
 // Paraprox's row/column/center schemes with nn and li, over input schemes and load paths,
-// against the CPU model; odd sizes leave partial periods and partial blocks at the edges.
+// against the CPU model; odd sizes leave partial periods and partial blocks at the edges, and the
+// nearest computed output is often another work-group's.
 TEST_P(OutputScheme, MatchesItsModel) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
@@ -138,7 +139,7 @@ INSTANTIATE_TEST_SUITE_P(AllApps, OutputScheme, ::testing::ValuesIn(all_app_name
 TEST(OutputScheme, NearestNeighbourCopiesComputedOutputs) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app("gaussian3");
-  const Grid in = test::random_grid(40, 30, 5);
+  const Grid in = test::random_grid(40, 28, 5);  // rows 26, 27: a period without its line
   const Outcome o = test::run_through_runner(
       *env, {&app}, parse_variants(axes("accurate", "nn", "local", "none,rows:3", "nn")), {{8, 4}}, in);
   ASSERT_EQ(o.rows.size(), 2u);
@@ -147,8 +148,8 @@ TEST(OutputScheme, NearestNeighbourCopiesComputedOutputs) {
   int differ = 0;
   for (int y = 0; y < in.height; ++y)
     for (int x = 0; x < in.width; ++x) {
-      // Row y takes computed row 3 * (y / 3) + 1, or the grid's last row in a partial period.
-      const int source = std::min(3 * (y / 3) + 1, in.height - 1);
+      // Row y takes computed row 3 * (y / 3) + 1, or the last one (25) past it.
+      const int source = std::min(3 * (y / 3) + 1, 25);
       ASSERT_EQ(approx.at(y, x), exact.at(source, x)) << y << "," << x;
       differ += approx.at(y, x) != exact.at(y, x);
     }

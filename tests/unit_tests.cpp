@@ -622,27 +622,34 @@ TEST(Model, VecWorkGroupsAreModelledAsTheirBlock) {
 
 TEST(Model, OutputSourcesByHand) {
   // k = 2 over 6 outputs: computed at 1, 3, 5. Output 2 ties between 1 and 3: nn takes 1.
-  EXPECT_EQ(output_source(0, 6, 2, Recon::kNn).a, 0);
-  EXPECT_EQ(output_source(2, 6, 2, Recon::kNn).a, 0);
-  EXPECT_EQ(output_source(4, 6, 2, Recon::kNn).a, 1);
+  EXPECT_EQ(output_source(0, 6, 2, Recon::kNn).a, 1);
+  EXPECT_EQ(output_source(2, 6, 2, Recon::kNn).a, 1);
+  EXPECT_EQ(output_source(4, 6, 2, Recon::kNn).a, 3);
   const OutputSource li = output_source(2, 6, 2, Recon::kLi);
-  EXPECT_EQ(li.a, 0);
-  EXPECT_EQ(li.b, 1);
+  EXPECT_EQ(li.a, 1);
+  EXPECT_EQ(li.b, 3);
   EXPECT_DOUBLE_EQ(li.w, 0.5);
-  // k = 3 over 7 outputs: computed at 1, 4 and 6 (the final partial period's last line).
-  EXPECT_EQ(output_source(6, 7, 3, Recon::kNn).a, 2);
-  EXPECT_EQ(output_source(5, 7, 3, Recon::kNn).a, 1);  // equidistant from 4 and 6: the lower
-  const OutputSource edge = output_source(5, 7, 3, Recon::kLi);
-  EXPECT_EQ(edge.a, 1);
-  EXPECT_EQ(edge.b, 2);
-  EXPECT_DOUBLE_EQ(edge.w, 0.5);
-  EXPECT_EQ(output_source(0, 7, 3, Recon::kLi).b, 0);  // before the first computed line: nn
-  // k = 4 over 1 output: the only line is computed.
-  EXPECT_EQ(output_source(0, 1, 4, Recon::kLi).a, 0);
+  // k = 3 over 8 outputs: computed at 1, 4, 7.
+  EXPECT_EQ(output_source(6, 8, 3, Recon::kNn).a, 7);
+  EXPECT_EQ(output_source(5, 8, 3, Recon::kNn).a, 4);
+  const OutputSource third = output_source(5, 8, 3, Recon::kLi);
+  EXPECT_EQ(third.a, 4);
+  EXPECT_EQ(third.b, 7);
+  EXPECT_DOUBLE_EQ(third.w, 1.0 / 3.0);
+  // A final partial period without its computed line (k = 3 over 7: computed at 1 and 4):
+  // outputs past the last computed line take it, for li too; so do those before the first.
+  EXPECT_EQ(output_source(6, 7, 3, Recon::kLi).a, 4);
+  EXPECT_EQ(output_source(6, 7, 3, Recon::kLi).b, 4);
+  EXPECT_EQ(output_source(0, 7, 3, Recon::kLi).b, 1);
+  // k = 4 over 3 outputs: one computed line, at 2.
+  EXPECT_EQ(output_source(0, 3, 4, Recon::kLi).a, 2);
+  // k = 1: every output is its own source.
+  EXPECT_EQ(output_source(5, 9, 1, Recon::kLi).b, 5);
 }
 
-TEST(Model, BilinearOutputsAreExactOnPlanesInsideBlocks) {
-  // Inversion of a plane is a plane: center:3 with li reproduces it between computed centres.
+TEST(Model, BilinearOutputsAreExactOnPlanes) {
+  // Inversion of a plane is a plane: center:3 with li reproduces it between the outer computed
+  // centres (rows 1..16 of 18, columns 1..22 of 24), whatever the work-group.
   const AppDescriptor& app = find_app("inversion");
   GridD in(24, 18);
   for (int y = 0; y < in.height; ++y)
@@ -652,16 +659,17 @@ TEST(Model, BilinearOutputsAreExactOnPlanesInsideBlocks) {
   a.outputs = "center:3";
   a.output_recons = "li";
   const Variant v = parse_variants(a)[0];
-  const GridD out = model_run(app, v, {4, 2}, in, nullptr, 1);  // blocks of 12 x 6 outputs
-  for (int y = 0; y < in.height; ++y)
-    for (int x = 0; x < in.width; ++x) {
-      const int by = y % 6, bx = x % 12;
-      if (by < 1 || by > 4 || bx < 1 || bx > 10) continue;  // outside the computed centres: nn
-      EXPECT_NEAR(out.at(y, x), 255.0 - in.at(y, x), 1e-9) << y << "," << x;
-    }
-  // nn copies the centre: output (0, 0) takes computed (1, 1).
+  for (const WorkGroup wg : {WorkGroup{4, 2}, WorkGroup{3, 5}}) {
+    const GridD out = model_run(app, v, wg, in, nullptr, 1);
+    for (int y = 1; y <= 16; ++y)
+      for (int x = 1; x <= 22; ++x) EXPECT_NEAR(out.at(y, x), 255.0 - in.at(y, x), 1e-9) << y << "," << x;
+    EXPECT_DOUBLE_EQ(out.at(17, 23), 255.0 - in.at(16, 22));  // nn past the last centres
+  }
+  // nn copies the centre: output (0, 0) takes computed (1, 1), and (2, 2) too.
   a.output_recons = "nn";
-  EXPECT_DOUBLE_EQ(model_run(app, parse_variants(a)[0], {4, 2}, in, nullptr, 1).at(0, 0), 255.0 - in.at(1, 1));
+  const GridD nn = model_run(app, parse_variants(a)[0], {4, 2}, in, nullptr, 1);
+  EXPECT_DOUBLE_EQ(nn.at(0, 0), 255.0 - in.at(1, 1));
+  EXPECT_DOUBLE_EQ(nn.at(2, 2), 255.0 - in.at(1, 1));
 }
 
 TEST(Model, ApplicabilityVerdicts) {
