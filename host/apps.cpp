@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "parallel.hpp"
+
 namespace kperf {
 
 const char* metric_name(Metric metric) { return metric == Metric::kMre ? "mre" : "me"; }
@@ -126,13 +128,15 @@ GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* p
       for (int x = 0; x < pw; ++x)
         padded.at(y, x) = current.at(std::clamp(y - r, 0, h - 1), std::clamp(x - r, 0, w - 1));
     GridD next(w, h);
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        PointArgs args;
-        args.hotspot = &coef;
-        if (power) args.power = power->at(y, x);
-        next.at(y, x) = app.point(Window{&padded.at(y + r, x + r), pw}, args);
-      }
+    parallel_chunks(h, host_threads(), [&](int, long y0, long y1) {
+      for (int y = static_cast<int>(y0); y < y1; ++y)
+        for (int x = 0; x < w; ++x) {
+          PointArgs args;
+          args.hotspot = &coef;
+          if (power) args.power = power->at(y, x);
+          next.at(y, x) = app.point(Window{&padded.at(y + r, x + r), pw}, args);
+        }
+    });
     current = std::move(next);
   }
   return current;

@@ -7,88 +7,104 @@
 #include <stdexcept>
 #include <thread>
 
+#include "parallel.hpp"
+
 namespace kperf {
 
 ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<float>& approx,
                             int width, int height) {
   if (truth.size() != approx.size() || truth.size() != static_cast<std::size_t>(width) * height)
     throw std::invalid_argument("compute_errors: size mismatch");
+  const long n_all = static_cast<long>(truth.size());
+  // Fixed chunks (independent of the core count), merged in order: reproducible sums.
+  constexpr int kChunks = 16;
+  struct Range {
+    double max_t = -std::numeric_limits<double>::infinity();
+    double min_t = std::numeric_limits<double>::infinity();
+    double max_abs_t = 0;
+    double max_abs_truth = 0;  // over every finite T, for the wrong-element threshold
+  };
+  std::vector<Range> ranges(kChunks);
+  parallel_chunks(n_all, kChunks, [&](int c, long begin, long end) {
+    Range& r = ranges[static_cast<std::size_t>(c)];
+    for (long i = begin; i < end; ++i) {
+      if (std::isfinite(truth[i])) r.max_abs_truth = std::max(r.max_abs_truth, std::fabs(truth[i]));
+      if (!std::isfinite(truth[i]) || !std::isfinite(approx[i])) continue;
+      r.max_t = std::max(r.max_t, truth[i]);
+      r.min_t = std::min(r.min_t, truth[i]);
+      r.max_abs_t = std::max(r.max_abs_t, std::fabs(truth[i]));
+    }
+  });
+  Range all;
+  for (const auto& r : ranges) {
+    all.max_t = std::max(all.max_t, r.max_t);
+    all.min_t = std::min(all.min_t, r.min_t);
+    all.max_abs_t = std::max(all.max_abs_t, r.max_abs_t);
+    all.max_abs_truth = std::max(all.max_abs_truth, r.max_abs_truth);
+  }
+  const double threshold = 1e-6 * all.max_abs_t;
+  // Incorrect elements (a non-finite output where the truth is finite is wrong too), against
+  // the largest finite |T| whatever the output holds.
+  const double wrong_threshold = 1e-3 * std::max(1.0, all.max_abs_truth);
+  struct Sums {
+    double rel = 0, abs = 0, sq = 0, max_abs = 0;
+    std::int64_t n = 0, n_rel = 0, excluded = 0, nonfinite = 0, wrong = 0;
+  };
+  std::vector<Sums> sums(kChunks);
+  parallel_chunks(n_all, kChunks, [&](int c, long begin, long end) {
+    Sums& s = sums[static_cast<std::size_t>(c)];
+    for (long i = begin; i < end; ++i) {
+      const double a = static_cast<double>(approx[i]);
+      if (std::isfinite(truth[i]) && !(std::fabs(truth[i] - a) <= wrong_threshold)) ++s.wrong;
+      if (!std::isfinite(truth[i]) || !std::isfinite(a)) {
+        ++s.nonfinite;
+        continue;
+      }
+      const double diff = std::fabs(truth[i] - a);
+      ++s.n;
+      s.abs += diff;
+      s.sq += diff * diff;
+      s.max_abs = std::max(s.max_abs, diff);
+      if (std::fabs(truth[i]) > threshold) {
+        s.rel += diff / std::fabs(truth[i]);
+        ++s.n_rel;
+      } else {
+        ++s.excluded;
+      }
+    }
+  });
+  Sums t;
+  for (const auto& s : sums) {
+    t.rel += s.rel, t.abs += s.abs, t.sq += s.sq, t.max_abs = std::max(t.max_abs, s.max_abs);
+    t.n += s.n, t.n_rel += s.n_rel, t.excluded += s.excluded, t.nonfinite += s.nonfinite;
+    t.wrong += s.wrong;
+  }
   ErrorMetrics e;
-  double max_t = -std::numeric_limits<double>::infinity();
-  double min_t = std::numeric_limits<double>::infinity();
-  double max_abs_t = 0;
-  for (std::size_t i = 0; i < truth.size(); ++i) {
-    if (!std::isfinite(truth[i]) || !std::isfinite(approx[i])) continue;
-    max_t = std::max(max_t, truth[i]);
-    min_t = std::min(min_t, truth[i]);
-    max_abs_t = std::max(max_abs_t, std::fabs(truth[i]));
-  }
-  const double threshold = 1e-6 * max_abs_t;
-  double sum_rel = 0, sum_abs = 0, sum_sq = 0;
-  std::int64_t n = 0, n_rel = 0;
-  for (std::size_t i = 0; i < truth.size(); ++i) {
-    if (!std::isfinite(truth[i]) || !std::isfinite(approx[i])) {
-      ++e.nonfinite;
-      continue;
-    }
-    const double diff = std::fabs(truth[i] - static_cast<double>(approx[i]));
-    ++n;
-    sum_abs += diff;
-    sum_sq += diff * diff;
-    e.max_abs = std::max(e.max_abs, diff);
-    if (std::fabs(truth[i]) > threshold) {
-      sum_rel += diff / std::fabs(truth[i]);
-      ++n_rel;
-    } else {
-      ++e.mre_excluded;
-    }
-  }
-  if (n == 0) {
+  e.nonfinite = t.nonfinite;
+  e.mre_excluded = t.excluded;
+  e.max_abs = t.max_abs;
+  if (t.n == 0) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     e.mre = e.me = e.mae = e.psnr_db = e.max_abs = e.wrong_fraction = e.ssim = nan;
     return e;
   }
-  // Incorrect elements: a non-finite output where the truth is finite is wrong too.
-  const double wrong_threshold = 1e-3 * std::max(1.0, max_abs_t);
-  std::int64_t wrong = 0;
-  for (std::size_t i = 0; i < truth.size(); ++i)
-    if (std::isfinite(truth[i]) &&
-        !(std::fabs(truth[i] - static_cast<double>(approx[i])) <= wrong_threshold))
-      ++wrong;
-  e.wrong_fraction = static_cast<double>(wrong) / static_cast<double>(truth.size());
-  e.ssim = mean_ssim(truth, approx, width, height);
-  e.mre = n_rel > 0 ? sum_rel / static_cast<double>(n_rel) : 0.0;
-  e.mae = sum_abs / static_cast<double>(n);
-  const double range = max_t - min_t;
+  e.wrong_fraction = static_cast<double>(t.wrong) / static_cast<double>(n_all);
+  e.mre = t.n_rel > 0 ? t.rel / static_cast<double>(t.n_rel) : 0.0;
+  e.mae = t.abs / static_cast<double>(t.n);
+  const double range = all.max_t - all.min_t;
   e.me = range > 0 ? e.mae / range : e.mae;
-  const double mse = sum_sq / static_cast<double>(n);
+  const double mse = t.sq / static_cast<double>(t.n);
   if (mse == 0)
     e.psnr_db = std::numeric_limits<double>::infinity();
   else if (range > 0)
     e.psnr_db = 10.0 * std::log10(range * range / mse);
   else
     e.psnr_db = -std::numeric_limits<double>::infinity();  // constant truth, some error
+  e.ssim = mean_ssim(truth, approx, width, height);
   return e;
 }
 
 namespace {
-
-// Runs body(begin, end) over [0, n) split across the hardware's threads.
-template <typename Body>
-void parallel_rows(int n, Body body) {
-  const int threads = static_cast<int>(std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
-  if (threads == 1 || n < 64) {
-    body(0, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const int chunk = (n + threads - 1) / threads;
-  for (int t = 0; t < threads; ++t) {
-    const int begin = t * chunk, end = std::min(n, begin + chunk);
-    if (begin < end) pool.emplace_back(body, begin, end);
-  }
-  for (auto& th : pool) th.join();
-}
 
 }  // namespace
 
@@ -121,12 +137,15 @@ double mean_ssim(const std::vector<double>& truth, const std::vector<float>& app
   double g[kWin], sum = 0;
   for (int i = 0; i < kWin; ++i) sum += g[i] = std::exp(-(i - 5) * (i - 5) / (2 * 1.5 * 1.5));
   for (double& v : g) v /= sum;
-  // Separable filtering of the five maps (x, y, x^2, y^2, xy): horizontal pass into rows of
-  // width - 10, then vertical sums per output row.
+  // Separable filtering of the five maps (x, y, x^2, y^2, xy): each thread slides over its band
+  // of output rows with a ring of the last 11 horizontally filtered input rows (small memory,
+  // each input row filtered once per band).
   const int ow = width - kWin + 1, oh = height - kWin + 1;
-  std::vector<double> horizontal(static_cast<std::size_t>(height) * ow * 5);
-  parallel_rows(height, [&](int begin, int end) {
-    for (int y = begin; y < end; ++y)
+  std::vector<double> row_sums(static_cast<std::size_t>(oh), 0.0);
+  parallel_chunks(oh, host_threads(), [&](int, long begin, long end) {
+    std::vector<double> ring(static_cast<std::size_t>(kWin) * ow * 5);
+    auto filter_row = [&](int y) {
+      double* dst = &ring[static_cast<std::size_t>(y % kWin) * ow * 5];
       for (int x = 0; x < ow; ++x) {
         double m[5] = {0, 0, 0, 0, 0};
         for (int k = 0; k < kWin; ++k) {
@@ -135,17 +154,17 @@ double mean_ssim(const std::vector<double>& truth, const std::vector<float>& app
           m[0] += g[k] * a, m[1] += g[k] * b, m[2] += g[k] * a * a, m[3] += g[k] * b * b,
               m[4] += g[k] * a * b;
         }
-        std::copy(m, m + 5, &horizontal[(static_cast<std::size_t>(y) * ow + x) * 5]);
+        std::copy(m, m + 5, dst + static_cast<std::size_t>(x) * 5);
       }
-  });
-  std::vector<double> row_sums(static_cast<std::size_t>(oh), 0.0);
-  parallel_rows(oh, [&](int begin, int end) {
-    for (int y = begin; y < end; ++y) {
+    };
+    for (long y = begin; y < begin + kWin - 1; ++y) filter_row(static_cast<int>(y));
+    for (long y = begin; y < end; ++y) {
+      filter_row(static_cast<int>(y + kWin - 1));
       double acc = 0;
       for (int x = 0; x < ow; ++x) {
         double m[5] = {0, 0, 0, 0, 0};
         for (int k = 0; k < kWin; ++k) {
-          const double* h = &horizontal[(static_cast<std::size_t>(y + k) * ow + x) * 5];
+          const double* h = &ring[(static_cast<std::size_t>((y + k) % kWin) * ow + x) * 5];
           for (int c = 0; c < 5; ++c) m[c] += g[k] * h[c];
         }
         acc += ssim_of(m[0], m[1], m[2], m[3], m[4]);

@@ -5,7 +5,8 @@
 #
 # usage: scripts/fig10.sh OUT.json SIZE [INPUT] [extra kperf run options...]
 # Two passes write one file: the second (--resume) reuses the first's accurate baselines, so
-# every row's speedup_vs_global is against the same measurement.
+# every row's speedup_vs_global is against the same measurement. Both resume: after an
+# interruption, the same command goes on where it stopped.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 kperf="${KPERF:-$here/build/kperf}"
@@ -17,7 +18,7 @@ common=(--apps gaussian3,median,inversion --input "$input" --size "$size"
         --quiet --out "$out" "$@")
 # Pass 1: input perforation on the tile and straight from global memory (SYprox's device
 # perforation), with both accurate baselines.
-"$kperf" run "${common[@]}" --schemes accurate,stencil,rows1,rows2 --recon nn --load local,global
+"$kperf" run "${common[@]}" --resume --schemes accurate,stencil,rows1,rows2 --recon nn --load local,global
 # Pass 2: Paraprox's output schemes on its own global-memory kernel.
 "$kperf" run "${common[@]}" --resume --schemes accurate --load global \
   --output none,rows:2,rows:3,cols:2,cols:3,center:3 --output-recon nn,li
