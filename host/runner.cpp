@@ -589,10 +589,16 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
                          const cl::NDRange& local) {
   auto& q = env_.queue();
   const bool ping_pong = steps.size() > 1;
-  // The fill kernel covers the grid one output per work-item, in 64 x 4 groups where it may.
+  // The fill kernel's launch (output_grid.cl): rows:K walks the missing rows with 4 outputs per
+  // work-item, cols:K the missing columns, center:K every output; 64 x 4 groups where they fit.
   constexpr std::size_t kFillX = 64, kFillY = 4;
-  const cl::NDRange fill_global((static_cast<std::size_t>(w.width) + kFillX - 1) / kFillX * kFillX,
-                                (static_cast<std::size_t>(w.height) + kFillY - 1) / kFillY * kFillY);
+  auto missing = [](int n, int k) { return k == 1 ? n : n - (n - k / 2 + k - 1) / k; };
+  const int ky = v.output.ky(), kx = v.output.kx();
+  const std::size_t fill_x = kx == 1 && ky > 1 ? (static_cast<std::size_t>(w.width) + 3) / 4
+                                               : static_cast<std::size_t>(ky == 1 ? missing(w.width, kx) : w.width);
+  const std::size_t fill_y = static_cast<std::size_t>(kx == 1 ? missing(w.height, ky) : w.height);
+  const cl::NDRange fill_global((fill_x + kFillX - 1) / kFillX * kFillX,
+                                (std::max<std::size_t>(1, fill_y) + kFillY - 1) / kFillY * kFillY);
   cl::NDRange fill_local = cl::NullRange;
   if (steps[0].fill &&
       steps[0].fill->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device()) >= kFillX * kFillY &&

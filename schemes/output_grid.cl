@@ -39,11 +39,14 @@ inline void kperf_output_source(int p, int n, int k, int* a, int* b, float* w) {
 #endif
 }
 
-// One work-item per output; outputs on computed lines (both axes) are left as stored.
-__kernel void kperf_output_fill(__global float* out, int width, int height) {
-  const int x = (int)get_global_id(0), y = (int)get_global_id(1);
-  if (x >= width || y >= height) return;
-  if (y % OUT_KY == OUT_KY / 2 && x % OUT_KX == OUT_KX / 2) return;
+// Missing line number i (the lines that are not k * j + k / 2, in order) of an axis.
+inline int kperf_missing_line(int i, int k) {
+  const int period = i / (k - 1), o = i - period * (k - 1);
+  return period * k + o + (o >= k / 2 ? 1 : 0);
+}
+
+// The value of output (y, x) from the stored computed outputs.
+inline float kperf_fill_value(__global const float* out, int width, int height, int y, int x) {
   int ya, yb, xa, xb;
   float wy, wx;
   kperf_output_source(y, height, OUT_KY, &ya, &yb, &wy);
@@ -57,5 +60,39 @@ __kernel void kperf_output_fill(__global float* out, int width, int height) {
     top = mad(wy, bottom - top, top);
   }
 #endif
-  out[y * width + x] = top;
+  return top;
+}
+
+// Rebuilds the outputs that were not computed; the host sizes the launch per scheme
+// (Runner::time_config). rows:K: dimension 1 walks the missing rows, each work-item
+// 4 consecutive outputs (float4 where rows are 16-byte aligned). cols:K: dimension 0 walks the
+// missing columns. center:K: one work-item per output, computed ones left as stored.
+__kernel void kperf_output_fill(__global float* out, int width, int height) {
+#if OUT_KX == 1
+  const int y = kperf_missing_line((int)get_global_id(1), OUT_KY);
+  const int x0 = (int)get_global_id(0) * 4;
+  if (y >= height || x0 >= width) return;
+  if ((width & 3) == 0) {
+    int ya, yb;
+    float wy;
+    kperf_output_source(y, height, OUT_KY, &ya, &yb, &wy);
+    float4 a = ((__global const float4*)out)[(ya * width + x0) / 4];
+#if OUT_LI
+    if (ya != yb) a = mad((float4)(wy), ((__global const float4*)out)[(yb * width + x0) / 4] - a, a);
+#endif
+    ((__global float4*)out)[(y * width + x0) / 4] = a;
+    return;
+  }
+  for (int x = x0; x < min(x0 + 4, width); ++x) out[y * width + x] = kperf_fill_value(out, width, height, y, x);
+#elif OUT_KY == 1
+  const int x = kperf_missing_line((int)get_global_id(0), OUT_KX);
+  const int y = (int)get_global_id(1);
+  if (x >= width || y >= height) return;
+  out[y * width + x] = kperf_fill_value(out, width, height, y, x);
+#else
+  const int x = (int)get_global_id(0), y = (int)get_global_id(1);
+  if (x >= width || y >= height) return;
+  if (y % OUT_KY == OUT_KY / 2 && x % OUT_KX == OUT_KX / 2) return;
+  out[y * width + x] = kperf_fill_value(out, width, height, y, x);
+#endif
 }

@@ -156,6 +156,28 @@ TEST(OutputScheme, NearestNeighbourCopiesComputedOutputs) {
   EXPECT_GT(differ, in.width * in.height / 2);
 }
 
+// Rows 16-byte aligned: the fill kernel of rows:K moves float4s; same values as the model.
+TEST(OutputScheme, AlignedRowsFillMatchesTheModel) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app("gaussian3");
+  const Grid in = test::random_grid(48, 29, 7);
+  const auto variants = parse_variants(axes("accurate,rows:2", "nn", "local", "rows:2,rows:3,rows:4", "nn,li"));
+  const Outcome o = test::run_through_runner(*env, {&app}, variants, {{8, 4}, {4, 2, 4, 1}}, in);
+  const GridD in_d = to_double(in.data, in.width, in.height);
+  int checked = 0;
+  for (const auto& r : o.rows) {
+    ASSERT_EQ(r.status, "ok") << r.key << ": " << r.reason << r.build_log;
+    for (const auto& v : variants)
+      if (r.axes == v.axes_key() && r.scheme == v.canonical()) {
+        EXPECT_TRUE(test::within_tolerance(o.outputs.at(r.key),
+                                           model_run(app, v, {r.wg_x, r.wg_y, r.vec, r.py}, in_d, nullptr, 1)))
+            << r.key;
+        ++checked;
+      }
+  }
+  EXPECT_EQ(checked, 24);
+}
+
 class PoisonLoadPaths : public ::testing::TestWithParam<std::string> {};
 
 // Elements an input scheme skips, poisoned with NaN, leave the global and image paths' outputs
