@@ -14,6 +14,7 @@
 #include <cxxopts.hpp>
 
 #include "cl_env.hpp"
+#include "kperf_git_sha.h"  // generated at build time
 #include "cli.hpp"
 #include "io.hpp"
 #include "results.hpp"
