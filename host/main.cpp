@@ -17,6 +17,7 @@
 #include "kperf_git_sha.h"  // generated at build time
 #include "cli.hpp"
 #include "io.hpp"
+#include "parallel.hpp"
 #include "results.hpp"
 #include "runner.hpp"
 #include "synthetic.hpp"
@@ -132,6 +133,9 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("load", "load paths: local (tile), global (no local memory: Paraprox's baseline), image; a list", cxxopts::value<std::string>()->default_value("local"))
     ("output", "output schemes: none, rows:K, cols:K, center:K (Paraprox); a list", cxxopts::value<std::string>()->default_value("none"))
     ("output-recon", "output reconstructions: nn,li or all", cxxopts::value<std::string>()->default_value("nn"))
+    ("precision", "storage precision: f32, f16in (half input), f16 (half input and output); a list", cxxopts::value<std::string>()->default_value("f32"))
+    ("perforate", "where rows:K / cols:K perforate: device, host (the host uploads only kept lines); a list", cxxopts::value<std::string>()->default_value("device"))
+    ("transfers", "also time upload (pinned memory), host packing and download per repetition: end-to-end times")
     ("relax", "barrier relaxation: none, skip (barrier after the tile fill removed); a list", cxxopts::value<std::string>()->default_value("none"))
     ("iterations-skip", "hotspot launch perforation: fractions R in [0, 1) of the steps skipped; a list", cxxopts::value<std::string>()->default_value("0"))
     ("wg", "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
@@ -184,6 +188,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   axes.loads = text("load");
   axes.outputs = text("output");
   axes.output_recons = text("output-recon");
+  axes.precisions = text("precision");
+  axes.perforates = text("perforate");
   axes.relaxes = text("relax");
   axes.iterations_skips = text("iterations-skip");
   cfg.variants = parse_variants(axes);
@@ -192,6 +198,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
   cfg.sizes = sizes;
   cfg.verify = given("verify");
+  cfg.transfers = given("transfers");
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
 
   const std::vector<int> vecs = parse_vec_list(text("vec"));
@@ -351,6 +358,15 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ctx["extra_build_options"] = cfg.extra_build_options;
     ctx["copy_gbps"] = runner.largest_copy_gbps();
     ctx["copy"] = runner.copy_json();
+    if (cfg.transfers)
+      ctx["transfers"] = {
+          {"host_memory", "pinned: CL_MEM_ALLOC_HOST_PTR buffers, mapped once, as upload source and "
+                          "download target"},
+          {"host_pack", "steady_clock around packing and/or half conversion into the pinned upload "
+                        "buffer, on " + std::to_string(host_threads()) + " threads; 0 for f32 "
+                        "device perforation, whose input already sits in pinned memory"},
+          {"end_to_end", "host_pack + write + kernels + read, per repetition; the queue drains "
+                         "between repetitions"}};
     ctx["complete"] = complete;
     // Harness overhead: this run's wall time against the kernel time it measured.
     double timed_ns = 0;

@@ -24,6 +24,15 @@ std::string make_key(const std::string& app, const std::string& scheme, const st
          std::to_string(height);
 }
 
+namespace {
+
+nlohmann::ordered_json stats_json(const TimingStats& t) {
+  return {{"median", t.median}, {"mean", t.mean}, {"min", t.min},
+          {"max", t.max},       {"stddev", t.stddev}, {"cv", t.cv}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const ResultRow& r) {
   nlohmann::ordered_json j;
   j["key"] = r.key;
@@ -50,13 +59,20 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   if (!r.build_log.empty()) j["build_log"] = r.build_log;
   if (!r.note.empty()) j["note"] = r.note;
   if (r.time) {
-    j["time_ns"] = {{"median", r.time->median}, {"mean", r.time->mean}, {"min", r.time->min},
-                    {"max", r.time->max},       {"stddev", r.time->stddev}, {"cv", r.time->cv}};
+    j["time_ns"] = stats_json(*r.time);
     j["samples_ns"] = r.samples_ns;
     j["bytes_model"] = r.bytes_model;
     j["gbps"] = r.gbps;
     j["copy_gbps"] = r.copy_gbps;
     j["roofline"] = r.roofline;
+  }
+  if (!r.transfer_samples.empty()) {
+    const auto& t = r.transfer_samples;
+    j["transfer_ns"] = {{"write", stats_json(summarize(t.write))}, {"read", stats_json(summarize(t.read))}};
+    j["host_pack_ns"] = summarize(t.host_pack).median;
+    j["end_to_end_ns"] = summarize(t.end_to_end).median;
+    j["transfer_samples_ns"] = {{"write", t.write}, {"read", t.read}, {"host_pack", t.host_pack},
+                                {"kernel", t.kernel}, {"end_to_end", t.end_to_end}};
   }
   j["primary_metric"] = r.primary_metric;
   if (r.error) j["error"] = to_json(*r.error);
@@ -71,6 +87,12 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
       r.speedup_same_wg ? nlohmann::ordered_json(*r.speedup_same_wg) : nlohmann::ordered_json();
   j["speedup_vs_global"] =
       r.speedup_vs_global ? nlohmann::ordered_json(*r.speedup_vs_global) : nlohmann::ordered_json();
+  if (!r.transfer_samples.empty()) {
+    j["speedup_end_to_end"] =
+        r.speedup_end_to_end ? nlohmann::ordered_json(*r.speedup_end_to_end) : nlohmann::ordered_json();
+    j["speedup_transfer"] =
+        r.speedup_transfer ? nlohmann::ordered_json(*r.speedup_transfer) : nlohmann::ordered_json();
+  }
   j["best_wg"] = r.best_wg;
   if (!r.output_file.empty()) j["output_file"] = r.output_file;
   return j;
@@ -115,6 +137,11 @@ ResultRow row_from_json(const nlohmann::json& j) {
     r.copy_gbps = j.value("copy_gbps", 0.0);
     r.roofline = j.at("roofline").get<double>();
   }
+  if (j.contains("transfer_samples_ns")) {
+    const auto& t = j.at("transfer_samples_ns");
+    auto list = [&](const char* name) { return t.at(name).get<std::vector<std::uint64_t>>(); };
+    r.transfer_samples = {list("write"), list("read"), list("host_pack"), list("kernel"), list("end_to_end")};
+  }
   r.primary_metric = j.value("primary_metric", std::string());
   if (j.contains("error")) r.error = errors_from_json(j.at("error"));
   if (j.contains("error_reps")) r.error_reps = j.at("error_reps").get<std::vector<double>>();
@@ -151,6 +178,8 @@ void annotate(std::vector<ResultRow>& rows) {
     r.speedup.reset();
     r.speedup_same_wg.reset();
     r.speedup_vs_global.reset();
+    r.speedup_end_to_end.reset();
+    r.speedup_transfer.reset();
     if (!r.ok() || !r.time) continue;
     auto [it, inserted] = best.emplace(group_of(r), i);
     if (!inserted && r.time->median < rows[it->second].time->median) it->second = i;
@@ -171,6 +200,25 @@ void annotate(std::vector<ResultRow>& rows) {
     if (glob != global_best.end()) r.speedup_vs_global = glob->second / best_median;
     const auto same = accurate_at.find({workload_of(r), r.wg_x, r.wg_y, r.vec, r.py});
     if (same != accurate_at.end()) r.speedup_same_wg = same->second / r.time->median;
+  }
+  // End to end and transfers: against the baseline row chosen above (accurate, its best wg).
+  std::map<Workload, const ResultRow*> baseline_row;
+  for (const auto& [group, index] : best)
+    if (is_baseline(rows[index]) && !rows[index].transfer_samples.empty())
+      baseline_row[std::get<0>(group)] = &rows[index];
+  auto transfer_median = [](const ResultRow& r) {
+    return summarize(r.transfer_samples.write).median + summarize(r.transfer_samples.read).median;
+  };
+  std::map<Workload, std::pair<double, double>> baseline;  // end to end, write + read
+  for (const auto& [wl, row] : baseline_row)
+    baseline[wl] = {summarize(row->transfer_samples.end_to_end).median, transfer_median(*row)};
+  for (auto& r : rows) {
+    if (!r.ok() || r.transfer_samples.empty()) continue;
+    const auto base = baseline.find(workload_of(r));
+    if (base == baseline.end()) continue;
+    const double e2e = summarize(r.transfer_samples.end_to_end).median, tr = transfer_median(r);
+    if (e2e > 0) r.speedup_end_to_end = base->second.first / e2e;
+    if (tr > 0) r.speedup_transfer = base->second.second / tr;
   }
 }
 

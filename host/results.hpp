@@ -45,10 +45,19 @@ struct ResultRow {
   std::optional<ErrorMetrics> error;
   // Relaxed rows (a race by design): the primary metric of each of several downloads.
   std::vector<double> error_reps;
+  // --transfers: per repetition, upload (write), download (read), host packing, the launches
+  // of that repetition and their sum (end to end), in nanoseconds.
+  struct TransferSamples {
+    std::vector<std::uint64_t> write, read, host_pack, kernel, end_to_end;
+    bool empty() const { return end_to_end.empty(); }
+  } transfer_samples;
   std::optional<double> model_max_abs;  // --verify: distance to the CPU model of the scheme
   std::optional<double> speedup, speedup_same_wg;
   // Against Paraprox's baseline: accurate on the global load path at its best work-group.
   std::optional<double> speedup_vs_global;
+  // --transfers: the accurate baseline's end-to-end (resp. write + read) median at its best
+  // work-group over this row's.
+  std::optional<double> speedup_end_to_end, speedup_transfer;
   bool best_wg = false;
   std::string output_file;
 

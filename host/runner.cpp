@@ -15,6 +15,7 @@
 
 #include "metrics.hpp"
 #include "stats.hpp"
+#include "storage.hpp"
 #include "synthetic.hpp"
 
 namespace kperf {
@@ -124,11 +125,52 @@ struct Runner::Workload {
   std::string alloc_problem;  // non-empty: every configuration is invalid_config
   std::string note;           // caveat copied onto every row
   DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
-  std::vector<float> in_init;    // hotspot: canary guards around the initial temperature
-  std::optional<cl::Image2D> image;  // the input as an image object, for the image load path
-  std::string image_problem;         // why there is none when a variant needs one
+  // Hotspot: canary guards around the initial temperature, per stored element size [half].
+  std::vector<unsigned char> in_init[2];
+  std::map<std::string, Upload> uploads;  // device inputs by layout (precision, host packing)
   float coef[5] = {0, 0, 0, 0, 0};
 };
+
+// The input as one layout of the device receives it: the payload bytes, their buffer and, for
+// the image load path, an image made from them.
+struct Runner::Upload {
+  InputLayout layout;
+  std::vector<unsigned char> host;
+  cl::Buffer buffer;
+  std::optional<cl::Image2D> image;
+  std::string image_problem;  // why there is no image, once one was asked for
+  bool image_tried = false;
+};
+
+namespace {
+
+// Stored bytes of a float grid at an element size: floats, or halves rounded to nearest even.
+std::vector<unsigned char> to_storage_bytes(const std::vector<float>& values, bool half) {
+  std::vector<unsigned char> out(values.size() * (half ? 2 : 4));
+  if (half)
+    floats_to_halves(values.data(), reinterpret_cast<std::uint16_t*>(out.data()), values.size());
+  else
+    std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
+// Canary guard bands of `guard` bytes around n elements of `fill`.
+std::vector<unsigned char> guarded(std::size_t guard, const std::vector<unsigned char>& interior) {
+  std::vector<unsigned char> out(2 * guard + interior.size());
+  for (std::size_t i = 0; i < guard; i += sizeof kCanary) {
+    std::memcpy(&out[i], &kCanary, sizeof kCanary);
+    std::memcpy(&out[guard + interior.size() + i], &kCanary, sizeof kCanary);
+  }
+  std::copy(interior.begin(), interior.end(), out.begin() + static_cast<long>(guard));
+  return out;
+}
+
+std::string layout_key(const Variant& v) {
+  return std::string(v.precision_info().in_half ? "f16" : "f32") +
+         (v.host_perforate ? "/host:" + v.canonical() : std::string());
+}
+
+}  // namespace
 
 Runner::Runner(ClEnv& env, RunConfig config) : env_(env), cfg_(std::move(config)) {}
 
@@ -315,8 +357,8 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
 
   const DeviceInfo& dev = env_.info();
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const std::size_t guard = std::max<std::size_t>(4096, dev.mem_base_addr_align_bits / 8) / sizeof(float);
-  const std::size_t parent_bytes = (n + 2 * guard) * sizeof(float);
+  const std::size_t guard_bytes = std::max<std::size_t>(16384, dev.mem_base_addr_align_bits / 8);
+  const std::size_t parent_bytes = n * sizeof(float) + 2 * guard_bytes;
   const std::size_t buffers = app.is_hotspot ? 3 : 2;
   if (parent_bytes > dev.max_mem_alloc_size || buffers * parent_bytes > dev.global_mem_size) {
     w.alloc_problem = "input " + std::to_string(w.width) + "x" + std::to_string(w.height) +
@@ -331,53 +373,37 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
         b = DeviceBuffers{};  // release the previous size's buffers first
         b.width = w.width;
         b.height = w.height;
-        b.guard = guard;
-        b.out_init.assign(n + 2 * guard, kCanary);
-        std::fill(b.out_init.begin() + static_cast<long>(guard),
-                  b.out_init.end() - static_cast<long>(guard), std::numeric_limits<float>::quiet_NaN());
+        b.guard_bytes = guard_bytes;
+        b.out_init[0] = guarded(guard_bytes, to_storage_bytes(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), false));
+        b.out_init[1] = guarded(guard_bytes, to_storage_bytes(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), true));
       }
       auto& ctx = env_.context();
       auto& q = env_.queue();
-      const cl_buffer_region region{guard * sizeof(float), n * sizeof(float)};
       for (int i = 0; i < (app.is_hotspot ? 2 : 1); ++i)
         if (!b.out_parent[i]()) {
           b.out_parent[i] = cl::Buffer(ctx, CL_MEM_READ_WRITE, parent_bytes);
-          b.out_view[i] = b.out_parent[i].createSubBuffer(CL_MEM_READ_WRITE,
-                                                           CL_BUFFER_CREATE_TYPE_REGION, &region);
+          for (int half = 0; half < 2; ++half) {
+            const cl_buffer_region region{guard_bytes, n * (half ? 2 : 4)};
+            b.out_view[half][i] = b.out_parent[i].createSubBuffer(
+                CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);
+          }
         }
       if (app.is_hotspot) {
-        w.in_init = b.out_init;
-        std::copy(w.input.data.begin(), w.input.data.end(), w.in_init.begin() + static_cast<long>(guard));
-        if (!b.power()) b.power = cl::Buffer(ctx, CL_MEM_READ_ONLY, n * sizeof(float));
-        q.enqueueWriteBuffer(b.power, CL_TRUE, 0, n * sizeof(float), w.power->data.data());
+        for (int half = 0; half < 2; ++half) {
+          const bool used = std::any_of(cfg_.variants.begin(), cfg_.variants.end(), [&](const Variant& v) {
+            return v.precision_info().in_half == (half == 1);
+          });
+          if (!used) continue;
+          w.in_init[half] = guarded(guard_bytes, to_storage_bytes(w.input.data, half == 1));
+          const std::vector<unsigned char> power = to_storage_bytes(w.power->data, half == 1);
+          if (!b.power[half]()) b.power[half] = cl::Buffer(ctx, CL_MEM_READ_ONLY, power.size());
+          q.enqueueWriteBuffer(b.power[half], CL_TRUE, 0, power.size(), power.data());
+        }
         const HotspotCoefficients c = hotspot_coefficients(w.width, w.height);
         const double cs[5] = {c.step_div_cap, c.rx_inv, c.ry_inv, c.rz_inv, c.amb_temp};
         for (int i = 0; i < 5; ++i) w.coef[i] = static_cast<float>(cs[i]);
-      } else {
-        if (!b.in()) b.in = cl::Buffer(ctx, CL_MEM_READ_ONLY, n * sizeof(float));
-        q.enqueueWriteBuffer(b.in, CL_TRUE, 0, n * sizeof(float), w.input.data.data());
       }
       w.buf = &b;
-      const bool wants_image = std::any_of(cfg_.variants.begin(), cfg_.variants.end(), [](const Variant& v) {
-        return v.load_path().reads_image;
-      });
-      if (wants_image && !app.is_hotspot) {
-        if (!dev.image_support)
-          w.image_problem = "device has no image support (CL_DEVICE_IMAGE_SUPPORT is false)";
-        else if (static_cast<std::size_t>(w.width) > dev.image2d_max_width ||
-                 static_cast<std::size_t>(w.height) > dev.image2d_max_height)
-          w.image_problem = "input exceeds CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT " +
-                            std::to_string(dev.image2d_max_width) + "x" +
-                            std::to_string(dev.image2d_max_height);
-        else
-          try {
-            w.image = cl::Image2D(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                  cl::ImageFormat(CL_R, CL_FLOAT), static_cast<std::size_t>(w.width),
-                                  static_cast<std::size_t>(w.height), 0, w.input.data.data());
-          } catch (const cl::Error& e) {
-            w.image_problem = "creating a CL_R/CL_FLOAT image: " + describe(e);
-          }
-      }
     } catch (const cl::Error& e) {
       buffers_ = DeviceBuffers{};
       w.alloc_problem = "allocating buffers for " + std::to_string(w.width) + "x" +
@@ -415,6 +441,86 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       sink(std::move(row));
       tick(key);
     }
+}
+
+Runner::Upload& Runner::input_for(Workload& w, const Variant& v) {
+  const std::string key = layout_key(v);
+  auto it = w.uploads.find(key);
+  if (it == w.uploads.end()) {
+    Upload up;
+    up.layout = input_layout(v, w.app->radius, w.width, w.height);
+    up.host = make_input(v, w.app->radius, w.input);
+    if (!w.app->is_hotspot) {
+      up.buffer = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, up.host.size());
+      env_.queue().enqueueWriteBuffer(up.buffer, CL_TRUE, 0, up.host.size(), up.host.data());
+    }
+    it = w.uploads.emplace(key, std::move(up)).first;
+  }
+  Upload& up = it->second;
+  if (v.load_path().reads_image && !up.image_tried) {
+    up.image_tried = true;
+    const DeviceInfo& dev = env_.info();
+    if (!dev.image_support)
+      up.image_problem = "device has no image support (CL_DEVICE_IMAGE_SUPPORT is false)";
+    else if (static_cast<std::size_t>(up.layout.width) > dev.image2d_max_width ||
+             static_cast<std::size_t>(up.layout.height) > dev.image2d_max_height)
+      up.image_problem = "input of " + std::to_string(up.layout.width) + "x" +
+                         std::to_string(up.layout.height) +
+                         " exceeds CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT " +
+                         std::to_string(dev.image2d_max_width) + "x" +
+                         std::to_string(dev.image2d_max_height);
+    else if (up.layout.element_bytes == 2 && !half_image_problem().empty())
+      up.image_problem = half_image_problem();
+    else
+      try {
+        const bool half = up.layout.element_bytes == 2;
+        up.image = cl::Image2D(env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                               cl::ImageFormat(CL_R, half ? CL_HALF_FLOAT : CL_FLOAT),
+                               static_cast<std::size_t>(up.layout.width),
+                               static_cast<std::size_t>(up.layout.height), 0, up.host.data());
+      } catch (const cl::Error& e) {
+        up.image_problem = std::string("creating a CL_R/") +
+                           (up.layout.element_bytes == 2 ? "CL_HALF_FLOAT" : "CL_FLOAT") +
+                           " image: " + describe(e);
+      }
+  }
+  return up;
+}
+
+const std::string& Runner::half_image_problem() {
+  if (half_image_problem_) return *half_image_problem_;
+  half_image_problem_ = std::string();
+  const float probe[8] = {1.5f, -2.0f, 0.333251953125f, 65504.0f, 5.9604644775390625e-8f, 100.25f, 21.0f, 234.0f};
+  std::uint16_t halves[8];
+  floats_to_halves(probe, halves, 8);
+  try {
+    cl::Program program = env_.build(kernel_source("probe_half_image.cl"), "-cl-std=CL1.2");
+    cl::Image2D image(env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                      cl::ImageFormat(CL_R, CL_HALF_FLOAT), 4, 2, 0, halves);
+    cl::Buffer out(env_.context(), CL_MEM_WRITE_ONLY, sizeof probe);
+    cl::Kernel k(program, "kperf_probe_half_image");
+    k.setArg(0, image);
+    k.setArg(1, out);
+    k.setArg(2, static_cast<cl_int>(4));
+    env_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(4, 2), cl::NullRange);
+    float got[8];
+    env_.queue().enqueueReadBuffer(out, CL_TRUE, 0, sizeof got, got);
+    for (int i = 0; i < 8; ++i)
+      if (std::memcmp(&got[i], &probe[i], sizeof got[i]) != 0) {
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "the device lists CL_R/CL_HALF_FLOAT images but reads them wrong (probe "
+                      "pixel %d: %.9g, expected %.9g)",
+                      i, static_cast<double>(got[i]), static_cast<double>(probe[i]));
+        half_image_problem_ = std::string(text);
+        break;
+      }
+  } catch (const cl::Error& e) {
+    half_image_problem_ = "probing a CL_R/CL_HALF_FLOAT image: " + describe(e);
+  } catch (const BuildError& e) {
+    half_image_problem_ = std::string("probing a CL_R/CL_HALF_FLOAT image: ") + e.what();
+  }
+  return *half_image_problem_;
 }
 
 std::string Runner::build_options(const Variant& v, WorkGroup wg) const {
@@ -468,7 +574,6 @@ std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGro
 std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v, WorkGroup wg) const {
   if (auto verdict = check_launch(*w.app, v, wg, env_.info())) return verdict;
   if (!w.alloc_problem.empty()) return Verdict{"invalid_config", w.alloc_problem};
-  if (v.load_path().reads_image && !w.image) return Verdict{"not_applicable", w.image_problem};
   if (v.output.ky() > w.height || v.output.kx() > w.width)
     return Verdict{"not_applicable", "output scheme " + v.output.canonical() + " is larger than the " +
                                          std::to_string(w.width) + "x" + std::to_string(w.height) +
@@ -487,6 +592,8 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   row.load = v.load_path().name;
   row.output = v.output.canonical();
   row.output_recon = recon_name(v.output_recon);
+  row.precision = v.precision_info().name;
+  row.perforate = v.host_perforate ? "host" : "device";
   row.relax = v.relax ? "skip" : "none";
   row.iterations_skip = v.iterations_skip;
   row.axes = v.axes_key();
@@ -531,16 +638,19 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
       return reject("invalid_config", "kernel needs " + std::to_string(kernel_local) +
                                           " bytes of local memory; device has " +
                                           std::to_string(dev.local_mem_size));
+    Upload& input = input_for(w, v);
+    if (v.load_path().reads_image && !input.image) return reject("not_applicable", input.image_problem);
+    const int in_half = v.precision_info().in_half ? 1 : 0, out_half = v.precision_info().out_half ? 1 : 0;
     auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
       if (v.load_path().reads_image)
-        k.setArg(0, *w.image);
+        k.setArg(0, *input.image);
       else
         k.setArg(0, in);
       k.setArg(1, out);
       k.setArg(2, static_cast<cl_int>(w.width));
       k.setArg(3, static_cast<cl_int>(w.height));
       if (app.is_hotspot) {
-        k.setArg(4, w.buf->power);
+        k.setArg(4, w.buf->power[in_half]);
         for (int i = 0; i < 5; ++i) k.setArg(5 + i, w.coef[i]);
       }
     };
@@ -559,15 +669,16 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     };
     std::vector<LaunchStep> steps;
     if (app.is_hotspot) {
-      steps.push_back(make_step(kernel, w.buf->out_view[0], w.buf->out_view[1]));
-      steps.push_back(make_step(cl::Kernel(program, "kperf_app"), w.buf->out_view[1], w.buf->out_view[0]));
+      const auto& views = w.buf->out_view[out_half];
+      steps.push_back(make_step(kernel, views[0], views[1]));
+      steps.push_back(make_step(cl::Kernel(program, "kperf_app"), views[1], views[0]));
     } else {
-      steps.push_back(make_step(kernel, w.buf->in, w.buf->out_view[0]));
+      steps.push_back(make_step(kernel, input.buffer, w.buf->out_view[out_half][0]));
     }
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block.x - 1) / block.x * wg.x,
                              (static_cast<std::size_t>(w.height) + block.y - 1) / block.y * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
-    time_config(w, v, row, steps, global, local);
+    time_config(w, v, row, steps, global, local, input);
   } catch (const cl::Error& e) {
     row.samples_ns.clear();
     row.time.reset();
@@ -577,7 +688,10 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
 
   const double n = static_cast<double>(w.width) * w.height;
   const double read = distinct_elements_read(v, app.radius, wg, w.width, w.height);
-  row.bytes_model = (read + (app.is_hotspot ? n : 0.0) + n) * sizeof(float) * row.iterations;
+  // Global bytes at the stored sizes: the input (and hotspot's power) read, the output written.
+  const double in_bytes = v.precision_info().in_half ? 2.0 : 4.0;
+  const double out_bytes = v.precision_info().out_half ? 2.0 : 4.0;
+  row.bytes_model = ((read + (app.is_hotspot ? n : 0.0)) * in_bytes + n * out_bytes) * row.iterations;
   row.gbps = row.time->median > 0 ? row.bytes_model / row.time->median : 0;
   row.copy_gbps = copy_gbps_for(w.width, w.height);
   row.roofline = row.copy_gbps > 0 ? row.gbps / row.copy_gbps : 0;
@@ -586,7 +700,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
 
 void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
                          std::vector<LaunchStep>& steps, const cl::NDRange& global,
-                         const cl::NDRange& local) {
+                         const cl::NDRange& local, Upload& input) {
   auto& q = env_.queue();
   const bool ping_pong = steps.size() > 1;
   // The fill kernel's launch (output_grid.cl): rows:K walks the missing rows with 4 outputs per
@@ -606,13 +720,16 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
       env_.info().max_work_item_sizes[1] >= kFillY)
     fill_local = cl::NDRange(kFillX, kFillY);
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const std::size_t bytes = w.buf->out_init.size() * sizeof(float);
+  const int in_half = v.precision_info().in_half ? 1 : 0, out_half = v.precision_info().out_half ? 1 : 0;
+  const std::vector<unsigned char>& out_init = w.buf->out_init[out_half];
+  const std::size_t bytes = out_init.size();  // guards and interior at the stored size
+  const std::size_t guard = w.buf->guard_bytes, interior = n * (out_half ? 2 : 4);
   auto reset_buffers = [&] {
     if (ping_pong) {
-      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, w.in_init.data());
-      q.enqueueWriteBuffer(w.buf->out_parent[1], CL_TRUE, 0, bytes, w.buf->out_init.data());
+      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, w.in_init[in_half].data());
+      q.enqueueWriteBuffer(w.buf->out_parent[1], CL_TRUE, 0, bytes, out_init.data());
     } else {
-      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, w.buf->out_init.data());
+      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, out_init.data());
     }
   };
   const int launches = ping_pong ? row.iterations : 1;
@@ -658,6 +775,8 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     row.samples_ns.push_back(total);
   }
   row.time = summarize(row.samples_ns);
+  if (cfg_.transfers)
+    time_transfers(w, v, row, enqueue_sample, input, w.buf->out_view[out_half][ping_pong ? launches % 2 : 0]);
 
   // The output measured for error; for hotspot a fresh run of its steps. Empty when a kernel
   // wrote outside its output (the row then says so).
@@ -667,15 +786,14 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
       enqueue_sample(nullptr);
       q.finish();
     }
-    std::vector<float> result_parent;
+    std::vector<unsigned char> result_parent;
     const int final_buffer = ping_pong ? launches % 2 : 0;
     for (int b = 0; b < (ping_pong ? 2 : 1); ++b) {
-      std::vector<float> parent(w.buf->out_init.size());
+      std::vector<unsigned char> parent(bytes);
       q.enqueueReadBuffer(w.buf->out_parent[b], CL_TRUE, 0, bytes, parent.data());
       const bool guards_intact =
-          std::memcmp(parent.data(), w.buf->out_init.data(), w.buf->guard * sizeof(float)) == 0 &&
-          std::memcmp(parent.data() + w.buf->guard + n, w.buf->out_init.data() + w.buf->guard + n,
-                      w.buf->guard * sizeof(float)) == 0;
+          std::memcmp(parent.data(), out_init.data(), guard) == 0 &&
+          std::memcmp(parent.data() + guard + interior, out_init.data() + guard + interior, guard) == 0;
       if (!guards_intact) {
         row.status = "run_failed";
         row.reason = "kernel wrote outside its output buffer (canary band overwritten)";
@@ -683,8 +801,12 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
       }
       if (b == final_buffer) result_parent = std::move(parent);
     }
-    return std::vector<float>(result_parent.begin() + static_cast<long>(w.buf->guard),
-                              result_parent.begin() + static_cast<long>(w.buf->guard + n));
+    std::vector<float> values(n);
+    if (out_half)
+      halves_to_floats(reinterpret_cast<const std::uint16_t*>(result_parent.data() + guard), values.data(), n);
+    else
+      std::memcpy(values.data(), result_parent.data() + guard, interior);
+    return values;
   };
   std::vector<float> output = download(ping_pong);
   if (output.empty()) return;
@@ -716,6 +838,92 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     const fs::path file = fs::path(cfg_.save_outputs_dir) / key_to_filename(row.key);
     write_npy(file.string(), g);
     row.output_file = file.string();
+  }
+}
+
+void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
+                            const std::function<void(std::vector<cl::Event>*)>& enqueue_sample,
+                            Upload& input, const cl::Buffer& final_output) {
+  auto& q = env_.queue();
+  auto& ctx = env_.context();
+  const bool hotspot = w.app->is_hotspot;
+  const bool in_half = v.precision_info().in_half, out_half = v.precision_info().out_half;
+  const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
+  const std::size_t up_bytes = input.host.size();
+  const std::size_t power_bytes = hotspot ? n * (in_half ? 2 : 4) : 0;
+  const std::size_t down_bytes = n * (out_half ? 2 : 4);
+  // Pinned host memory, as a GPU user would transfer from: allocated by the runtime and mapped
+  // once for the whole configuration.
+  cl::Buffer pinned_up(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, up_bytes + power_bytes);
+  cl::Buffer pinned_down(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, down_bytes);
+  auto* up = static_cast<unsigned char*>(q.enqueueMapBuffer(
+      pinned_up, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, up_bytes + power_bytes));
+  auto* down = static_cast<unsigned char*>(
+      q.enqueueMapBuffer(pinned_down, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, down_bytes));
+  struct Unmap {
+    cl::CommandQueue& q;
+    cl::Buffer& up_buffer;
+    void* up;
+    cl::Buffer& down_buffer;
+    void* down;
+    ~Unmap() {
+      try {
+        q.enqueueUnmapMemObject(up_buffer, up);
+        q.enqueueUnmapMemObject(down_buffer, down);
+        q.finish();
+      } catch (const cl::Error&) {
+      }
+    }
+  } unmap{q, pinned_up, up, pinned_down, down};
+
+  // f32 on the device: the input already sits in pinned memory, nothing to prepare per
+  // repetition. Otherwise the host packs and/or converts it there each repetition, timed.
+  const bool prepares = v.host_perforate || in_half;
+  auto prepare = [&] {
+    write_input(v, w.app->radius, w.input, up);
+    if (hotspot && in_half)
+      floats_to_halves(w.power->data.data(), reinterpret_cast<std::uint16_t*>(up + up_bytes), n);
+    else if (hotspot)
+      std::memcpy(up + up_bytes, w.power->data.data(), power_bytes);
+  };
+  if (!prepares) prepare();
+  const cl::Buffer& upload_target = hotspot ? w.buf->out_view[in_half ? 1 : 0][0] : input.buffer;
+  auto duration = [](cl::Event& ev) {
+    return ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() - ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+  };
+  constexpr int kWarmup = 2;
+  for (int rep = -kWarmup; rep < cfg_.reps; ++rep) {
+    if (interrupt_requested()) throw Abandoned{};
+    const auto t0 = std::chrono::steady_clock::now();
+    if (prepares) prepare();
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<cl::Event> writes(hotspot ? 2 : 1), kernels;
+    cl::Event read;
+    if (v.load_path().reads_image)
+      q.enqueueWriteImage(*input.image, CL_FALSE, {0, 0, 0},
+                          {static_cast<std::size_t>(input.layout.width),
+                           static_cast<std::size_t>(input.layout.height), 1},
+                          0, 0, up, nullptr, &writes[0]);
+    else
+      q.enqueueWriteBuffer(upload_target, CL_FALSE, 0, up_bytes, up, nullptr, &writes[0]);
+    if (hotspot)
+      q.enqueueWriteBuffer(w.buf->power[in_half ? 1 : 0], CL_FALSE, 0, power_bytes, up + up_bytes,
+                           nullptr, &writes[1]);
+    enqueue_sample(&kernels);
+    q.enqueueReadBuffer(final_output, CL_FALSE, 0, down_bytes, down, nullptr, &read);
+    q.finish();
+    if (rep < 0) continue;
+    const std::uint64_t pack = prepares ? static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()) : 0;
+    std::uint64_t write = 0, kernel = 0;
+    for (auto& ev : writes) write += duration(ev);
+    for (auto& ev : kernels) kernel += duration(ev);
+    const std::uint64_t read_ns = duration(read);
+    row.transfer_samples.write.push_back(write);
+    row.transfer_samples.read.push_back(read_ns);
+    row.transfer_samples.host_pack.push_back(pack);
+    row.transfer_samples.kernel.push_back(kernel);
+    row.transfer_samples.end_to_end.push_back(pack + write + kernel + read_ns);
   }
 }
 

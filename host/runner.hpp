@@ -52,6 +52,7 @@ struct RunConfig {
   std::string extra_build_options;  // --cl-options, appended to every kernel build
   std::string save_outputs_dir;
   bool verify = false;
+  bool transfers = false;  // --transfers: time upload, host packing and download too
   bool progress = false;
   std::set<std::string> skip_keys;  // --resume: keys already measured
 };
@@ -82,13 +83,16 @@ class Runner {
 
  private:
   struct Workload;
+  struct Upload;
   // Device buffers of the current input size, shared by every app and input of that size and
-  // replaced when the size changes: outputs sit inside canary bands of `guard` floats.
+  // replaced when the size changes. Outputs sit inside canary bands of `guard_bytes`; each output
+  // parent holds a float grid and has a view per stored element size (float, half).
   struct DeviceBuffers {
     int width = 0, height = 0;
-    std::size_t guard = 0;
-    std::vector<float> out_init;  // canary guards around a NaN interior
-    cl::Buffer in, power, out_parent[2], out_view[2];
+    std::size_t guard_bytes = 0;
+    std::vector<unsigned char> out_init[2];  // [half]: canary guards around a NaN interior
+    cl::Buffer out_parent[2], out_view[2][2];  // out_view[half][i]
+    cl::Buffer power[2];                        // hotspot's power grid, [half]
   };
   DeviceBuffers buffers_;
   struct CopyResult {
@@ -110,8 +114,18 @@ class Runner {
   // Times the steps (hotspot alternates two, `iterations` launches per sample) and measures the
   // output's error; every launch has its own event and a sample is their sum.
   void time_config(Workload& w, const Variant& v, ResultRow& row, std::vector<LaunchStep>& steps,
-                   const cl::NDRange& global, const cl::NDRange& local);
+                   const cl::NDRange& global, const cl::NDRange& local, Upload& input);
+  // --transfers: repetitions of host packing, upload, the launches and download, each timed.
+  void time_transfers(Workload& w, const Variant& v, ResultRow& row,
+                      const std::function<void(std::vector<cl::Event>*)>& enqueue_sample,
+                      Upload& input, const cl::Buffer& final_output);
+  // The device input of variant v for this workload (converted and/or packed), made on first use.
+  Upload& input_for(Workload& w, const Variant& v);
   double copy_gbps_for(int width, int height);
+  // Empty when the device reads CL_R / CL_HALF_FLOAT images correctly, else why not (probed
+  // once with known values).
+  const std::string& half_image_problem();
+  std::optional<std::string> half_image_problem_;
   const std::string& kernel_source(const std::string& file);
   void tick(const std::string& label);
 

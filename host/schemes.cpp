@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "storage.hpp"
 #include "strings.hpp"
 
 namespace kperf {
@@ -203,10 +204,31 @@ int effective_iterations(int iterations, double skip) {
 
 const LoadDescriptor& Variant::load_path() const { return load ? *load : load_registry().front(); }
 
+const std::vector<PrecisionDescriptor>& precision_registry() {
+  static const std::vector<PrecisionDescriptor> registry = {
+      {"f32", "precision_f32.cl", false, false, "input and output stored as float"},
+      {"f16in", "precision_f16in.cl", true, false, "input stored as half (vload_half), output float"},
+      {"f16", "precision_f16.cl", true, true, "input and output stored as half (vload/vstore_half)"},
+  };
+  return registry;
+}
+
+const PrecisionDescriptor& find_precision(const std::string& name) {
+  for (const auto& p : precision_registry())
+    if (name == p.name) return p;
+  throw std::invalid_argument("unknown --precision '" + name + "' (valid: f32, f16in, f16)");
+}
+
+const PrecisionDescriptor& Variant::precision_info() const {
+  return precision ? *precision : precision_registry().front();
+}
+
 std::string Variant::axes_key() const {
   std::string key;
   if (std::string(load_path().name) != "local") key += std::string("/load:") + load_path().name;
   if (!output.none()) key += "/out:" + output.canonical() + "/" + recon_name(output_recon);
+  if (std::string(precision_info().name) != "f32") key += std::string("/") + precision_info().name;
+  if (host_perforate) key += "/host";
   if (relax) key += "/relax:skip";
   if (iterations_skip > 0) {
     char buf[32];
@@ -236,6 +258,11 @@ std::string Variant::build_options() const {
     options += std::string(" -DKPERF_OUTPUT_FILE=") + output.desc->cl_file + " -DOUT_KY=" +
                std::to_string(output.ky()) + " -DOUT_KX=" + std::to_string(output.kx()) +
                " -DOUT_LI=" + (output_recon == Recon::kLi ? "1" : "0");
+  if (std::string(precision_info().name) != "f32")
+    options += std::string(" -DKPERF_PRECISION_FILE=") + precision_info().cl_file;
+  if (host_perforate)
+    options += std::string(" -DKPERF_PERFORATE_FILE=perforate_host.cl -DKPERF_PACKED_ROWS=") +
+               (std::string(scheme->family) == "rows" ? "1" : "0");
   if (relax) options += " -DRELAX_SKIP=1";
   return options;
 }
@@ -339,6 +366,13 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
     return n == "skip";
   });
   const auto iskips = parse_iterations_skip_list(axes.iterations_skips);
+  const auto precisions = parse_unique<const PrecisionDescriptor*>(
+      axes.precisions, [](const std::string& n) { return &find_precision(n); });
+  const auto perforates = parse_unique<bool>(axes.perforates, [](const std::string& n) {
+    if (n != "device" && n != "host")
+      throw std::invalid_argument("unknown --perforate '" + n + "' (valid: device, host)");
+    return n == "host";
+  });
   std::vector<std::string> names = split_list(axes.schemes);
   if (names.size() == 1 && names[0] == "all")
     names = {"accurate", "stencil", "rows:2", "rows:3", "rows:4", "cols:2", "cols:3"};
@@ -362,15 +396,19 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
     for (const auto* load : loads)
       for (const auto& output : outputs)
         for (Recon out_recon : output.none() ? std::vector<Recon>{Recon::kNone} : out_recon_list)
-          for (bool relax : relaxes)
-            for (double iskip : iskips) {
-              v.load = load;
-              v.output = output;
-              v.output_recon = out_recon;
-              v.relax = relax;
-              v.iterations_skip = iskip;
-              add(v);
-            }
+          for (const auto* precision : precisions)
+            for (bool host : perforates)
+              for (bool relax : relaxes)
+                for (double iskip : iskips) {
+                  v.load = load;
+                  v.output = output;
+                  v.output_recon = out_recon;
+                  v.precision = precision;
+                  v.host_perforate = host;
+                  v.relax = relax;
+                  v.iterations_skip = iskip;
+                  add(v);
+                }
   return out;
 }
 
@@ -397,6 +435,16 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
   if (v.load_path().reads_image && app.is_hotspot)
     return Verdict{"not_applicable", "hotspot iterates on its output buffer and an OpenCL 1.2 "
                                      "kernel cannot write the image it reads"};
+  const std::string family = v.scheme->family;
+  if (v.host_perforate && family != "rows" && family != "cols")
+    return Verdict{"not_applicable", "host perforation packs the kept lines of rows:K or cols:K; " +
+                                         v.canonical() + " keeps no whole lines"};
+  if (v.host_perforate && app.is_hotspot)
+    return Verdict{"not_applicable", "hotspot iterates on its own full-grid output, so only its "
+                                     "first step could read a host-packed input"};
+  if (app.is_hotspot && v.precision_info().in_half != v.precision_info().out_half)
+    return Verdict{"not_applicable", "hotspot's output is the next step's input: f16in would "
+                                     "store them at different precisions (use f16)"};
   const bool direct = v.is_accurate() && !app.accurate_uses_tile && !v.load_path().reads_image &&
                       v.output.none();
   if (v.relax && (!v.load_path().uses_tile || direct))
@@ -429,7 +477,16 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
   const int w = input.width, h = input.height, r = app.radius;
   const HotspotCoefficients coef = hotspot_coefficients(w, h);
   const int groups_x = (w + block.x - 1) / block.x, groups_y = (h + block.y - 1) / block.y;
-  GridD current = input;
+  // Stored precision: inputs (and power) rounded to half when stored as half; outputs rounded
+  // when stored (computed ones before the fill pass reads them, filled ones after).
+  const bool in_half = v.precision_info().in_half, out_half = v.precision_info().out_half;
+  auto to_storage = [](GridD g) {
+    for (double& x : g.data) x = round_to_half(x);
+    return g;
+  };
+  GridD current = in_half ? to_storage(input) : input;
+  std::optional<GridD> power_stored;
+  if (power && in_half) power = &power_stored.emplace(to_storage(*power));
   TileD tile{block.y + 2 * r, block.x + 2 * r, {}};
   tile.v.resize(static_cast<std::size_t>(tile.h) * tile.w);
   // Per block, (block.y / ky) x (block.x / kx) computed outputs.
@@ -464,6 +521,7 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
             next.at(y0 + ly, x0 + lx) = app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
           }
       }
+    if (out_half) next = to_storage(std::move(next));
     // The fill pass: every other output from the computed ones, over the whole grid.
     if (ky > 1 || kx > 1) {
       const Recon recon = v.output_recon == Recon::kLi ? Recon::kLi : Recon::kNn;
@@ -478,7 +536,7 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
           filled.at(y, x) = top + sy.w * (bottom - top);
         }
       }
-      next = std::move(filled);
+      next = out_half ? to_storage(std::move(filled)) : std::move(filled);
     }
     current = std::move(next);
   }

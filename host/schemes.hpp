@@ -111,6 +111,18 @@ struct OutputScheme {
 // "none", "rows:K", "cols:K", "center:K" with K >= 2. Throws std::invalid_argument.
 OutputScheme parse_output(const std::string& text);
 
+// Storage precision (SPEC 10): how input and output are stored in global memory; compute is
+// float throughout.
+struct PrecisionDescriptor {
+  const char* name;     // "f32", "f16in", "f16"
+  const char* cl_file;  // in the scheme directory
+  bool in_half;         // input (and hotspot's power) stored as half
+  bool out_half;        // output stored as half
+  const char* summary;
+};
+const std::vector<PrecisionDescriptor>& precision_registry();
+const PrecisionDescriptor& find_precision(const std::string& name);  // throws std::invalid_argument
+
 // One runnable approximation: an input scheme with its skip factor and reconstruction, a load
 // path, an output scheme with its reconstruction, barrier relaxation and (hotspot) launch
 // perforation.
@@ -121,13 +133,16 @@ struct Variant {
   const LoadDescriptor* load = nullptr;  // nullptr: local
   OutputScheme output;
   Recon output_recon = Recon::kNone;  // nn or li under an output scheme
+  const PrecisionDescriptor* precision = nullptr;  // nullptr: f32
+  bool host_perforate = false;  // the host packs the kept lines (rows:K / cols:K) before upload
   bool relax = false;                 // barrier between tile fill and compute removed
   double iterations_skip = 0;         // hotspot: fraction of the launches skipped
   std::string canonical() const;  // "accurate", "stencil", "rows:2", "cols:3"
   std::string label() const;      // canonical plus "/nn" where the reconstruction matters
   bool is_accurate() const;       // the input scheme loads everything
   const LoadDescriptor& load_path() const;
-  // The non-default axes as result-key segments ("load:global/out:rows:2/nn/relax:skip");
+  const PrecisionDescriptor& precision_info() const;
+  // The non-default axes as result-key segments ("load:global/out:rows:2/nn/f16in/host");
   // empty for a version-1 configuration.
   std::string axes_key() const;
   // -D options selecting this variant in the kernel sources.
@@ -149,6 +164,8 @@ struct AxesSpec {
   std::string loads = "local";
   std::string outputs = "none";
   std::string output_recons = "nn";
+  std::string precisions = "f32";
+  std::string perforates = "device";
   std::string relaxes = "none";
   std::string iterations_skips = "0";
 };

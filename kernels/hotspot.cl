@@ -1,10 +1,11 @@
 // hotspot: one step of Rodinia's 2-D transient thermal solver. The temperature window comes
-// through the selected load path and scheme; the power value is read for computed outputs only.
+// through the selected load path and scheme; the power value (stored at the input precision) is
+// read for computed outputs only.
 #define RADIUS 1
 #include "kperf_tile.cl"
 
-__kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM temp, __global float* out, int width,
-                                      int height, __global const float* power,
+__kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM temp, __global KPERF_OUT_T* out,
+                                      int width, int height, __global const KPERF_IN_T* power,
                                       float step_div_cap, float rx_inv, float ry_inv,
                                       float rz_inv, float amb_temp) {
   float win[KPERF_WIN_H * KPERF_WIN_W];
@@ -19,7 +20,7 @@ __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM temp, __global float* ou
       const float* c = &win[(1 + p) * KPERF_WIN_W + 1 + v];
       const float t = KPERF_AT(c, 0, 0);
       const int y = y0 + p, x = x0 + v;
-      const float pw = y < height && x < width ? power[y * width + x] : 0.0f;
+      const float pw = y < height && x < width ? kperf_read_in(power, y * width + x) : 0.0f;
       result[p * VEC + v] =
           t + step_div_cap * (pw + (KPERF_AT(c, 1, 0) + KPERF_AT(c, -1, 0) - 2.0f * t) * ry_inv +
                               (KPERF_AT(c, 0, 1) + KPERF_AT(c, 0, -1) - 2.0f * t) * rx_inv +

@@ -5,8 +5,8 @@
 #include "kperf_tile.cl"
 
 #if defined(KPERF_SCHEME_IS_ACCURATE) && KPERF_LOAD_BUFFER && OUT_KY == 1 && OUT_KX == 1
-__kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out, int width,
-                                      int height) {
+__kernel KPERF_WG_ATTR void kperf_app(__global const KPERF_IN_T* in, __global KPERF_OUT_T* out,
+                                      int width, int height) {
   const int y0 = kperf_out_y0();
   const int x0 = kperf_out_x0();
 #pragma unroll
@@ -16,12 +16,13 @@ __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* 
 #if VEC == 4
     if ((width & 3) == 0 && x0 + 3 < width) {
       const int i4 = (y * width + x0) / 4;
-      ((__global float4*)out)[i4] = (float4)(255.0f) - ((__global const float4*)in)[i4];
+      kperf_write_out4(out, i4, (float4)(255.0f) - kperf_read_in4(in, i4));
       continue;
     }
 #endif
     for (int v = 0; v < VEC; ++v)
-      if (x0 + v < width) out[y * width + x0 + v] = 255.0f - in[y * width + x0 + v];
+      if (x0 + v < width)
+        kperf_write_out(out, y * width + x0 + v, 255.0f - kperf_read_in(in, y * width + x0 + v));
   }
 }
 #else

@@ -5,7 +5,12 @@
 // along x in each of PY consecutive rows) from a local
 // tile of TILE_H x TILE_W floats whose element (ty, tx) stands for the global element
 // (group_y * BLOCK_Y + ty - RADIUS, group_x * BLOCK_X + tx - RADIUS), clamped to the grid.
-// Three files, each chosen by a -D option, plug into this contract:
+// Five files, each chosen by a -D option, plug into this contract:
+// - the storage precision (KPERF_PRECISION_FILE: precision_f32.cl, _f16in.cl, _f16.cl) says how
+//   input and output elements are stored in global memory (float, or half through vload_half);
+// - where perforation happens (KPERF_PERFORATE_FILE: perforate_device.cl, perforate_host.cl)
+//   maps grid coordinates to places in the input buffer (the whole grid, or the kept lines the
+//   host packed);
 // - the load path (KPERF_LOAD_FILE: load_local.cl, load_global.cl, load_image.cl) says what the
 //   input argument is, how one element is read and whether windows come from a local tile;
 // - the input scheme (KPERF_SCHEME_FILE) defines kperf_fill_tile(), which loads the elements the
@@ -43,6 +48,12 @@
 #endif
 #ifndef KPERF_LOAD_FILE
 #define KPERF_LOAD_FILE load_local.cl
+#endif
+#ifndef KPERF_PRECISION_FILE
+#define KPERF_PRECISION_FILE precision_f32.cl
+#endif
+#ifndef KPERF_PERFORATE_FILE
+#define KPERF_PERFORATE_FILE perforate_device.cl
 #endif
 #ifndef KPERF_OUTPUT_FILE
 #define KPERF_OUTPUT_FILE output_none.cl
@@ -112,9 +123,15 @@ inline int kperf_item_col(int width) { return kperf_item_line((int)get_local_id(
 inline int kperf_out_y(int height) { return (int)get_group_id(1) * BLOCK_Y + kperf_item_row(height); }
 inline int kperf_out_x(int width) { return (int)get_group_id(0) * BLOCK_X + kperf_item_col(width); }
 
-// Clamp-to-edge read of a global buffer (the local and global load paths).
-inline float kperf_load_buffer(__global const float* in, int width, int height, int gy, int gx) {
-  return in[clamp(gy, 0, height - 1) * width + clamp(gx, 0, width - 1)];
+#define KPERF_STR_(x) #x
+#define KPERF_STR(x) KPERF_STR_(x)
+#include KPERF_STR(KPERF_PRECISION_FILE)
+#include KPERF_STR(KPERF_PERFORATE_FILE)
+
+// Clamp-to-edge read of a global buffer (the local and global load paths), at the storage
+// precision and through the perforation site's packing.
+inline float kperf_load_buffer(__global const KPERF_IN_T* in, int width, int height, int gy, int gx) {
+  return kperf_read_in(in, kperf_src_row(gy, height) * kperf_src_width(width) + kperf_src_col(gx, width));
 }
 
 // A tile line that holds its own value (no reconstruction along that axis).
@@ -129,8 +146,6 @@ inline void kperf_identity_source(int t, int* a, int* b, float* w) {
 #define KPERF_FILL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
 
-#define KPERF_STR_(x) #x
-#define KPERF_STR(x) KPERF_STR_(x)
 #include KPERF_STR(KPERF_LOAD_FILE)
 
 // Whether this group's rows may move as aligned float4s: rows 16-byte aligned and the segment
@@ -163,8 +178,8 @@ inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width
       const int i = lid + k * WG_SIZE;
       if (i < total) {
         const int j = i / TILE_CHUNKS;
-        const int gy = clamp(gy0 + first + j * step, 0, height - 1);
-        staged[k] = ((__global const float4*)in)[gy * (width / 4) + xa4 + (i - j * TILE_CHUNKS)];
+        const int gy = kperf_src_row(gy0 + first + j * step, height);
+        staged[k] = kperf_read_in4(in, gy * (kperf_src_width(width) / 4) + xa4 + (i - j * TILE_CHUNKS));
       }
     }
 #pragma unroll
@@ -296,7 +311,7 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
 #endif
 
 // Writes a work-item's PY x VEC outputs (float4 stores where the rows allow them).
-inline void kperf_store(__global float* out, int width, int height, const float* values) {
+inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const float* values) {
   const int y0 = kperf_out_y0();
   const int x0 = kperf_out_x0();
 #pragma unroll
@@ -305,13 +320,13 @@ inline void kperf_store(__global float* out, int width, int height, const float*
     if (y >= height) return;
 #if VEC == 4
     if ((width & 3) == 0 && x0 + 3 < width) {
-      ((__global float4*)out)[(y * width + x0) / 4] = vload4(p, values);
+      kperf_write_out4(out, (y * width + x0) / 4, vload4(p, values));
       continue;
     }
 #endif
 #pragma unroll
     for (int v = 0; v < VEC; ++v)
-      if (x0 + v < width) out[y * width + x0 + v] = values[p * VEC + v];
+      if (x0 + v < width) kperf_write_out(out, y * width + x0 + v, values[p * VEC + v]);
   }
 }
 
@@ -323,7 +338,7 @@ inline void kperf_store(__global float* out, int width, int height, const float*
 // barriers and write nothing. Every app kernel is named kperf_app so the host needs no per-app
 // names.
 #define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                  \
-  __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global float* out,         \
+  __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T* out,   \
                                         int width, int height) {                           \
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                  \
     KPERF_GATHER(win, in, width, height);                                                  \

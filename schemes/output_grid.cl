@@ -8,13 +8,14 @@
 
 // Stores a work-item's computed outputs (PY x VEC of them; PY is 1 under rows/center, VEC 1
 // under cols/center), skipping positions past the grid.
-inline void kperf_store_computed(__global float* out, int width, int height, const float* values) {
+inline void kperf_store_computed(__global KPERF_OUT_T* out, int width, int height, const float* values) {
   const int y0 = kperf_out_y(height), x0 = kperf_out_x(width);
 #pragma unroll
   for (int p = 0; p < PY; ++p)
 #pragma unroll
     for (int v = 0; v < VEC; ++v)
-      if (y0 + p < height && x0 + v < width) out[(y0 + p) * width + x0 + v] = values[p * VEC + v];
+      if (y0 + p < height && x0 + v < width)
+        kperf_write_out(out, (y0 + p) * width + x0 + v, values[p * VEC + v]);
 }
 
 #define KPERF_STORE(out, width, height, values) kperf_store_computed(out, width, height, values)
@@ -46,17 +47,17 @@ inline int kperf_missing_line(int i, int k) {
 }
 
 // The value of output (y, x) from the stored computed outputs.
-inline float kperf_fill_value(__global const float* out, int width, int height, int y, int x) {
+inline float kperf_fill_value(__global const KPERF_OUT_T* out, int width, int height, int y, int x) {
   int ya, yb, xa, xb;
   float wy, wx;
   kperf_output_source(y, height, OUT_KY, &ya, &yb, &wy);
   kperf_output_source(x, width, OUT_KX, &xa, &xb, &wx);
-  float top = out[ya * width + xa];
+  float top = kperf_read_out(out, ya * width + xa);
 #if OUT_LI
-  if (xa != xb) top = mad(wx, out[ya * width + xb] - top, top);
+  if (xa != xb) top = mad(wx, kperf_read_out(out, ya * width + xb) - top, top);
   if (ya != yb) {
-    float bottom = out[yb * width + xa];
-    if (xa != xb) bottom = mad(wx, out[yb * width + xb] - bottom, bottom);
+    float bottom = kperf_read_out(out, yb * width + xa);
+    if (xa != xb) bottom = mad(wx, kperf_read_out(out, yb * width + xb) - bottom, bottom);
     top = mad(wy, bottom - top, top);
   }
 #endif
@@ -67,7 +68,7 @@ inline float kperf_fill_value(__global const float* out, int width, int height, 
 // (Runner::time_config). rows:K: dimension 1 walks the missing rows, each work-item
 // 4 consecutive outputs (float4 where rows are 16-byte aligned). cols:K: dimension 0 walks the
 // missing columns. center:K: one work-item per output, computed ones left as stored.
-__kernel void kperf_output_fill(__global float* out, int width, int height) {
+__kernel void kperf_output_fill(__global KPERF_OUT_T* out, int width, int height) {
 #if OUT_KX == 1
   const int y = kperf_missing_line((int)get_global_id(1), OUT_KY);
   const int x0 = (int)get_global_id(0) * 4;
@@ -76,23 +77,24 @@ __kernel void kperf_output_fill(__global float* out, int width, int height) {
     int ya, yb;
     float wy;
     kperf_output_source(y, height, OUT_KY, &ya, &yb, &wy);
-    float4 a = ((__global const float4*)out)[(ya * width + x0) / 4];
+    float4 a = kperf_read_out4(out, (ya * width + x0) / 4);
 #if OUT_LI
-    if (ya != yb) a = mad((float4)(wy), ((__global const float4*)out)[(yb * width + x0) / 4] - a, a);
+    if (ya != yb) a = mad((float4)(wy), kperf_read_out4(out, (yb * width + x0) / 4) - a, a);
 #endif
-    ((__global float4*)out)[(y * width + x0) / 4] = a;
+    kperf_write_out4(out, (y * width + x0) / 4, a);
     return;
   }
-  for (int x = x0; x < min(x0 + 4, width); ++x) out[y * width + x] = kperf_fill_value(out, width, height, y, x);
+  for (int x = x0; x < min(x0 + 4, width); ++x)
+    kperf_write_out(out, y * width + x, kperf_fill_value(out, width, height, y, x));
 #elif OUT_KY == 1
   const int x = kperf_missing_line((int)get_global_id(0), OUT_KX);
   const int y = (int)get_global_id(1);
   if (x >= width || y >= height) return;
-  out[y * width + x] = kperf_fill_value(out, width, height, y, x);
+  kperf_write_out(out, y * width + x, kperf_fill_value(out, width, height, y, x));
 #else
   const int x = (int)get_global_id(0), y = (int)get_global_id(1);
   if (x >= width || y >= height) return;
   if (y % OUT_KY == OUT_KY / 2 && x % OUT_KX == OUT_KX / 2) return;
-  out[y * width + x] = kperf_fill_value(out, width, height, y, x);
+  kperf_write_out(out, y * width + x, kperf_fill_value(out, width, height, y, x));
 #endif
 }

@@ -14,7 +14,7 @@ inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width
   if ((width & 3) == 0 && gx + 3 < width && gy0 + ITEM_ROWS - 1 < height) {
     float4 core[ITEM_ROWS];
 #pragma unroll
-    for (int p = 0; p < ITEM_ROWS; ++p) core[p] = ((__global const float4*)in)[((gy0 + p) * width + gx) / 4];
+    for (int p = 0; p < ITEM_ROWS; ++p) core[p] = kperf_read_in4(in, ((gy0 + p) * width + gx) / 4);
 #pragma unroll
     for (int p = 0; p < ITEM_ROWS; ++p)
       ((__local float4*)tile)[(ly * ITEM_ROWS + p + RADIUS) * TILE_CHUNKS + lx + 1] = core[p];

@@ -91,6 +91,8 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --output center", "needs a factor K"},
       {"run --output-recon cubic", "unknown reconstruction 'cubic' (valid: nn, li"},
       {"run --relax sometimes", "unknown --relax 'sometimes' (valid: none, skip)"},
+      {"run --precision f64", "unknown --precision 'f64' (valid: f32, f16in, f16)"},
+      {"run --perforate cloud", "unknown --perforate 'cloud' (valid: device, host)"},
       {"run --iterations-skip 1", "invalid --iterations-skip '1' (expected fractions R with 0 <= R < 1"},
       {"run --iterations-skip -0.5", "invalid --iterations-skip '-0.5'"},
       {"run --output rows:9 --size 8 --input synthetic:smooth", "--output rows:9 is larger than the 8x8 grid"},

@@ -94,7 +94,8 @@ inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescrip
                                   const std::vector<Variant>& variants,
                                   const std::vector<WorkGroup>& wgs, const Grid& input,
                                   const Grid* power = nullptr, int iterations = 1,
-                                  const std::string& kernel_root = KPERF_TEST_KERNEL_ROOT) {
+                                  const std::string& kernel_root = KPERF_TEST_KERNEL_ROOT,
+                                  bool transfers = false) {
   TempDir dir;
   RunConfig cfg;
   cfg.apps = apps;
@@ -104,6 +105,7 @@ inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescrip
   cfg.reps = 1;
   cfg.iterations = iterations;
   cfg.kernel_root = kernel_root;
+  cfg.transfers = transfers;
   cfg.save_outputs_dir = (dir / "out").string();
   fs::create_directories(cfg.save_outputs_dir);
   write_npy((dir / "input.npy").string(), input);

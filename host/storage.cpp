@@ -1,0 +1,168 @@
+// Half conversion and host-side packing of the input (SPEC 10: --precision, --perforate host).
+#include "storage.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "parallel.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define KPERF_HAVE_F16C_PATH 1
+#endif
+
+namespace kperf {
+
+std::uint16_t float_to_half(float value) {
+  std::uint32_t x;
+  std::memcpy(&x, &value, sizeof x);
+  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+  const std::uint32_t ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u)  // infinity, or NaN kept quiet
+    return sign | (ax > 0x7f800000u ? static_cast<std::uint16_t>(0x7e00u | ((ax >> 13) & 0x3ffu))
+                                    : std::uint16_t{0x7c00u});
+  if (ax >= 0x477ff000u) return sign | 0x7c00u;  // from 65520 up rounds to infinity
+  if (ax < 0x38800000u) {
+    // Below 2^-14: a multiple of 2^-24 (subnormal half). Scaling by 2^24 is exact and
+    // nearbyint rounds to nearest even; 1024 lands on the smallest normal, as it should.
+    float a;
+    std::memcpy(&a, &ax, sizeof a);
+    return sign | static_cast<std::uint16_t>(std::nearbyint(a * 16777216.0f));
+  }
+  std::uint32_t h = ((ax >> 23) - 112u) << 10 | ((ax >> 13) & 0x3ffu);
+  const std::uint32_t rest = ax & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry moves into the exponent
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+float half_to_float(std::uint16_t bits) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+  const std::uint32_t exp = (bits >> 10) & 0x1fu, mant = bits & 0x3ffu;
+  float out;
+  if (exp == 0) {
+    out = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -out : out;
+  }
+  const std::uint32_t x =
+      sign | (exp == 31 ? 0x7f800000u | (mant << 13) : ((exp + 112u) << 23) | (mant << 13));
+  std::memcpy(&out, &x, sizeof out);
+  return out;
+}
+
+double round_to_half(double value) {
+  return static_cast<double>(half_to_float(float_to_half(static_cast<float>(value))));
+}
+
+namespace {
+
+#ifdef KPERF_HAVE_F16C_PATH
+__attribute__((target("avx,f16c"))) void to_halves_f16c(const float* in, std::uint16_t* out,
+                                                        std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) out[i] = float_to_half(in[i]);
+}
+__attribute__((target("avx,f16c"))) void to_floats_f16c(const std::uint16_t* in, float* out,
+                                                        std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+bool have_f16c() {
+  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  return yes;
+}
+#endif
+
+// One contiguous run of conversions on the calling thread.
+void to_halves_serial(const float* in, std::uint16_t* out, std::size_t n) {
+#ifdef KPERF_HAVE_F16C_PATH
+  if (have_f16c()) return to_halves_f16c(in, out, n);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = float_to_half(in[i]);
+}
+void to_floats_serial(const std::uint16_t* in, float* out, std::size_t n) {
+#ifdef KPERF_HAVE_F16C_PATH
+  if (have_f16c()) return to_floats_f16c(in, out, n);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+
+// Below this many elements a thread costs more than it saves.
+constexpr long kParallelMin = 1 << 16;
+
+int threads_for(long elements) { return elements < kParallelMin ? 1 : host_threads(); }
+
+bool host_packs(const Variant& v) { return v.host_perforate; }
+bool packs_rows(const Variant& v) { return std::string(v.scheme->family) == "rows"; }
+
+}  // namespace
+
+void floats_to_halves(const float* in, std::uint16_t* out, std::size_t n) {
+  parallel_chunks(static_cast<long>(n), threads_for(static_cast<long>(n)),
+                  [&](int, long b, long e) {
+                    to_halves_serial(in + b, out + b, static_cast<std::size_t>(e - b));
+                  });
+}
+
+void halves_to_floats(const std::uint16_t* in, float* out, std::size_t n) {
+  parallel_chunks(static_cast<long>(n), threads_for(static_cast<long>(n)),
+                  [&](int, long b, long e) {
+                    to_floats_serial(in + b, out + b, static_cast<std::size_t>(e - b));
+                  });
+}
+
+int packed_lines(int n, int radius, int skip) { return (n - 1 + radius + skip - 1) / skip + 1; }
+
+InputLayout input_layout(const Variant& v, int radius, int width, int height) {
+  InputLayout layout{width, height, v.precision_info().in_half ? 2u : 4u};
+  if (host_packs(v)) {
+    if (packs_rows(v))
+      layout.height = packed_lines(height, radius, v.skip);
+    else
+      layout.width = packed_lines(width, radius, v.skip);
+  }
+  return layout;
+}
+
+void write_input(const Variant& v, int radius, const Grid& grid, void* dst) {
+  const InputLayout layout = input_layout(v, radius, grid.width, grid.height);
+  const bool half = layout.element_bytes == 2;
+  const bool pack_rows = host_packs(v) && packs_rows(v);
+  const bool pack_cols = host_packs(v) && !packs_rows(v);
+  auto source_line = [&](int p, int n) { return std::clamp(p * v.skip - radius, 0, n - 1); };
+  const long elements = static_cast<long>(layout.width) * layout.height;
+  parallel_chunks(layout.height, threads_for(elements), [&](int, long begin, long end) {
+    std::vector<float> gathered(pack_cols ? static_cast<std::size_t>(layout.width) : 0);
+    for (long row = begin; row < end; ++row) {
+      const int src_row =
+          pack_rows ? source_line(static_cast<int>(row), grid.height) : static_cast<int>(row);
+      const float* src = grid.data.data() + static_cast<std::size_t>(src_row) * grid.width;
+      if (pack_cols) {
+        for (int p = 0; p < layout.width; ++p)
+          gathered[static_cast<std::size_t>(p)] = src[source_line(p, grid.width)];
+        src = gathered.data();
+      }
+      const std::size_t offset = static_cast<std::size_t>(row) * layout.width;
+      if (half)
+        to_halves_serial(src, static_cast<std::uint16_t*>(dst) + offset,
+                         static_cast<std::size_t>(layout.width));
+      else
+        std::memcpy(static_cast<float*>(dst) + offset, src,
+                    static_cast<std::size_t>(layout.width) * sizeof(float));
+    }
+  });
+}
+
+std::vector<unsigned char> make_input(const Variant& v, int radius, const Grid& grid) {
+  std::vector<unsigned char> out(input_layout(v, radius, grid.width, grid.height).bytes());
+  write_input(v, radius, grid, out.data());
+  return out;
+}
+
+}  // namespace kperf

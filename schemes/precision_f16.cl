@@ -1,0 +1,11 @@
+// Storage precision "f16": input and output stored as half in global memory (vload_half /
+// vstore_half_rte, core OpenCL 1.2); compute in float, outputs rounded to nearest even.
+#define KPERF_IN_T half
+#define KPERF_OUT_T half
+#define KPERF_IN_BYTES 2
+#define kperf_read_in(p, i) vload_half((i), (p))
+#define kperf_read_in4(p, i4) vload_half4((i4), (p))
+#define kperf_read_out(p, i) vload_half((i), (p))
+#define kperf_read_out4(p, i4) vload_half4((i4), (p))
+#define kperf_write_out(p, i, v) vstore_half_rte((v), (i), (p))
+#define kperf_write_out4(p, i4, v) vstore_half4_rte((v), (i4), (p))

@@ -1,0 +1,12 @@
+// Storage precision "f16in" (SYprox mixed precision): the input is stored as half in global
+// memory and read with vload_half (core OpenCL 1.2, no cl_khr_fp16 needed); compute and output
+// stay float.
+#define KPERF_IN_T half
+#define KPERF_OUT_T float
+#define KPERF_IN_BYTES 2
+#define kperf_read_in(p, i) vload_half((i), (p))
+#define kperf_read_in4(p, i4) vload_half4((i4), (p))
+#define kperf_read_out(p, i) ((p)[i])
+#define kperf_read_out4(p, i4) (((__global const float4*)(p))[i4])
+#define kperf_write_out(p, i, v) ((p)[i] = (v))
+#define kperf_write_out4(p, i4, v) (((__global float4*)(p))[i4] = (v))

@@ -1,0 +1,343 @@
+// Tests of storage precision, host perforation and transfer timing (SPEC 10): IEEE half
+// rounding against hand-worked cases, half inputs and outputs on the device against float runs
+// on pre-rounded data, host-packed inputs bit-identical to device perforation, NaN poisoning of
+// the packed path, and the --transfers fields.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "apps.hpp"
+#include "schemes.hpp"
+#include "storage.hpp"
+#include "synthetic.hpp"
+#include "test_support.hpp"
+
+namespace kperf {
+namespace {
+
+using test::Outcome;
+
+std::vector<std::string> all_app_names() {
+  std::vector<std::string> names;
+  for (const auto& a : app_registry()) names.push_back(a.name);
+  return names;
+}
+
+struct AppInput {
+  Grid in;
+  std::optional<Grid> power;
+  const Grid* power_ptr() const { return power ? &*power : nullptr; }
+};
+AppInput input_for(const AppDescriptor& app, int w, int h, unsigned seed) {
+  if (!app.is_hotspot) return {test::random_grid(w, h, seed), std::nullopt};
+  HotspotInput chip = make_synthetic_chip(w, h);
+  return {chip.temp, chip.power};
+}
+
+Grid rounded_to_half(Grid g) {
+  for (float& x : g.data) x = half_to_float(float_to_half(x));
+  return g;
+}
+
+AxesSpec axes(const std::string& schemes, const std::string& recons, const std::string& loads,
+              const std::string& precisions, const std::string& perforates = "device") {
+  AxesSpec a;
+  a.schemes = schemes;
+  a.recons = recons;
+  a.loads = loads;
+  a.precisions = precisions;
+  a.perforates = perforates;
+  return a;
+}
+
+Variant with(Variant v, const char* precision, bool host) {
+  v.precision = &find_precision(precision);
+  v.host_perforate = host;
+  return v;
+}
+
+float bits_to_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Hand-worked round-to-nearest-even cases at the edges of half's range.
+TEST(Half, RoundsToNearestEven) {
+  EXPECT_EQ(float_to_half(1.0f), 0x3C00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xC000);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);                      // largest half
+  EXPECT_EQ(float_to_half(65519.996f), 0x7BFF);                    // below the halfway point
+  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);                      // a tie rounds to even: infinity
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);         // smallest subnormal
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);         // tie between 0 and 2^-24: 0
+  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);         // tie between 1 and 2 ulps: 2
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // tie: even mantissa
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(3.0f, -11)), 0x3C02);  // tie: up to even
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3C01);
+  EXPECT_EQ(float_to_half(std::ldexp(1023.5f, -24)), 0x0400);  // rounds up into the normals
+  EXPECT_EQ(float_to_half(std::numeric_limits<float>::infinity()), 0x7C00);
+  EXPECT_EQ(float_to_half(-std::numeric_limits<float>::infinity()), 0xFC00);
+  EXPECT_EQ(float_to_half(0.0f), 0x0000);
+  EXPECT_EQ(float_to_half(-0.0f), 0x8000);
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(round_to_half(0.1), static_cast<double>(half_to_float(0x2E66)));
+}
+
+// Every half survives the round trip, and the bulk (F16C where available, threaded)
+// conversions agree with the scalar ones on any float.
+TEST(Half, BulkConversionsEqualTheScalarOnes) {
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const std::uint16_t bits = static_cast<std::uint16_t>(h);
+    if ((bits & 0x7C00) == 0x7C00 && (bits & 0x3FF)) continue;  // NaN
+    ASSERT_EQ(float_to_half(half_to_float(bits)), bits) << std::hex << h;
+  }
+  std::vector<float> values;
+  std::uint64_t s = 12345;
+  while (values.size() < 300000) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    const float f = bits_to_float(static_cast<std::uint32_t>(s >> 32));
+    if (!std::isnan(f)) values.push_back(f);
+  }
+  std::vector<std::uint16_t> bulk(values.size());
+  floats_to_halves(values.data(), bulk.data(), values.size());
+  std::vector<float> back(values.size());
+  halves_to_floats(bulk.data(), back.data(), bulk.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(bulk[i], float_to_half(values[i])) << values[i];
+    const float scalar = half_to_float(bulk[i]);
+    ASSERT_EQ(std::memcmp(&back[i], &scalar, sizeof scalar), 0) << bulk[i];
+  }
+}
+
+// The packed buffer of host perforation: about 1/K of the grid, line p holding grid line
+// clamp(p K - r), and no line that device perforation would not read.
+TEST(HostPerforation, PackedBufferHoldsOnlyKeptLines) {
+  const int w = 45, h = 37;
+  const Grid in = test::random_grid(w, h, 3);
+  for (const char* scheme : {"rows:2", "rows:3", "cols:2", "cols:4"})
+    for (int radius : {0, 1, 2}) {
+      Variant v = with(parse_scheme(scheme), "f32", true);
+      v.recon = Recon::kNn;
+      const bool rows = std::string(v.scheme->family) == "rows";
+      const InputLayout layout = input_layout(v, radius, w, h);
+      const int n = rows ? h : w, packed = rows ? layout.height : layout.width;
+      EXPECT_EQ(packed, (n - 1 + radius + v.skip - 1) / v.skip + 1) << scheme;
+      EXPECT_LE(packed, n / v.skip + 2) << scheme;
+      EXPECT_EQ(rows ? layout.width : layout.height, rows ? w : h);
+      EXPECT_EQ(layout.bytes(), static_cast<std::size_t>(layout.width) * layout.height * 4);
+      // Lines device perforation never reads are NaN; none reaches the packed buffer.
+      const WorkGroup wg{8, 8};
+      const auto read = elements_read_by_any(v, radius, wg, w, h);
+      Grid poisoned = in;
+      for (std::size_t i = 0; i < read.size(); ++i)
+        if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN();
+      const std::vector<unsigned char> bytes = make_input(v, radius, poisoned);
+      ASSERT_EQ(bytes.size(), layout.bytes());
+      const float* packed_values = reinterpret_cast<const float*>(bytes.data());
+      for (int y = 0; y < layout.height; ++y)
+        for (int x = 0; x < layout.width; ++x) {
+          const int sy = rows ? std::clamp(y * v.skip - radius, 0, h - 1) : y;
+          const int sx = rows ? x : std::clamp(x * v.skip - radius, 0, w - 1);
+          ASSERT_EQ(packed_values[y * layout.width + x], in.at(sy, sx)) << scheme << " r" << radius;
+        }
+      // f16: the same lines, rounded.
+      const std::vector<unsigned char> halves = make_input(with(v, "f16", true), radius, in);
+      ASSERT_EQ(halves.size(), layout.bytes() / 2);
+      const auto* h16 = reinterpret_cast<const std::uint16_t*>(halves.data());
+      for (std::size_t i = 0; i < halves.size() / 2; ++i)
+        ASSERT_EQ(h16[i], float_to_half(packed_values[i]));
+    }
+}
+
+class Precision : public ::testing::TestWithParam<std::string> {};
+
+// f16in on an input equals f32 on that input rounded to half, bit for bit (so every load path
+// rounds its half reads exactly as the CPU model does), and f16 outputs are those float outputs
+// rounded to nearest even. Widths 52 (float4 rows: vload_half4, vstore_half4_rte) and 45.
+TEST_P(Precision, HalfStorageEqualsFloatOnRoundedData) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app(GetParam());
+  const std::vector<WorkGroup> wgs = {{8, 4}, {4, 2, 4, 2}};
+  const std::string loads = app.is_hotspot ? "local,global" : "local,global,image";
+  int compared = 0;
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{52, 29}, {45, 37}}) {
+    AppInput input = input_for(app, w, h, 17);
+    AppInput rounded = input;
+    rounded.in = rounded_to_half(input.in);
+    if (input.power) rounded.power = rounded_to_half(*input.power);
+    const auto halves = parse_variants(axes("accurate,rows:2,cols:3", "li", loads, "f16in,f16"));
+    const auto floats = parse_variants(axes("accurate,rows:2,cols:3", "li", loads, "f32"));
+    const Outcome half_run =
+        test::run_through_runner(*env, {&app}, halves, wgs, input.in, input.power_ptr(), 1);
+    const Outcome float_run =
+        test::run_through_runner(*env, {&app}, floats, wgs, rounded.in, rounded.power_ptr(), 1);
+    for (const auto& v : halves)
+      for (const auto& wg : wgs) {
+        const ResultRow* row = half_run.find(app.name, v, wg);
+        const ResultRow* ref = float_run.find(app.name, with(v, "f32", false), wg);
+        ASSERT_TRUE(row && ref) << v.label() << " " << v.axes_key();
+        if (!ref->ok()) continue;
+        if (app.is_hotspot && std::string(v.precision_info().name) == "f16in") {
+          EXPECT_EQ(row->status, "not_applicable") << row->key;
+          continue;
+        }
+        if (v.load_path().reads_image &&
+            (!env->info().image_support || row->reason.find("CL_HALF_FLOAT") != std::string::npos))
+          continue;  // a device without (correct) half images: a row with the reason
+        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        const Grid& a = half_run.outputs.at(row->key);
+        const Grid& b = float_run.outputs.at(ref->key);
+        const bool out_half = v.precision_info().out_half;
+        for (std::size_t i = 0; i < a.data.size(); ++i) {
+          const float expect = out_half ? half_to_float(float_to_half(b.data[i])) : b.data[i];
+          ASSERT_EQ(std::memcmp(&a.data[i], &expect, sizeof expect), 0)
+              << row->key << " element " << i << ": " << a.data[i] << " vs " << expect;
+        }
+        ++compared;
+      }
+  }
+  EXPECT_GE(compared, app.is_hotspot ? 12 : 32);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllApps, Precision, ::testing::ValuesIn(all_app_names()));
+
+class HostPerforation : public ::testing::TestWithParam<std::string> {};
+
+// Host perforation gives device perforation's outputs bit for bit (every app, nn and li, rows
+// and columns, every load path, float and half), at odd and aligned sizes; with the lines
+// device perforation never reads poisoned, still the same outputs.
+TEST_P(HostPerforation, BitIdenticalToDevicePerforation) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app(GetParam());
+  const std::vector<WorkGroup> wgs = {{5, 3}, {4, 2, 4, 2}};
+  // The image path once (its packed coordinates are the buffer paths' functions).
+  const std::string loads = app.name == "gaussian3" ? "local,global,image" : "local,global";
+  const auto variants =
+      parse_variants(axes("rows:2,cols:3", "nn,li", loads, "f32,f16", "device,host"));
+  int compared = 0;
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{52, 29}, {45, 37}}) {
+    const AppInput input = input_for(app, w, h, 23);
+    const Outcome o =
+        test::run_through_runner(*env, {&app}, variants, wgs, input.in, input.power_ptr(), 1);
+    for (const auto& v : variants) {
+      if (!v.host_perforate) continue;
+      for (const auto& wg : wgs) {
+        const ResultRow* host = o.find(app.name, v, wg);
+        const ResultRow* device = o.find(app.name, with(v, v.precision_info().name, false), wg);
+        ASSERT_TRUE(host && device) << v.label() << " " << v.axes_key();
+        if (app.is_hotspot) {
+          EXPECT_EQ(host->status, "not_applicable") << host->key;
+          continue;
+        }
+        if (!device->ok()) {  // e.g. half images on a device that reads them wrong
+          EXPECT_EQ(host->status, device->status) << host->key;
+          continue;
+        }
+        ASSERT_EQ(host->status, "ok") << host->key << ": " << host->reason << host->build_log;
+        const Grid& a = o.outputs.at(host->key);
+        const Grid& b = o.outputs.at(device->key);
+        ASSERT_EQ(std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)), 0)
+            << host->key;
+        ++compared;
+      }
+    }
+  }
+  if (app.is_hotspot) return;
+  EXPECT_GE(compared, 50);
+
+  // Poisoned: elements device perforation never reads are NaN in the input.
+  const int w = 64, h = 40;
+  const AppInput input = input_for(app, w, h, 29);
+  const WorkGroup wg{8, 8};
+  const auto host_variants =
+      parse_variants(axes("rows:3,cols:4", "li", "local,global", "f32", "host"));
+  const Outcome clean = test::run_through_runner(*env, {&app}, host_variants, {wg}, input.in);
+  int poisoned_checked = 0;
+  for (const auto& v : host_variants) {
+    const auto read = elements_read_by_any(v, app.radius, wg, w, h);
+    Grid poisoned = input.in;
+    for (std::size_t i = 0; i < read.size(); ++i)
+      if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN();
+    const Outcome dirty = test::run_through_runner(*env, {&app}, {v}, {wg}, poisoned);
+    const ResultRow* a = clean.find(app.name, v, wg);
+    const ResultRow* b = dirty.find(app.name, v, wg);
+    ASSERT_TRUE(a && b && a->ok() && b->ok()) << v.label() << " " << v.axes_key();
+    const Grid& ca = clean.outputs.at(a->key);
+    const Grid& cb = dirty.outputs.at(b->key);
+    for (std::size_t i = 0; i < ca.data.size(); ++i)
+      ASSERT_EQ(ca.data[i], cb.data[i]) << b->key << " " << i;
+    ++poisoned_checked;
+  }
+  EXPECT_EQ(poisoned_checked, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllApps, HostPerforation, ::testing::ValuesIn(all_app_names()));
+
+// --perforate host on schemes without whole kept lines: rows with a reason, not an abort.
+TEST(HostPerforation, AccurateAndStencilAreNotApplicable) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app("gaussian3");
+  const Grid in = test::random_grid(32, 24, 3);
+  const Outcome o = test::run_through_runner(
+      *env, {&app}, parse_variants(axes("accurate,stencil,rows:2", "nn", "local", "f32", "host")),
+      {{8, 4}}, in);
+  ASSERT_EQ(o.rows.size(), 3u);
+  EXPECT_EQ(o.rows[0].status, "not_applicable");
+  EXPECT_NE(o.rows[0].reason.find("host perforation"), std::string::npos);
+  EXPECT_EQ(o.rows[1].status, "not_applicable");
+  EXPECT_EQ(o.rows[2].status, "ok") << o.rows[2].reason;
+}
+
+// --transfers: every repetition has an upload, a download and the launches, each positive;
+// host packing is timed where the host prepares data (packing, half conversion) and zero for
+// f32 on the device; end to end is their sum; the fields reach the JSON and the speedups.
+TEST(Transfers, FieldsPresentPositiveAndConsistent) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& gauss = find_app("gaussian3");
+  const AppDescriptor& hot = find_app("hotspot");
+  const HotspotInput chip = make_synthetic_chip(64, 48);
+  const auto variants =
+      parse_variants(axes("accurate,rows:2", "nn", "local,image", "f32,f16", "device,host"));
+  for (const AppDescriptor* app : {&gauss, &hot}) {
+    const Grid in = app->is_hotspot ? chip.temp : test::random_grid(64, 48, 9);
+    Outcome o = test::run_through_runner(*env, {app}, variants, {{8, 4}}, in,
+                                         app->is_hotspot ? &chip.power : nullptr, 2,
+                                         KPERF_TEST_KERNEL_ROOT, /*transfers=*/true);
+    annotate(o.rows);
+    int ok = 0;
+    for (const auto& r : o.rows) {
+      if (!r.ok()) continue;
+      ++ok;
+      const auto& t = r.transfer_samples;
+      ASSERT_EQ(t.end_to_end.size(), 1u) << r.key;  // one timed repetition (reps = 1)
+      EXPECT_GT(t.write[0], 0u) << r.key;
+      EXPECT_GT(t.read[0], 0u) << r.key;
+      EXPECT_GT(t.kernel[0], 0u) << r.key;
+      EXPECT_EQ(t.end_to_end[0], t.host_pack[0] + t.write[0] + t.kernel[0] + t.read[0]);
+      const bool prepares = r.perforate == "host" || r.precision != "f32";
+      if (prepares)
+        EXPECT_GT(t.host_pack[0], 0u) << r.key;
+      else
+        EXPECT_EQ(t.host_pack[0], 0u) << r.key;
+      const auto j = to_json(r);
+      for (const char* field : {"transfer_ns", "host_pack_ns", "end_to_end_ns",
+                                "transfer_samples_ns", "speedup_end_to_end"})
+        EXPECT_TRUE(j.contains(field)) << r.key << " " << field;
+      EXPECT_GT(j.at("transfer_ns").at("write").at("median").get<double>(), 0.0);
+      ASSERT_TRUE(r.speedup_end_to_end && r.speedup_transfer) << r.key;
+      if (r.scheme == "accurate" && r.axes.empty()) {
+        EXPECT_DOUBLE_EQ(*r.speedup_end_to_end, 1.0);
+        EXPECT_DOUBLE_EQ(*r.speedup_transfer, 1.0);
+      }
+      const ResultRow back = row_from_json(nlohmann::json::parse(j.dump()));
+      EXPECT_EQ(back.transfer_samples.end_to_end, t.end_to_end);
+    }
+    EXPECT_GE(ok, app->is_hotspot ? 4 : 8);
+  }
+}
+
+}  // namespace
+}  // namespace kperf
