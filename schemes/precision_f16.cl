@@ -3,9 +3,10 @@
 #define KPERF_IN_T half
 #define KPERF_OUT_T half
 #define KPERF_IN_BYTES 2
+#include "half_vectors.cl"
 #define kperf_read_in(p, i) vload_half((i), (p))
-#define kperf_read_in4(p, i4) vload_half4((i4), (p))
+#define kperf_read_in4(p, i4) kperf_load_half4((p), (i4))
 #define kperf_read_out(p, i) vload_half((i), (p))
-#define kperf_read_out4(p, i4) vload_half4((i4), (p))
+#define kperf_read_out4(p, i4) kperf_load_half4((p), (i4))
 #define kperf_write_out(p, i, v) vstore_half_rte((v), (i), (p))
-#define kperf_write_out4(p, i4, v) vstore_half4_rte((v), (i4), (p))
+#define kperf_write_out4(p, i4, v) kperf_store_half4((v), (p), (i4))

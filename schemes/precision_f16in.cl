@@ -4,8 +4,9 @@
 #define KPERF_IN_T half
 #define KPERF_OUT_T float
 #define KPERF_IN_BYTES 2
+#include "half_vectors.cl"
 #define kperf_read_in(p, i) vload_half((i), (p))
-#define kperf_read_in4(p, i4) vload_half4((i4), (p))
+#define kperf_read_in4(p, i4) kperf_load_half4((p), (i4))
 #define kperf_read_out(p, i) ((p)[i])
 #define kperf_read_out4(p, i4) (((__global const float4*)(p))[i4])
 #define kperf_write_out(p, i, v) ((p)[i] = (v))
