@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Holds kperf's accurate kernels against independent numpy implementations of the OpenCV /
-SciPy semantics (replicate border): GaussianBlur 3/5, Sobel magnitude 3/5, 3x3 median, 255-x.
+SciPy semantics (replicate border): GaussianBlur 3/5, Sobel magnitude 3/5, 3x3 median, 255-x;
+and its half-precision, host-perforated kernels against a numpy model of SPEC sections 3, 4 and
+10 (numpy's float16 rounding, tile-local reconstruction of rows:k / cols:k).
 
 usage: independent_refs.py KPERF_BINARY PHOTO_DIR
 Uses PNG photos from PHOTO_DIR when present (luminance computed here with PIL), else a
@@ -78,6 +80,93 @@ def opencv_references(img):
     return refs
 
 
+def reconstructed_lines(img, r, k, block, li):
+    """SPEC 4 on the row axis: out[d][y] is row y + d (d in -r..r) as the tile of y's block
+    holds it (tile rows (gy + r) mod k == 0 loaded, the rest nearest / interpolated from loaded
+    rows of the same tile), each row clamped to the grid."""
+    h = img.shape[0]
+    out = {}
+    for d in range(-r, r + 1):
+        rows = np.empty_like(img)
+        for y in range(h):
+            gy0 = (y // block) * block - r  # global row of tile row 0
+            n = block + 2 * r
+            t = y + d - gy0
+            loaded = [u for u in range(n) if (gy0 + u + r) % k == 0]
+            row = lambda u: img[min(max(gy0 + u, 0), h - 1)]
+            if t in loaded:
+                rows[y] = row(t)
+                continue
+            above = max([u for u in loaded if u < t], default=None)
+            below = min([u for u in loaded if u > t], default=None)
+            if above is None or below is None:
+                rows[y] = row(below if above is None else above)
+            elif li:
+                w = (t - above) / (below - above)
+                rows[y] = row(above) + w * (row(below) - row(above))
+            else:
+                rows[y] = row(above) if t - above <= below - t else row(below)
+        out[d] = rows
+    return out
+
+
+def perforated_model(app, img, scheme, k, li, block_x, block_y):
+    """The app on a rows:k / cols:k perforated input (cols: the same on the transpose)."""
+    r = {"gaussian3": 1, "median": 1, "inversion": 0}[app]
+    cols = scheme == "cols"
+    src = img.T if cols else img
+    lines = reconstructed_lines(src, r, k, block_x if cols else block_y, li)
+    w = src.shape[1]
+    win = {}
+    for d in range(-r, r + 1):
+        for e in range(-r, r + 1):
+            idx = np.clip(np.arange(w) + e, 0, w - 1)
+            win[(d, e)] = lines[d][:, idx]
+            if cols:
+                win[(d, e)] = win[(d, e)].T
+    if cols:  # on the transpose, d ran along x and e along y
+        win = {(e, d): v for (d, e), v in win.items()}
+    if app == "inversion":
+        return 255.0 - win[(0, 0)]
+    if app == "median":
+        return np.median(np.stack([win[(d, e)] for d in (-1, 0, 1) for e in (-1, 0, 1)]), axis=0)
+    wts = {-1: 1.0, 0: 2.0, 1: 1.0}
+    return sum(wts[d] * wts[e] * win[(d, e)] for d in (-1, 0, 1) for e in (-1, 0, 1)) / 16.0
+
+
+def check_half_and_host(binary, path, img, tmp):
+    """f16in / f16 storage with host perforation against the numpy model: inputs rounded by
+    numpy's float16 (round to nearest even), f16 outputs compared in half ulps."""
+    out_dir = os.path.join(tmp, "out-half")
+    cmd = [binary, "run", "--apps", "gaussian3,median,inversion", "--schemes", "rows:2,cols:3",
+           "--recon", "nn,li", "--precision", "f16in,f16", "--perforate", "host", "--wg", "16x8",
+           "--input", path, "--warmup", "0", "--reps", "1", "--quiet",
+           "--out", os.path.join(tmp, "h.json"), "--save-outputs", out_dir]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rows = json.load(open(os.path.join(tmp, "h.json")))["results"]
+    rounded = img.astype(np.float32).astype(np.float16).astype(np.float64)
+    passed = failures = 0
+    for row in rows:
+        if row["status"] != "ok":
+            print(f"FAIL {row['key']}: {row['status']} {row.get('reason', '')}")
+            failures += 1
+            continue
+        got = read_npy_output(row["output_file"])
+        want = perforated_model(row["app"], rounded, row["scheme"].split(":")[0], row["skip"],
+                                row["recon"] == "li", 16, 8)
+        if row["precision"] == "f16":
+            # float (kernel) and double (model) may round to neighbouring halves.
+            ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+            ok = bool(np.all(np.abs(got - want.astype(np.float16).astype(np.float64)) <= ulp))
+        else:
+            ok = bool(np.all(np.abs(got - want) <= np.maximum(1e-3, 1e-5 * np.abs(want))))
+        worst = float(np.max(np.abs(got - want)))
+        failures += not ok
+        passed += ok
+        print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path):16s} {row['key']:60s} max |kperf - model| = {worst:.3g}")
+    return passed, failures
+
+
 def read_npy_output(path):
     return np.load(path).astype(np.float64)
 
@@ -126,6 +215,9 @@ def main():
                 passed += ok
                 print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path):16s} {row['app']:10s} "
                       f"max |kperf - {source}| = {worst:.3g}")
+        p, f = check_half_and_host(binary, inputs[0][0], inputs[0][1], tmp)
+        passed += p
+        failures += f
     print(f"{passed} passed, {failures} failed")
     return 1 if failures else 0
 

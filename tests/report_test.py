@@ -58,6 +58,20 @@ def main():
         check(os.path.exists(os.path.join(out2, "fig10_paraprox.png")), "writes fig10_paraprox.png")
         check("| Paraprox rows:2/nn |" in md2 and "| Rows1 |" in md2, "Fig. 10 table lists Rows1 and Paraprox rows:2")
         check("Relaxed barriers" in md2 and "/relax:skip/" in md2, "relaxed rows listed with their spread")
+        # --transfers rows: the SYprox table with kernel, transfer and end-to-end speedups.
+        sy = os.path.join(tmp, "syprox.json")
+        subprocess.run([binary, "run", "--apps", "gaussian3", "--schemes", "accurate,rows:2", "--recon", "nn",
+                        "--precision", "f32,f16", "--perforate", "device,host", "--transfers", "--wg", "16x8",
+                        "--input", "synthetic:smooth", "--size", "64x48", "--warmup", "1", "--reps", "3",
+                        "--quiet", "--out", sy], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out3 = os.path.join(tmp, "report3")
+        run = subprocess.run([sys.executable, report, sy, "--out", out3], capture_output=True, text=True)
+        check(run.returncode == 0, f"report.py reads --transfers rows ({run.stderr.strip()})")
+        md3 = open(os.path.join(out3, "report.md")).read() if run.returncode == 0 else ""
+        sy_rows = [l for l in md3.splitlines() if l.startswith("| ") and "| gaussian3 | 64x48 |" in l]
+        check("## SYprox" in md3 and len(sy_rows) == 6, f"SYprox table has the 6 ok rows ({len(sy_rows)})")
+        check(any("| rows:2/nn | f16 | host |" in l and "| 2.6" in l for l in sy_rows),
+              "rows:2 f16 host row shows its byte bound (about 2.6x)")
         # The same file as version 1 (axes stripped, default-axis rows only) still reads.
         doc = json.load(open(axes))
         doc["schema_version"] = 1
