@@ -337,6 +337,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   Runner runner(env, cfg);
   const auto run_start = std::chrono::steady_clock::now();
   const std::size_t resumed_rows = rows.size();
+  double write_s = 0;  // time spent writing result files
   auto write_results = [&](bool complete) {
     std::vector<ResultRow> annotated = rows;
     annotate(annotated);
@@ -374,14 +375,19 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
       for (auto s : rows[i].samples_ns) timed_ns += static_cast<double>(s);
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    nlohmann::ordered_json phases = runner.phases_json();
+    phases["write"] = write_s;  // the checkpoints written before this one
     ctx["harness"] = {{"wall_s", wall_s},
                       {"timed_kernel_s", timed_ns * 1e-9},
                       {"builds", env.builds_done()},
-                      {"configurations", rows.size() - resumed_rows}};
+                      {"configurations", rows.size() - resumed_rows},
+                      {"phases_s", phases}};
     doc["context"] = ctx;
     doc["results"] = nlohmann::ordered_json::array();
     for (const auto& r : annotated) doc["results"].push_back(to_json(r));
+    const auto write_start = std::chrono::steady_clock::now();
     write_file_atomic(out_path, doc.dump(1) + "\n");
+    write_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
     return annotated;
   };
 

@@ -38,6 +38,21 @@ double now_s() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+// Adds the wall time of its scope to one phase of the harness breakdown.
+class PhaseTimer {
+ public:
+  PhaseTimer(std::map<std::string, double>& phases, const char* name)
+      : phases_(phases), name_(name), start_(now_s()) {}
+  ~PhaseTimer() { phases_[name_] += now_s() - start_; }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  std::map<std::string, double>& phases_;
+  const char* name_;
+  double start_;
+};
+
 std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
 
 bool is_npy(const std::string& path) { return fs::path(path).extension() == ".npy"; }
@@ -248,6 +263,16 @@ nlohmann::ordered_json Runner::copy_json() const {
   return list;
 }
 
+nlohmann::ordered_json Runner::phases_json() const {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const char* name : {"compile", "reference", "upload", "timed_launches", "transfers", "download",
+                           "metrics", "verify", "save_outputs", "copy_bandwidth"}) {
+    const auto it = phase_s_.find(name);
+    out[name] = it == phase_s_.end() ? 0.0 : it->second;
+  }
+  return out;
+}
+
 double Runner::largest_copy_gbps() const {
   double best = 0;
   std::size_t largest = 0;
@@ -351,9 +376,14 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       std::fprintf(stderr, "warning: hotspot: %s\n", text);
     }
   }
-  w.input_d = to_double(w.input.data, w.width, w.height);
-  if (w.power) w.power_d = to_double(w.power->data, w.width, w.height);
-  w.truth = reference_run(app, w.input_d, w.power_d ? &*w.power_d : nullptr, iterations);
+  {
+    PhaseTimer timer(phase_s_, "reference");
+    w.input_d = to_double(w.input.data, w.width, w.height);
+    if (w.power) w.power_d = to_double(w.power->data, w.width, w.height);
+    w.truth = reference_run(app, w.input_d, w.power_d ? &*w.power_d : nullptr, iterations);
+  }
+  std::optional<PhaseTimer> upload_timer;
+  upload_timer.emplace(phase_s_, "upload");
 
   const DeviceInfo& dev = env_.info();
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
@@ -411,6 +441,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     }
   }
 
+  upload_timer.reset();
   // Compile every program this workload needs up front, in parallel; timing stays sequential.
   std::vector<std::pair<std::string, std::string>> jobs;
   for (const auto& v : cfg_.variants)
@@ -418,7 +449,10 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       if (!cfg_.skip_keys.count(config_key(app, v, wg, w.input_name, w.width, w.height)) &&
           !static_check(w, v, wg))
         jobs.emplace_back(kernel_source(app.kernel_file), build_options(v, wg));
-  env_.prebuild(jobs, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  {
+    PhaseTimer timer(phase_s_, "compile");
+    env_.prebuild(jobs, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  }
 
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs) {
@@ -620,6 +654,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   const std::string options = build_options(v, wg);
   cl::Program program;
   try {
+    PhaseTimer timer(phase_s_, "compile");
     program = env_.build(kernel_source(app.kernel_file), options);
   } catch (const BuildError& e) {
     row.build_log = e.log();
@@ -638,7 +673,10 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
       return reject("invalid_config", "kernel needs " + std::to_string(kernel_local) +
                                           " bytes of local memory; device has " +
                                           std::to_string(dev.local_mem_size));
+    std::optional<PhaseTimer> upload_timer;
+    upload_timer.emplace(phase_s_, "upload");
     Upload& input = input_for(w, v);
+    upload_timer.reset();
     if (v.load_path().reads_image && !input.image) return reject("not_applicable", input.image_problem);
     const int in_half = v.precision_info().in_half ? 1 : 0, out_half = v.precision_info().out_half ? 1 : 0;
     auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
@@ -693,7 +731,10 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   const double out_bytes = v.precision_info().out_half ? 2.0 : 4.0;
   row.bytes_model = ((read + (app.is_hotspot ? n : 0.0)) * in_bytes + n * out_bytes) * row.iterations;
   row.gbps = row.time->median > 0 ? row.bytes_model / row.time->median : 0;
-  row.copy_gbps = copy_gbps_for(w.width, w.height);
+  {
+    PhaseTimer timer(phase_s_, "copy_bandwidth");
+    row.copy_gbps = copy_gbps_for(w.width, w.height);
+  }
   row.roofline = row.copy_gbps > 0 ? row.gbps / row.copy_gbps : 0;
   return row;
 }
@@ -750,6 +791,8 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     }
   };
 
+  std::optional<PhaseTimer> launch_timer;
+  launch_timer.emplace(phase_s_, "timed_launches");
   reset_buffers();
   for (int i = 0; i < cfg_.warmup; ++i) {
     enqueue_sample(nullptr);
@@ -775,12 +818,16 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     row.samples_ns.push_back(total);
   }
   row.time = summarize(row.samples_ns);
-  if (cfg_.transfers)
+  launch_timer.reset();
+  if (cfg_.transfers) {
+    PhaseTimer timer(phase_s_, "transfers");
     time_transfers(w, v, row, enqueue_sample, input, w.buf->out_view[out_half][ping_pong ? launches % 2 : 0]);
+  }
 
   // The output measured for error; for hotspot a fresh run of its steps. Empty when a kernel
   // wrote outside its output (the row then says so).
   auto download = [&](bool rerun) -> std::vector<float> {
+    PhaseTimer timer(phase_s_, "download");
     if (rerun) {
       reset_buffers();
       enqueue_sample(nullptr);
@@ -810,7 +857,10 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   };
   std::vector<float> output = download(ping_pong);
   if (output.empty()) return;
-  row.error = compute_errors(w.truth.data, output, w.width, w.height);
+  {
+    PhaseTimer timer(phase_s_, "metrics");
+    row.error = compute_errors(w.truth.data, output, w.width, w.height);
+  }
   if (v.relax) {
     // A race by design: outputs may differ from launch to launch. Keep the primary error of
     // several independent launches, each from a freshly poisoned output buffer.
@@ -819,11 +869,13 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     for (int i = 1; i < kRelaxedDownloads; ++i) {
       const std::vector<float> again = download(true);
       if (again.empty()) return;
+      PhaseTimer timer(phase_s_, "metrics");
       row.error_reps.push_back(
           compute_errors(w.truth.data, again, w.width, w.height).value(w.app->primary_metric));
     }
   }
   if (cfg_.verify) {
+    PhaseTimer timer(phase_s_, "verify");
     const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec, row.py}, w.input_d,
                                   w.power_d ? &*w.power_d : nullptr, w.app->is_hotspot ? cfg_.iterations : 1);
     double worst = 0;
@@ -833,6 +885,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     row.model_max_abs = worst;
   }
   if (!cfg_.save_outputs_dir.empty()) {
+    PhaseTimer timer(phase_s_, "save_outputs");
     Grid g(w.width, w.height);
     g.data = std::move(output);
     const fs::path file = fs::path(cfg_.save_outputs_dir) / key_to_filename(row.key);

@@ -78,6 +78,9 @@ class Runner {
   // Copy bandwidth measured per input size, for the JSON context.
   nlohmann::ordered_json copy_json() const;
   double largest_copy_gbps() const;
+  // Where the harness's wall time went, in seconds per phase (compile, reference, upload,
+  // timed_launches, transfers, download, metrics, verify, save_outputs, copy_bandwidth).
+  nlohmann::ordered_json phases_json() const;
   bool interrupted() const { return interrupted_; }
   std::size_t total_configs() const { return total_; }
 
@@ -126,6 +129,7 @@ class Runner {
   // once with known values).
   const std::string& half_image_problem();
   std::optional<std::string> half_image_problem_;
+  std::map<std::string, double> phase_s_;
   const std::string& kernel_source(const std::string& file);
   void tick(const std::string& label);
 

@@ -149,6 +149,20 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
     EXPECT_TRUE(doc.at("context").contains(k)) << k;
   EXPECT_EQ(doc["context"]["reps"], 3);
   EXPECT_TRUE(doc["context"]["device"].contains("local_mem_type"));
+  // The harness's wall time broken down by phase: every phase present, none negative, and
+  // together no more than the wall time; this run saved outputs, so that phase took time.
+  const auto& harness = doc["context"]["harness"];
+  double phases_total = 0;
+  for (const char* phase : {"compile", "reference", "upload", "timed_launches", "transfers", "download",
+                            "metrics", "verify", "save_outputs", "copy_bandwidth", "write"}) {
+    ASSERT_TRUE(harness["phases_s"].contains(phase)) << phase;
+    const double t = harness["phases_s"][phase].get<double>();
+    EXPECT_GE(t, 0.0) << phase;
+    phases_total += t;
+  }
+  EXPECT_GT(harness["phases_s"]["save_outputs"].get<double>(), 0.0);
+  EXPECT_GT(harness["phases_s"]["timed_launches"].get<double>(), 0.0);
+  EXPECT_LE(phases_total, harness["wall_s"].get<double>());
   const auto& results = doc.at("results");
   ASSERT_EQ(results.size(), 2u * 3u * 2u);
   std::map<std::string, int> best_per_group;
