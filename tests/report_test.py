@@ -68,10 +68,18 @@ def main():
         run = subprocess.run([sys.executable, report, sy, "--out", out3], capture_output=True, text=True)
         check(run.returncode == 0, f"report.py reads --transfers rows ({run.stderr.strip()})")
         md3 = open(os.path.join(out3, "report.md")).read() if run.returncode == 0 else ""
-        sy_rows = [l for l in md3.splitlines() if l.startswith("| ") and "| gaussian3 | 64x48 |" in l]
+        table_rows = [l for l in md3.splitlines() if l.startswith("| ") and "| gaussian3 | 64x48 |" in l]
+        sy_rows = [l for l in table_rows if l.count(" | ") == 14]
         check("## SYprox" in md3 and len(sy_rows) == 6, f"SYprox table has the 6 ok rows ({len(sy_rows)})")
         check(any("| rows:2/nn | f16 | host |" in l and "| 2.6" in l for l in sy_rows),
               "rows:2 f16 host row shows its byte bound (about 2.6x)")
+        hv_rows = [l for l in table_rows if l.count(" | ") == 8]
+        families = {l.split(" | ")[3] for l in hv_rows}
+        check("## Hypervolume by family" in md3 and
+              families == {"input perforation", "mixed precision", "host perforation", "combinations", "union"},
+              f"hypervolume table lists the families present {sorted(families)}")
+        union = [l for l in hv_rows if "| union |" in l]
+        check(len(union) == 1 and union[0].split(" | ")[7] == "0", "union's D(P, P) is 0")
         # The same file as version 1 (axes stripped, default-axis rows only) still reads.
         doc = json.load(open(axes))
         doc["schema_version"] = 1
