@@ -124,6 +124,7 @@ DeviceInfo query_info(const cl::Platform& platform, const cl::Device& device, in
   info.global_mem_size = device.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
   info.max_mem_alloc_size = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
   info.local_mem_size = device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+  info.global_mem_cache_size = device.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>();
   info.local_mem_type =
       device.getInfo<CL_DEVICE_LOCAL_MEM_TYPE>() == CL_LOCAL ? "local" : "global";
   info.unified_memory = device.getInfo<CL_DEVICE_HOST_UNIFIED_MEMORY>() != CL_FALSE;
@@ -161,6 +162,7 @@ nlohmann::ordered_json to_json(const DeviceInfo& info) {
   j["global_mem_size"] = info.global_mem_size;
   j["max_mem_alloc_size"] = info.max_mem_alloc_size;
   j["local_mem_size"] = info.local_mem_size;
+  j["global_mem_cache_size"] = info.global_mem_cache_size;
   j["local_mem_type"] = info.local_mem_type;
   j["unified_memory"] = info.unified_memory;
   j["max_work_group_size"] = info.max_work_group_size;

@@ -50,6 +50,7 @@ struct DeviceInfo {
   std::string name, vendor, driver_version, device_version, opencl_c_version, type;
   unsigned compute_units = 0, max_clock_mhz = 0;
   std::uint64_t global_mem_size = 0, max_mem_alloc_size = 0, local_mem_size = 0;
+  std::uint64_t global_mem_cache_size = 0;  // CL_DEVICE_GLOBAL_MEM_CACHE_SIZE as reported
   std::string local_mem_type;  // "local" (dedicated) or "global" (emulated in global memory)
   bool unified_memory = false;
   std::size_t max_work_group_size = 0;

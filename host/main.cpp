@@ -135,6 +135,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("output-recon", "output reconstructions: nn,li or all", cxxopts::value<std::string>()->default_value("nn"))
     ("precision", "storage precision: f32, f16in (half input), f16 (half input and output); a list", cxxopts::value<std::string>()->default_value("f32"))
     ("perforate", "where rows:K / cols:K perforate: device, host (the host uploads only kept lines); a list", cxxopts::value<std::string>()->default_value("device"))
+    ("cold", "flush the cache before every timed sample (a fill of a buffer larger than the last-level cache)")
     ("transfers", "also time upload (pinned memory), host packing and download per repetition: end-to-end times")
     ("relax", "barrier relaxation: none, skip (barrier after the tile fill removed); a list", cxxopts::value<std::string>()->default_value("none"))
     ("iterations-skip", "hotspot launch perforation: fractions R in [0, 1) of the steps skipped; a list", cxxopts::value<std::string>()->default_value("0"))
@@ -199,6 +200,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   cfg.sizes = sizes;
   cfg.verify = given("verify");
   cfg.transfers = given("transfers");
+  cfg.cold = given("cold");
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
 
   const std::vector<int> vecs = parse_vec_list(text("vec"));
@@ -359,6 +361,11 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ctx["extra_build_options"] = cfg.extra_build_options;
     ctx["copy_gbps"] = runner.largest_copy_gbps();
     ctx["copy"] = runner.copy_json();
+    ctx["cold"] = cfg.cold ? nlohmann::ordered_json{{"flush_bytes", runner.flush_bytes()},
+                                                     {"method", "clEnqueueFillBuffer of flush_bytes "
+                                                                "before every timed sample (hotspot: "
+                                                                "before its first step)"}}
+                           : nlohmann::ordered_json(false);
     if (cfg.transfers)
       ctx["transfers"] = {
           {"host_memory", "pinned: CL_MEM_ALLOC_HOST_PTR buffers, mapped once, as upload source and "

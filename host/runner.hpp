@@ -52,7 +52,8 @@ struct RunConfig {
   std::string extra_build_options;  // --cl-options, appended to every kernel build
   std::string save_outputs_dir;
   bool verify = false;
-  bool transfers = false;  // --transfers: time upload, host packing and download too
+  bool transfers = false;
+  bool cold = false;  // --cold: flush the last-level cache before every timed sample  // --transfers: time upload, host packing and download too
   bool progress = false;
   std::set<std::string> skip_keys;  // --resume: keys already measured
 };
@@ -78,6 +79,8 @@ class Runner {
   // Copy bandwidth measured per input size, for the JSON context.
   nlohmann::ordered_json copy_json() const;
   double largest_copy_gbps() const;
+  // --cold: bytes written before each timed sample to evict the cache (0 when warm).
+  std::size_t flush_bytes() const { return flush_bytes_; }
   // Where the harness's wall time went, in seconds per phase (compile, reference, upload,
   // timed_launches, transfers, download, metrics, verify, save_outputs, copy_bandwidth).
   nlohmann::ordered_json phases_json() const;
@@ -130,6 +133,8 @@ class Runner {
   const std::string& half_image_problem();
   std::optional<std::string> half_image_problem_;
   std::map<std::string, double> phase_s_;
+  cl::Buffer flush_;
+  std::size_t flush_bytes_ = 0;
   const std::string& kernel_source(const std::string& file);
   void tick(const std::string& label);
 

@@ -269,6 +269,35 @@ TEST(Cli, SizeListRunsEverySize) {
                                    "hotspot/accurate/none/wg:8x8/synthetic-chip/40x40"}));
 }
 
+// --cold: the context says how many bytes flush the cache before each sample (at least 256 MiB
+// or half the largest allocation); every row is still measured. Without it, "cold" is false.
+TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  for (const std::string flag : {"--cold", ""}) {
+    const CliRun r = kperf_cli("run --apps gaussian3,hotspot --schemes accurate,rows1 --wg 8x8 --size 32 "
+                               "--iterations 2 --warmup 1 --reps 3 --quiet " + flag + " --out " +
+                                   (dir / "r.json").string(),
+                               dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
+    const auto& cold = doc["context"]["cold"];
+    if (flag.empty()) {
+      EXPECT_EQ(cold, false);
+      continue;
+    }
+    const std::uint64_t max_alloc = doc["context"]["device"]["max_mem_alloc_size"].get<std::uint64_t>();
+    const std::uint64_t flush = cold.at("flush_bytes").get<std::uint64_t>();
+    EXPECT_TRUE(flush >= (std::uint64_t{256} << 20) || flush >= max_alloc / 2 - 4) << flush;
+    EXPECT_LE(flush, max_alloc);
+    ASSERT_EQ(doc["results"].size(), 4u);
+    for (const auto& row : doc["results"]) {
+      EXPECT_EQ(row.at("status"), "ok") << row.at("key");
+      EXPECT_EQ(row.at("samples_ns").size(), 3u);
+    }
+  }
+}
+
 TEST(Cli, DevicesJsonHasTableOneFields) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
