@@ -1,9 +1,14 @@
 // OpenCL layer: device discovery and selection, context/profiling queue, cached program builds.
 #include "cl_env.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -263,6 +268,73 @@ ClEnv::ClEnv(DeviceEntry entry) : entry_(std::move(entry)) {
   }
 }
 
+namespace {
+
+// FNV-1a over the parts, with a separator so ("ab", "c") and ("a", "bc") differ.
+std::uint64_t fnv1a(std::uint64_t hash, const std::string& text) {
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ULL;
+  return (hash ^ 0xffu) * 0x100000001b3ULL;
+}
+
+}  // namespace
+
+void ClEnv::enable_binary_cache(const std::string& dir, const std::string& salt) {
+  cache_dir_ = dir;
+  cache_salt_ = salt;
+}
+
+std::string ClEnv::cache_file(const std::string& source, const std::string& options) const {
+  const DeviceInfo& d = entry_.info;
+  char name[48];
+  std::uint64_t parts[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};  // two seeds: 128 bits
+  for (auto& h : parts)
+    for (const std::string* s : {&cache_salt_, &d.name, &d.driver_version, &d.device_version,
+                                 &d.platform_version, &options, &source})
+      h = fnv1a(h, *s);
+  std::snprintf(name, sizeof name, "%016llx%016llx.bin", static_cast<unsigned long long>(parts[0]),
+                static_cast<unsigned long long>(parts[1]));
+  return cache_dir_ + "/" + name;
+}
+
+std::optional<cl::Program> ClEnv::load_cached(const std::string& file, const std::string& options) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::vector<unsigned char> binary((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (binary.empty()) return std::nullopt;
+  try {
+    cl::Program program(context_, {entry_.device}, cl::Program::Binaries{binary});
+    program.build(std::vector<cl::Device>{entry_.device}, options.c_str());
+    ++cache_hits_;
+    return program;
+  } catch (const cl::Error&) {
+    return std::nullopt;  // stale or foreign: compile from source instead
+  }
+}
+
+void ClEnv::store_cached(const std::string& file, const cl::Program& program) {
+  try {
+    const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+    if (binaries.size() != 1 || binaries[0].empty()) return;
+    // Written under a unique name and renamed: concurrent runs never read half a file.
+    const std::string tmp = file + ".tmp." + std::to_string(::getpid()) + "." +
+                            std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(binaries[0].data()),
+                static_cast<std::streamsize>(binaries[0].size()));
+      if (!out) {
+        std::remove(tmp.c_str());
+        return;
+      }
+    }
+    if (std::rename(tmp.c_str(), file.c_str()) == 0)
+      ++cache_stores_;
+    else
+      std::remove(tmp.c_str());
+  } catch (const cl::Error&) {
+  }
+}
+
 cl::Program ClEnv::build(const std::string& source, const std::string& options) {
   auto key = std::make_pair(source, options);
   {
@@ -275,10 +347,13 @@ cl::Program ClEnv::build(const std::string& source, const std::string& options) 
   }
   // Compile outside the lock so other threads can compile other programs meanwhile.
   CachedBuild cached;
+  const std::string file = cache_dir_.empty() ? std::string() : cache_file(source, options);
+  if (!file.empty()) cached.program = load_cached(file, options);
   cl::Program program(context_, source);
-  try {
+  if (!cached.program) try {
     program.build(std::vector<cl::Device>{entry_.device}, options.c_str());
     cached.program = program;
+    if (!file.empty()) store_cached(file, program);
   } catch (const cl::Error& e) {
     cached.error = describe(e);
     try {

@@ -7,6 +7,7 @@
 #include <CL/opencl.hpp>
 
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -102,6 +103,12 @@ class ClEnv {
   // reported when build() is called for them.
   void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs, unsigned threads);
   std::size_t builds_done() const { return builds_done_; }
+  // Keeps program binaries in `dir`, keyed by `salt` (the contents of every kernel and scheme
+  // file), the source, the options, the device, its driver and platform: a later build of the
+  // same key loads the binary instead of compiling. Unreadable or rejected entries recompile.
+  void enable_binary_cache(const std::string& dir, const std::string& salt);
+  std::size_t binary_cache_hits() const { return cache_hits_; }
+  std::size_t binary_cache_stores() const { return cache_stores_; }
 
  private:
   DeviceEntry entry_;
@@ -114,6 +121,11 @@ class ClEnv {
   std::map<std::pair<std::string, std::string>, CachedBuild> programs_;
   std::mutex programs_mutex_;
   std::size_t builds_done_ = 0;
+  std::string cache_dir_, cache_salt_;
+  std::atomic<std::size_t> cache_hits_{0}, cache_stores_{0};
+  std::string cache_file(const std::string& source, const std::string& options) const;
+  std::optional<cl::Program> load_cached(const std::string& file, const std::string& options);
+  void store_cached(const std::string& file, const cl::Program& program);
 };
 
 }  // namespace kperf

@@ -2,6 +2,7 @@
 // perforated kernels and writes results as JSON (SPEC sections 8-9).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -135,6 +136,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("output-recon", "output reconstructions: nn,li or all", cxxopts::value<std::string>()->default_value("nn"))
     ("precision", "storage precision: f32, f16in (half input), f16 (half input and output); a list", cxxopts::value<std::string>()->default_value("f32"))
     ("perforate", "where rows:K / cols:K perforate: device, host (the host uploads only kept lines); a list", cxxopts::value<std::string>()->default_value("device"))
+    ("binary-cache", "keep compiled program binaries in DIR (keyed by the contents of every kernel and scheme file, the options, device and driver); later runs load them instead of compiling", cxxopts::value<std::string>())
     ("cold", "flush the cache before every timed sample (a fill of a buffer larger than the last-level cache)")
     ("transfers", "also time upload (pinned memory), host packing and download per repetition: end-to-end times")
     ("relax", "barrier relaxation: none, skip (barrier after the tile fill removed); a list", cxxopts::value<std::string>()->default_value("none"))
@@ -301,6 +303,22 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   for (const auto& e : entries) infos.push_back(e.info);
   const std::size_t chosen = choose_device(infos, parse_device_selector(text("device")));
   ClEnv env(entries[chosen]);
+  if (given("binary-cache")) {
+    const std::string dir = text("binary-cache");
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (!fs::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+      throw UsageError("--binary-cache " + dir + ": cannot create or write directory");
+    // Every file a kernel can #include is part of the key: an edited scheme misses the cache.
+    std::vector<fs::path> files;
+    for (const char* sub : {"kernels", "schemes"})
+      for (const auto& e : fs::directory_iterator(fs::path(cfg.kernel_root) / sub))
+        if (e.is_regular_file()) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    std::string salt;
+    for (const auto& f : files) salt += f.filename().string() + '\0' + read_file(f.string()) + '\0';
+    env.enable_binary_cache(dir, salt);
+  }
   const std::uint64_t need = static_cast<std::uint64_t>(largest) * sizeof(float);
   if (need > env.info().max_mem_alloc_size)
     throw UsageError("a grid of " + std::to_string(largest) + " elements needs " +
@@ -361,6 +379,11 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ctx["extra_build_options"] = cfg.extra_build_options;
     ctx["copy_gbps"] = runner.largest_copy_gbps();
     ctx["copy"] = runner.copy_json();
+    ctx["binary_cache"] = given("binary-cache")
+                              ? nlohmann::ordered_json{{"dir", text("binary-cache")},
+                                                       {"hits", env.binary_cache_hits()},
+                                                       {"stores", env.binary_cache_stores()}}
+                              : nlohmann::ordered_json(false);
     ctx["cold"] = cfg.cold ? nlohmann::ordered_json{{"flush_bytes", runner.flush_bytes()},
                                                      {"method", "clEnqueueFillBuffer of flush_bytes "
                                                                 "before every timed sample (hotspot: "

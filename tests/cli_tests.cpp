@@ -91,6 +91,7 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --output center", "needs a factor K"},
       {"run --output-recon cubic", "unknown reconstruction 'cubic' (valid: nn, li"},
       {"run --relax sometimes", "unknown --relax 'sometimes' (valid: none, skip)"},
+      {"run --binary-cache /proc/kperf-cache", "--binary-cache /proc/kperf-cache: cannot create or write directory"},
       {"run --precision f64", "unknown --precision 'f64' (valid: f32, f16in, f16)"},
       {"run --perforate cloud", "unknown --perforate 'cloud' (valid: device, host)"},
       {"run --iterations-skip 1", "invalid --iterations-skip '1' (expected fractions R with 0 <= R < 1"},
@@ -296,6 +297,43 @@ TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
       EXPECT_EQ(row.at("samples_ns").size(), 3u);
     }
   }
+}
+
+// --binary-cache: the first run stores a binary per program, the second loads every one of them
+// and measures the same errors; an edited scheme file changes every key, so it compiles afresh.
+TEST(Cli, BinaryCacheStoresThenLoadsAndMissesOnEditedSources) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  fs::create_directories(dir / "root");
+  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "kernels", dir / "root/kernels", fs::copy_options::recursive);
+  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "schemes", dir / "root/schemes", fs::copy_options::recursive);
+  auto run = [&](const std::string& name) {
+    const CliRun r = kperf_cli("run --apps gaussian3 --schemes accurate,rows:2 --recon nn,li --wg 8x8 --size 40x24 "
+                               "--warmup 0 --reps 1 --quiet --kernel-dir " + (dir / "root").string() +
+                                   " --binary-cache " + (dir / "cache").string() + " --out " +
+                                   (dir / name).string(),
+                               dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(read_file((dir / name).string()));
+  };
+  const auto first = run("a.json"), second = run("b.json");
+  // Four programs: the three variants and the copy kernel of the bandwidth measurement.
+  EXPECT_EQ(first["context"]["binary_cache"]["stores"], 4);
+  EXPECT_EQ(first["context"]["binary_cache"]["hits"], 0);
+  EXPECT_EQ(second["context"]["binary_cache"]["hits"], 4);
+  EXPECT_EQ(second["context"]["binary_cache"]["stores"], 0);
+  ASSERT_EQ(first["results"].size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(second["results"][i]["status"], "ok");
+    EXPECT_EQ(first["results"][i]["error"], second["results"][i]["error"]) << first["results"][i]["key"];
+  }
+  {
+    std::ofstream edit((dir / "root/schemes/scheme_rows.cl").string(), std::ios::app);
+    edit << "\n// an edit\n";
+  }
+  const auto third = run("c.json");
+  EXPECT_EQ(third["context"]["binary_cache"]["hits"], 0);
+  EXPECT_EQ(third["context"]["binary_cache"]["stores"], 4);
 }
 
 TEST(Cli, DevicesJsonHasTableOneFields) {
