@@ -8,7 +8,10 @@ work-group), Figs. 3/4 (speedups, geometric mean), Fig. 5 (primary error), Fig. 
 many inputs), Fig. 8 (error against runtime), Fig. 9 (work-group heat maps) and Fig. 10 (error
 against speedup with the Pareto front); from rows with the SPEC 10 axes (schema 2), the CGO'18
 Fig. 10 comparison with Paraprox's output schemes (speedups over the global-memory baseline,
-beside the published points) and the spread of relaxed-barrier rows. Reads schema versions 1
+beside the published points), the spread of relaxed-barrier rows, the SYprox table of
+transfers and end-to-end speedups (--transfers rows), hypervolumes by approximation family, the
+CUDA-aware paper's runtime against wrong elements, and a gallery of accurate, approximate and
+|T - A| images (runs with --save-outputs). Reads schema versions 1
 and 2; the papers' figures use the rows whose SPEC 10 axes are at their defaults. Needs Debian's
 python3-numpy and python3-matplotlib.
 """
@@ -669,6 +672,70 @@ def hypervolume_table(all_rows):
     return lines
 
 
+def fig_wrong_fraction(all_rows, out, written):
+    """The CUDA-aware paper's view: normalised runtime (1/speedup) against the fraction of wrong
+    elements, one point per configuration at its best launch shape."""
+    groups = defaultdict(list)
+    for r in all_rows:
+        if (r.get("status") == "ok" and r.get("best_wg") and r.get("speedup") and r.get("error")
+                and r["error"].get("wrong_fraction") is not None and r["scheme"] + r["axes"] != "accurate"):
+            groups[r["app"]].append((r["error"]["wrong_fraction"], 1.0 / r["speedup"]))
+    if not groups:
+        return False
+    fig, ax = plt.subplots(figsize=(8.5, 5.5))
+    for i, app in enumerate(a for a in APP_ORDER if a in groups):
+        xs, ys = zip(*groups[app])
+        ax.scatter([100 * x for x in xs], ys, color=f"C{i}", label=app, s=18)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xlabel("wrong elements (%): |T - A| > 1e-3 max(1, max|T|)")
+    ax.set_ylabel("runtime / accurate runtime (1 / speedup)")
+    ax.set_title("Normalised runtime against wrong elements (CUDA-aware approximate computing)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    save(fig, out, "fig_wrong_fraction", written)
+    return True
+
+
+def gallery(all_rows, out, written, budget=0.02):
+    """For each app and input with saved outputs (--save-outputs): the accurate output, the
+    fastest configuration within `budget` primary error, and |T - A| between them."""
+    by_workload = defaultdict(list)
+    for r in all_rows:
+        if r.get("status") == "ok" and r.get("output_file") and os.path.exists(r["output_file"]):
+            by_workload[(r["device"], r["app"], r["input"]["name"], r["input"]["width"], r["input"]["height"])].append(r)
+    shown, apps_done = [], set()
+    for (dev, app, name, w, h), rs in sorted(by_workload.items()):
+        if (dev, app) in apps_done:
+            continue  # one input per app and device
+        accurate = [r for r in rs if r["scheme"] == "accurate" and r["axes"] == ""]
+        within = [r for r in rs if not (r["scheme"] == "accurate" and r["axes"] == "") and primary_error(r) <= budget
+                  and r.get("time_ns")]
+        if not accurate or not within:
+            continue
+        chosen = min(within, key=lambda r: r["time_ns"]["median"])
+        base = min(accurate, key=lambda r: r["time_ns"]["median"])
+        t, a = np.load(base["output_file"]).astype(np.float64), np.load(chosen["output_file"]).astype(np.float64)
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4.6))
+        lo, hi = float(np.nanmin(t)), float(np.nanmax(t))
+        axes[0].imshow(t, cmap="gray", vmin=lo, vmax=hi)
+        axes[0].set_title(f"accurate ({base['time_ns']['median'] / 1e3:.1f} us)")
+        axes[1].imshow(a, cmap="gray", vmin=lo, vmax=hi)
+        axes[1].set_title(f"{chosen['key'].split('/wg:')[0]}\n{chosen['time_ns']['median'] / 1e3:.1f} us, "
+                          f"{100 * primary_error(chosen):.3g} % error", fontsize=9)
+        diff = axes[2].imshow(np.abs(t - a), cmap="inferno")
+        axes[2].set_title("|T - A|")
+        fig.colorbar(diff, ax=axes[2], fraction=0.046)
+        for ax in axes:
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.suptitle(f"{app} on {name} ({w}x{h}), {dev}: fastest configuration within {100 * budget:g} % error")
+        stem = f"gallery_{app}_{name}".replace("/", "_")
+        save(fig, out, stem, written)
+        apps_done.add((dev, app))
+        shown.append((app, name, chosen["key"], stem))
+    return shown
+
+
 def status_summary(rows):
     counts = defaultdict(int)
     for r in rows:
@@ -714,6 +781,8 @@ def main(argv=None):
     relaxed = relaxed_table(all_rows)
     syprox = syprox_table(all_rows)
     hv_lines = hypervolume_table(all_rows) if has_axes else []
+    has_wrong = fig_wrong_fraction(all_rows, args.out, written)
+    shown = gallery(all_rows, args.out, written)
 
     md = [f"# kperf report: {', '.join(devices)}", "",
           f"Generated by `scripts/report.py` from {', '.join(os.path.basename(p) for p in args.results)}: "
@@ -778,6 +847,15 @@ def main(argv=None):
                "everything).", "",
                "| device | app | size | family | points | front | HV | D(P, P_family) | reference |",
                "|---|---|---|---|---|---|---|---|---|"] + hv_lines
+    if has_wrong:
+        md += ["", "## Normalised runtime against wrong elements (CUDA-aware paper)", "",
+               "![wrong elements](fig_wrong_fraction.png)"]
+    if shown:
+        md += ["", "## Gallery: accurate, approximate and |T - A|", "",
+               "For each app (first input with saved outputs), the fastest configuration within 2 % primary "
+               "error, beside the accurate output and the absolute difference.", ""]
+        for app, name, key, stem in shown:
+            md += [f"- {app} on {name}: `{key}`", "", f"![{app}]({stem}.png)", ""]
     if relaxed:
         md += ["", "## Relaxed barriers: error over repeated launches", "",
                "| device | configuration | min error | max error | downloads | speedup |", "|---|---|---|---|---|---|"]

@@ -80,6 +80,20 @@ def main():
               f"hypervolume table lists the families present {sorted(families)}")
         union = [l for l in hv_rows if "| union |" in l]
         check(len(union) == 1 and union[0].split(" | ")[7] == "0", "union's D(P, P) is 0")
+        check(os.path.exists(os.path.join(out3, "fig_wrong_fraction.png")) and "wrong elements" in md3,
+              "the CUDA-aware 1/speedup against wrong-fraction plot")
+        # With saved outputs: the gallery shows accurate, approximate and |T - A| per app.
+        saved = os.path.join(tmp, "saved.json")
+        subprocess.run([binary, "run", "--apps", "gaussian3,median", "--schemes", "accurate,stencil,rows1",
+                        "--wg", "16x8", "--input", "synthetic:smooth", "--size", "64x48", "--warmup", "1",
+                        "--reps", "3", "--quiet", "--out", saved, "--save-outputs", os.path.join(tmp, "outs")],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out4 = os.path.join(tmp, "report4")
+        run = subprocess.run([sys.executable, report, saved, "--out", out4], capture_output=True, text=True)
+        md4 = open(os.path.join(out4, "report.md")).read() if run.returncode == 0 else ""
+        check(run.returncode == 0 and "## Gallery" in md4 and
+              all(os.path.exists(os.path.join(out4, f"gallery_{a}_synthetic-smooth.png")) for a in ("gaussian3", "median")),
+              f"gallery for both apps ({run.stderr.strip()})")
         # The same file as version 1 (axes stripped, default-axis rows only) still reads.
         doc = json.load(open(axes))
         doc["schema_version"] = 1
