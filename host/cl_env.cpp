@@ -299,7 +299,8 @@ std::string ClEnv::cache_file(const std::string& source, const std::string& opti
 std::optional<cl::Program> ClEnv::load_cached(const std::string& file, const std::string& options) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return std::nullopt;
-  std::vector<unsigned char> binary((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<unsigned char> binary((std::istreambuf_iterator<char>(in)),
+                                    std::istreambuf_iterator<char>());
   if (binary.empty()) return std::nullopt;
   try {
     cl::Program program(context_, {entry_.device}, cl::Program::Binaries{binary});
@@ -316,8 +317,9 @@ void ClEnv::store_cached(const std::string& file, const cl::Program& program) {
     const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
     if (binaries.size() != 1 || binaries[0].empty()) return;
     // Written under a unique name and renamed: concurrent runs never read half a file.
-    const std::string tmp = file + ".tmp." + std::to_string(::getpid()) + "." +
-                            std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+    const std::string tmp =
+        file + ".tmp." + std::to_string(::getpid()) + "." +
+        std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out.write(reinterpret_cast<const char*>(binaries[0].data()),
@@ -350,16 +352,18 @@ cl::Program ClEnv::build(const std::string& source, const std::string& options) 
   const std::string file = cache_dir_.empty() ? std::string() : cache_file(source, options);
   if (!file.empty()) cached.program = load_cached(file, options);
   cl::Program program(context_, source);
-  if (!cached.program) try {
-    program.build(std::vector<cl::Device>{entry_.device}, options.c_str());
-    cached.program = program;
-    if (!file.empty()) store_cached(file, program);
-  } catch (const cl::Error& e) {
-    cached.error = describe(e);
+  if (!cached.program) {
     try {
-      cached.log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(entry_.device);
-    } catch (const cl::Error&) {
-      cached.log = "(no build log available)";
+      program.build(std::vector<cl::Device>{entry_.device}, options.c_str());
+      cached.program = program;
+      if (!file.empty()) store_cached(file, program);
+    } catch (const cl::Error& e) {
+      cached.error = describe(e);
+      try {
+        cached.log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(entry_.device);
+      } catch (const cl::Error&) {
+        cached.log = "(no build log available)";
+      }
     }
   }
   std::lock_guard<std::mutex> lock(programs_mutex_);

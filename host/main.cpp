@@ -15,9 +15,9 @@
 #include <cxxopts.hpp>
 
 #include "cl_env.hpp"
-#include "kperf_git_sha.h"  // generated at build time
 #include "cli.hpp"
 #include "io.hpp"
+#include "kperf_git_sha.h"  // generated at build time
 #include "parallel.hpp"
 #include "results.hpp"
 #include "runner.hpp"
@@ -385,19 +385,25 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                                                        {"stores", env.binary_cache_stores()}}
                               : nlohmann::ordered_json(false);
     ctx["cold"] = cfg.cold ? nlohmann::ordered_json{{"flush_bytes", runner.flush_bytes()},
-                                                     {"method", "clEnqueueFillBuffer of flush_bytes "
-                                                                "before every timed sample (hotspot: "
-                                                                "before its first step)"}}
+                                                    {"method",
+                                                     "clEnqueueFillBuffer of flush_bytes "
+                                                     "before every timed sample (hotspot: "
+                                                     "before its first step)"}}
                            : nlohmann::ordered_json(false);
     if (cfg.transfers)
       ctx["transfers"] = {
-          {"host_memory", "pinned: CL_MEM_ALLOC_HOST_PTR buffers, mapped once, as upload source and "
-                          "download target"},
-          {"host_pack", "steady_clock around packing and/or half conversion into the pinned upload "
-                        "buffer, on " + std::to_string(host_threads()) + " threads; 0 for f32 "
-                        "device perforation, whose input already sits in pinned memory"},
-          {"end_to_end", "host_pack + write + kernels + read, per repetition; the queue drains "
-                         "between repetitions"}};
+          {"host_memory",
+           "pinned: CL_MEM_ALLOC_HOST_PTR buffers, mapped once, as upload source and "
+           "download target"},
+          {"host_pack",
+           "steady_clock around packing and/or half conversion into the pinned upload "
+           "buffer, on " +
+               std::to_string(host_threads()) +
+               " threads; 0 for f32 "
+               "device perforation, whose input already sits in pinned memory"},
+          {"end_to_end",
+           "host_pack + write + kernels + read, per repetition; the queue drains "
+           "between repetitions"}};
     ctx["complete"] = complete;
     // Harness overhead: this run's wall time against the kernel time it measured.
     double timed_ns = 0;
@@ -417,7 +423,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     for (const auto& r : annotated) doc["results"].push_back(to_json(r));
     const auto write_start = std::chrono::steady_clock::now();
     write_file_atomic(out_path, doc.dump(1) + "\n");
-    write_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
+    write_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
     return annotated;
   };
 

@@ -27,7 +27,7 @@ std::string make_key(const std::string& app, const std::string& scheme, const st
 namespace {
 
 nlohmann::ordered_json stats_json(const TimingStats& t) {
-  return {{"median", t.median}, {"mean", t.mean}, {"min", t.min},
+  return {{"median", t.median}, {"mean", t.mean},     {"min", t.min},
           {"max", t.max},       {"stddev", t.stddev}, {"cv", t.cv}};
 }
 
@@ -68,11 +68,15 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   }
   if (!r.transfer_samples.empty()) {
     const auto& t = r.transfer_samples;
-    j["transfer_ns"] = {{"write", stats_json(summarize(t.write))}, {"read", stats_json(summarize(t.read))}};
+    j["transfer_ns"] = {{"write", stats_json(summarize(t.write))},
+                        {"read", stats_json(summarize(t.read))}};
     j["host_pack_ns"] = summarize(t.host_pack).median;
     j["end_to_end_ns"] = summarize(t.end_to_end).median;
-    j["transfer_samples_ns"] = {{"write", t.write}, {"read", t.read}, {"host_pack", t.host_pack},
-                                {"kernel", t.kernel}, {"end_to_end", t.end_to_end}};
+    j["transfer_samples_ns"] = {{"write", t.write},
+                                {"read", t.read},
+                                {"host_pack", t.host_pack},
+                                {"kernel", t.kernel},
+                                {"end_to_end", t.end_to_end}};
   }
   j["primary_metric"] = r.primary_metric;
   if (r.error) j["error"] = to_json(*r.error);
@@ -88,8 +92,8 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["speedup_vs_global"] =
       r.speedup_vs_global ? nlohmann::ordered_json(*r.speedup_vs_global) : nlohmann::ordered_json();
   if (!r.transfer_samples.empty()) {
-    j["speedup_end_to_end"] =
-        r.speedup_end_to_end ? nlohmann::ordered_json(*r.speedup_end_to_end) : nlohmann::ordered_json();
+    j["speedup_end_to_end"] = r.speedup_end_to_end ? nlohmann::ordered_json(*r.speedup_end_to_end)
+                                                   : nlohmann::ordered_json();
     j["speedup_transfer"] =
         r.speedup_transfer ? nlohmann::ordered_json(*r.speedup_transfer) : nlohmann::ordered_json();
   }
@@ -140,7 +144,8 @@ ResultRow row_from_json(const nlohmann::json& j) {
   if (j.contains("transfer_samples_ns")) {
     const auto& t = j.at("transfer_samples_ns");
     auto list = [&](const char* name) { return t.at(name).get<std::vector<std::uint64_t>>(); };
-    r.transfer_samples = {list("write"), list("read"), list("host_pack"), list("kernel"), list("end_to_end")};
+    r.transfer_samples = {list("write"), list("read"), list("host_pack"), list("kernel"),
+                          list("end_to_end")};
   }
   r.primary_metric = j.value("primary_metric", std::string());
   if (j.contains("error")) r.error = errors_from_json(j.at("error"));

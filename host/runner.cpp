@@ -193,7 +193,8 @@ Runner::Runner(ClEnv& env, RunConfig config) : env_(env), cfg_(std::move(config)
     // device reports, within one allocation.
     const DeviceInfo& dev = env_.info();
     flush_bytes_ = std::max<std::size_t>(std::size_t{256} << 20, 4 * dev.global_mem_cache_size);
-    flush_bytes_ = std::min<std::size_t>(flush_bytes_, dev.max_mem_alloc_size / 2) & ~std::size_t{3};
+    flush_bytes_ =
+        std::min<std::size_t>(flush_bytes_, dev.max_mem_alloc_size / 2) & ~std::size_t{3};
     flush_ = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, flush_bytes_);
   }
 }
@@ -274,8 +275,8 @@ nlohmann::ordered_json Runner::copy_json() const {
 
 nlohmann::ordered_json Runner::phases_json() const {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const char* name : {"compile", "reference", "upload", "timed_launches", "transfers", "download",
-                           "metrics", "verify", "save_outputs", "copy_bandwidth"}) {
+  for (const char* name : {"compile", "reference", "upload", "timed_launches", "transfers",
+                           "download", "metrics", "verify", "save_outputs", "copy_bandwidth"}) {
     const auto it = phase_s_.find(name);
     out[name] = it == phase_s_.end() ? 0.0 : it->second;
   }
@@ -413,8 +414,13 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
         b.width = w.width;
         b.height = w.height;
         b.guard_bytes = guard_bytes;
-        b.out_init[0] = guarded(guard_bytes, to_storage_bytes(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), false));
-        b.out_init[1] = guarded(guard_bytes, to_storage_bytes(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), true));
+        b.out_init[0] =
+            guarded(guard_bytes,
+                    to_storage_bytes(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()),
+                                     false));
+        b.out_init[1] = guarded(
+            guard_bytes,
+            to_storage_bytes(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), true));
       }
       auto& ctx = env_.context();
       auto& q = env_.queue();
@@ -429,9 +435,9 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
         }
       if (app.is_hotspot) {
         for (int half = 0; half < 2; ++half) {
-          const bool used = std::any_of(cfg_.variants.begin(), cfg_.variants.end(), [&](const Variant& v) {
-            return v.precision_info().in_half == (half == 1);
-          });
+          const bool used = std::any_of(
+              cfg_.variants.begin(), cfg_.variants.end(),
+              [&](const Variant& v) { return v.precision_info().in_half == (half == 1); });
           if (!used) continue;
           w.in_init[half] = guarded(guard_bytes, to_storage_bytes(w.input.data, half == 1));
           const std::vector<unsigned char> power = to_storage_bytes(w.power->data, half == 1);
@@ -507,11 +513,10 @@ Runner::Upload& Runner::input_for(Workload& w, const Variant& v) {
       up.image_problem = "device has no image support (CL_DEVICE_IMAGE_SUPPORT is false)";
     else if (static_cast<std::size_t>(up.layout.width) > dev.image2d_max_width ||
              static_cast<std::size_t>(up.layout.height) > dev.image2d_max_height)
-      up.image_problem = "input of " + std::to_string(up.layout.width) + "x" +
-                         std::to_string(up.layout.height) +
-                         " exceeds CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT " +
-                         std::to_string(dev.image2d_max_width) + "x" +
-                         std::to_string(dev.image2d_max_height);
+      up.image_problem =
+          "input of " + std::to_string(up.layout.width) + "x" + std::to_string(up.layout.height) +
+          " exceeds CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT " + std::to_string(dev.image2d_max_width) +
+          "x" + std::to_string(dev.image2d_max_height);
     else if (up.layout.element_bytes == 2 && !half_image_problem().empty())
       up.image_problem = half_image_problem();
     else
@@ -533,7 +538,8 @@ Runner::Upload& Runner::input_for(Workload& w, const Variant& v) {
 const std::string& Runner::half_image_problem() {
   if (half_image_problem_) return *half_image_problem_;
   half_image_problem_ = std::string();
-  const float probe[8] = {1.5f, -2.0f, 0.333251953125f, 65504.0f, 5.9604644775390625e-8f, 100.25f, 21.0f, 234.0f};
+  const float probe[8] = {1.5f,    -2.0f, 0.333251953125f, 65504.0f, 5.9604644775390625e-8f,
+                          100.25f, 21.0f, 234.0f};
   std::uint16_t halves[8];
   floats_to_halves(probe, halves, 8);
   try {
@@ -686,8 +692,10 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     upload_timer.emplace(phase_s_, "upload");
     Upload& input = input_for(w, v);
     upload_timer.reset();
-    if (v.load_path().reads_image && !input.image) return reject("not_applicable", input.image_problem);
-    const int in_half = v.precision_info().in_half ? 1 : 0, out_half = v.precision_info().out_half ? 1 : 0;
+    if (v.load_path().reads_image && !input.image)
+      return reject("not_applicable", input.image_problem);
+    const int in_half = v.precision_info().in_half ? 1 : 0,
+              out_half = v.precision_info().out_half ? 1 : 0;
     auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
       if (v.load_path().reads_image)
         k.setArg(0, *input.image);
@@ -738,7 +746,8 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   // Global bytes at the stored sizes: the input (and hotspot's power) read, the output written.
   const double in_bytes = v.precision_info().in_half ? 2.0 : 4.0;
   const double out_bytes = v.precision_info().out_half ? 2.0 : 4.0;
-  row.bytes_model = ((read + (app.is_hotspot ? n : 0.0)) * in_bytes + n * out_bytes) * row.iterations;
+  row.bytes_model =
+      ((read + (app.is_hotspot ? n : 0.0)) * in_bytes + n * out_bytes) * row.iterations;
   row.gbps = row.time->median > 0 ? row.bytes_model / row.time->median : 0;
   {
     PhaseTimer timer(phase_s_, "copy_bandwidth");
@@ -770,7 +779,8 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
       env_.info().max_work_item_sizes[1] >= kFillY)
     fill_local = cl::NDRange(kFillX, kFillY);
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const int in_half = v.precision_info().in_half ? 1 : 0, out_half = v.precision_info().out_half ? 1 : 0;
+  const int in_half = v.precision_info().in_half ? 1 : 0,
+            out_half = v.precision_info().out_half ? 1 : 0;
   const std::vector<unsigned char>& out_init = w.buf->out_init[out_half];
   const std::size_t bytes = out_init.size();  // guards and interior at the stored size
   const std::size_t guard = w.buf->guard_bytes, interior = n * (out_half ? 2 : 4);
@@ -835,7 +845,8 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   launch_timer.reset();
   if (cfg_.transfers) {
     PhaseTimer timer(phase_s_, "transfers");
-    time_transfers(w, v, row, enqueue_sample, input, w.buf->out_view[out_half][ping_pong ? launches % 2 : 0]);
+    time_transfers(w, v, row, enqueue_sample, input,
+                   w.buf->out_view[out_half][ping_pong ? launches % 2 : 0]);
   }
 
   // The output measured for error; for hotspot a fresh run of its steps. Empty when a kernel
@@ -852,9 +863,9 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     for (int b = 0; b < (ping_pong ? 2 : 1); ++b) {
       std::vector<unsigned char> parent(bytes);
       q.enqueueReadBuffer(w.buf->out_parent[b], CL_TRUE, 0, bytes, parent.data());
-      const bool guards_intact =
-          std::memcmp(parent.data(), out_init.data(), guard) == 0 &&
-          std::memcmp(parent.data() + guard + interior, out_init.data() + guard + interior, guard) == 0;
+      const bool guards_intact = std::memcmp(parent.data(), out_init.data(), guard) == 0 &&
+                                 std::memcmp(parent.data() + guard + interior,
+                                             out_init.data() + guard + interior, guard) == 0;
       if (!guards_intact) {
         row.status = "run_failed";
         row.reason = "kernel wrote outside its output buffer (canary band overwritten)";
@@ -864,7 +875,8 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     }
     std::vector<float> values(n);
     if (out_half)
-      halves_to_floats(reinterpret_cast<const std::uint16_t*>(result_parent.data() + guard), values.data(), n);
+      halves_to_floats(reinterpret_cast<const std::uint16_t*>(result_parent.data() + guard),
+                       values.data(), n);
     else
       std::memcpy(values.data(), result_parent.data() + guard, interior);
     return values;
@@ -956,7 +968,8 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
   if (!prepares) prepare();
   const cl::Buffer& upload_target = hotspot ? w.buf->out_view[in_half ? 1 : 0][0] : input.buffer;
   auto duration = [](cl::Event& ev) {
-    return ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() - ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+    return ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+           ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
   };
   constexpr int kWarmup = 2;
   for (int rep = -kWarmup; rep < cfg_.reps; ++rep) {
@@ -980,8 +993,10 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
     q.enqueueReadBuffer(final_output, CL_FALSE, 0, down_bytes, down, nullptr, &read);
     q.finish();
     if (rep < 0) continue;
-    const std::uint64_t pack = prepares ? static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()) : 0;
+    const std::uint64_t pack =
+        prepares ? static_cast<std::uint64_t>(
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count())
+                 : 0;
     std::uint64_t write = 0, kernel = 0;
     for (auto& ev : writes) write += duration(ev);
     for (auto& ev : kernels) kernel += duration(ev);

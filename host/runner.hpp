@@ -52,8 +52,8 @@ struct RunConfig {
   std::string extra_build_options;  // --cl-options, appended to every kernel build
   std::string save_outputs_dir;
   bool verify = false;
-  bool transfers = false;
-  bool cold = false;  // --cold: flush the last-level cache before every timed sample  // --transfers: time upload, host packing and download too
+  bool transfers = false;  // --transfers: time upload, host packing and download too
+  bool cold = false;       // --cold: flush the last-level cache before every timed sample
   bool progress = false;
   std::set<std::string> skip_keys;  // --resume: keys already measured
 };
@@ -96,9 +96,9 @@ class Runner {
   struct DeviceBuffers {
     int width = 0, height = 0;
     std::size_t guard_bytes = 0;
-    std::vector<unsigned char> out_init[2];  // [half]: canary guards around a NaN interior
+    std::vector<unsigned char> out_init[2];    // [half]: canary guards around a NaN interior
     cl::Buffer out_parent[2], out_view[2][2];  // out_view[half][i]
-    cl::Buffer power[2];                        // hotspot's power grid, [half]
+    cl::Buffer power[2];                       // hotspot's power grid, [half]
   };
   DeviceBuffers buffers_;
   struct CopyResult {

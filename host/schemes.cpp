@@ -207,8 +207,10 @@ const LoadDescriptor& Variant::load_path() const { return load ? *load : load_re
 const std::vector<PrecisionDescriptor>& precision_registry() {
   static const std::vector<PrecisionDescriptor> registry = {
       {"f32", "precision_f32.cl", false, false, "input and output stored as float"},
-      {"f16in", "precision_f16in.cl", true, false, "input stored as half (vload_half), output float"},
-      {"f16", "precision_f16.cl", true, true, "input and output stored as half (vload/vstore_half)"},
+      {"f16in", "precision_f16in.cl", true, false,
+       "input stored as half (vload_half), output float"},
+      {"f16", "precision_f16.cl", true, true,
+       "input and output stored as half (vload/vstore_half)"},
   };
   return registry;
 }
@@ -440,11 +442,13 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
     return Verdict{"not_applicable", "host perforation packs the kept lines of rows:K or cols:K; " +
                                          v.canonical() + " keeps no whole lines"};
   if (v.host_perforate && app.is_hotspot)
-    return Verdict{"not_applicable", "hotspot iterates on its own full-grid output, so only its "
-                                     "first step could read a host-packed input"};
+    return Verdict{"not_applicable",
+                   "hotspot iterates on its own full-grid output, so only its "
+                   "first step could read a host-packed input"};
   if (app.is_hotspot && v.precision_info().in_half != v.precision_info().out_half)
-    return Verdict{"not_applicable", "hotspot's output is the next step's input: f16in would "
-                                     "store them at different precisions (use f16)"};
+    return Verdict{"not_applicable",
+                   "hotspot's output is the next step's input: f16in would "
+                   "store them at different precisions (use f16)"};
   const bool direct = v.is_accurate() && !app.accurate_uses_tile && !v.load_path().reads_image &&
                       v.output.none();
   if (v.relax && (!v.load_path().uses_tile || direct))

@@ -71,7 +71,8 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --input f64.npy", "dtype '<f8'"},
       {"run --apps hotspot --temp t3 --power p3", "power grid is 3x3 but temperature grid"},
       {"run --apps hotspot --temp word --power word", "word:2: not a number"},
-      {"run --device no-such-device-name", "no device name contains 'no-such-device-name'; devices:"},
+      {"run --device no-such-device-name",
+       "no device name contains 'no-such-device-name'; devices:"},
       {"run --device 7:7", "no device 7:7"},
       {"run --schemes rows:0", "rows:K"},
       {"run --schemes rows:-2", "rows:K"},
@@ -91,13 +92,17 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --output center", "needs a factor K"},
       {"run --output-recon cubic", "unknown reconstruction 'cubic' (valid: nn, li"},
       {"run --relax sometimes", "unknown --relax 'sometimes' (valid: none, skip)"},
-      {"run --binary-cache /proc/kperf-cache", "--binary-cache /proc/kperf-cache: cannot create or write directory"},
+      {"run --binary-cache /proc/kperf-cache",
+       "--binary-cache /proc/kperf-cache: cannot create or write directory"},
       {"run --precision f64", "unknown --precision 'f64' (valid: f32, f16in, f16)"},
       {"run --perforate cloud", "unknown --perforate 'cloud' (valid: device, host)"},
-      {"run --iterations-skip 1", "invalid --iterations-skip '1' (expected fractions R with 0 <= R < 1"},
+      {"run --iterations-skip 1",
+       "invalid --iterations-skip '1' (expected fractions R with 0 <= R < 1"},
       {"run --iterations-skip -0.5", "invalid --iterations-skip '-0.5'"},
-      {"run --output rows:9 --size 8 --input synthetic:smooth", "--output rows:9 is larger than the 8x8 grid"},
-      {"run --output cols:40 --size 32x64 --input synthetic:smooth", "--output cols:40 is larger than the 32x64 grid"},
+      {"run --output rows:9 --size 8 --input synthetic:smooth",
+       "--output rows:9 is larger than the 8x8 grid"},
+      {"run --output cols:40 --size 32x64 --input synthetic:smooth",
+       "--output cols:40 is larger than the 32x64 grid"},
   };
   for (const auto& c : cases) {
     const CliRun r = kperf_cli(std::string(c.args) + out, dir, "cd " + d + " &&");
@@ -154,8 +159,9 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
   // together no more than the wall time; this run saved outputs, so that phase took time.
   const auto& harness = doc["context"]["harness"];
   double phases_total = 0;
-  for (const char* phase : {"compile", "reference", "upload", "timed_launches", "transfers", "download",
-                            "metrics", "verify", "save_outputs", "copy_bandwidth", "write"}) {
+  for (const char* phase :
+       {"compile", "reference", "upload", "timed_launches", "transfers", "download", "metrics",
+        "verify", "save_outputs", "copy_bandwidth", "write"}) {
     ASSERT_TRUE(harness["phases_s"].contains(phase)) << phase;
     const double t = harness["phases_s"][phase].get<double>();
     EXPECT_GE(t, 0.0) << phase;
@@ -276,10 +282,11 @@ TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
   for (const std::string flag : {"--cold", ""}) {
-    const CliRun r = kperf_cli("run --apps gaussian3,hotspot --schemes accurate,rows1 --wg 8x8 --size 32 "
-                               "--iterations 2 --warmup 1 --reps 3 --quiet " + flag + " --out " +
-                                   (dir / "r.json").string(),
-                               dir);
+    const CliRun r = kperf_cli(
+        "run --apps gaussian3,hotspot --schemes accurate,rows1 --wg 8x8 --size 32 "
+        "--iterations 2 --warmup 1 --reps 3 --quiet " +
+            flag + " --out " + (dir / "r.json").string(),
+        dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
     const auto& cold = doc["context"]["cold"];
@@ -287,7 +294,8 @@ TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
       EXPECT_EQ(cold, false);
       continue;
     }
-    const std::uint64_t max_alloc = doc["context"]["device"]["max_mem_alloc_size"].get<std::uint64_t>();
+    const std::uint64_t max_alloc =
+        doc["context"]["device"]["max_mem_alloc_size"].get<std::uint64_t>();
     const std::uint64_t flush = cold.at("flush_bytes").get<std::uint64_t>();
     EXPECT_TRUE(flush >= (std::uint64_t{256} << 20) || flush >= max_alloc / 2 - 4) << flush;
     EXPECT_LE(flush, max_alloc);
@@ -305,14 +313,17 @@ TEST(Cli, BinaryCacheStoresThenLoadsAndMissesOnEditedSources) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
   fs::create_directories(dir / "root");
-  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "kernels", dir / "root/kernels", fs::copy_options::recursive);
-  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "schemes", dir / "root/schemes", fs::copy_options::recursive);
+  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "kernels", dir / "root/kernels",
+           fs::copy_options::recursive);
+  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "schemes", dir / "root/schemes",
+           fs::copy_options::recursive);
   auto run = [&](const std::string& name) {
-    const CliRun r = kperf_cli("run --apps gaussian3 --schemes accurate,rows:2 --recon nn,li --wg 8x8 --size 40x24 "
-                               "--warmup 0 --reps 1 --quiet --kernel-dir " + (dir / "root").string() +
-                                   " --binary-cache " + (dir / "cache").string() + " --out " +
-                                   (dir / name).string(),
-                               dir);
+    const CliRun r = kperf_cli(
+        "run --apps gaussian3 --schemes accurate,rows:2 --recon nn,li --wg 8x8 --size 40x24 "
+        "--warmup 0 --reps 1 --quiet --kernel-dir " +
+            (dir / "root").string() + " --binary-cache " + (dir / "cache").string() + " --out " +
+            (dir / name).string(),
+        dir);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(read_file((dir / name).string()));
   };
@@ -325,7 +336,8 @@ TEST(Cli, BinaryCacheStoresThenLoadsAndMissesOnEditedSources) {
   ASSERT_EQ(first["results"].size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(second["results"][i]["status"], "ok");
-    EXPECT_EQ(first["results"][i]["error"], second["results"][i]["error"]) << first["results"][i]["key"];
+    EXPECT_EQ(first["results"][i]["error"], second["results"][i]["error"])
+        << first["results"][i]["key"];
   }
   {
     std::ofstream edit((dir / "root/schemes/scheme_rows.cl").string(), std::ios::app);
