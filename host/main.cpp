@@ -16,62 +16,19 @@
 
 #include "cl_env.hpp"
 #include "cli.hpp"
+#include "command_support.hpp"
 #include "io.hpp"
 #include "kperf_git_sha.h"  // generated at build time
 #include "parallel.hpp"
 #include "results.hpp"
 #include "runner.hpp"
 #include "synthetic.hpp"
+#include "tune_command.hpp"
 
 namespace fs = std::filesystem;
 using namespace kperf;
 
 namespace {
-
-constexpr int kExitUsage = 2;
-constexpr int kExitDevice = 3;
-constexpr int kExitInterrupted = 130;
-
-// A bad command line or input: one line on stderr, no output written.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-fs::path executable_dir() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::current_path() : self.parent_path();
-}
-
-// Where kernels/ and schemes/ live: beside the binary (the build copies them there), or an
-// installed share/kperf.
-fs::path default_kernel_root() {
-  const fs::path exe = executable_dir();
-  for (const fs::path& candidate : {exe, exe / ".." / "share" / "kperf"})
-    if (fs::is_directory(candidate / "kernels") && fs::is_directory(candidate / "schemes"))
-      return candidate;
-  return exe;
-}
-
-std::string iso_time_utc() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string slug(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    else if (!out.empty() && out.back() != '-')
-      out.push_back('-');
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.substr(0, 48);
-}
 
 void print_devices_text(const std::vector<DeviceEntry>& entries) {
   for (const auto& e : entries) {
@@ -122,7 +79,6 @@ std::string joined_command_line(int argc, char** argv) {
   return out;
 }
 
-void on_signal(int) { interrupt_requested() = true; }
 
 int cmd_run(int argc, char** argv, const std::string& command_line) {
   cxxopts::Options options("kperf run", "Benchmark perforated kernels and write JSON results");
@@ -217,10 +173,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   }
 
   cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
-  for (const char* sub : {"kernels", "schemes"})
-    if (!fs::is_directory(fs::path(cfg.kernel_root) / sub))
-      throw UsageError("kernel directory " + cfg.kernel_root + " has no " + sub +
-                       "/ folder (set --kernel-dir to a directory holding kernels/ and schemes/)");
+  check_kernel_root(cfg.kernel_root);
 
   // Inputs: validated (fully decoded) before any work so a bad file stops the run up front.
   std::vector<std::string> input_specs;
@@ -282,43 +235,14 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
 
   if (given("save-outputs")) {
     cfg.save_outputs_dir = text("save-outputs");
-    std::error_code ec;
-    fs::create_directories(cfg.save_outputs_dir, ec);
-    if (!fs::is_directory(cfg.save_outputs_dir) || ::access(cfg.save_outputs_dir.c_str(), W_OK) != 0)
-      throw UsageError("--save-outputs " + cfg.save_outputs_dir + ": cannot create or write directory");
+    require_writable_dir("--save-outputs", cfg.save_outputs_dir);
   }
-  auto require_writable = [](const std::string& path) {
-    try {
-      check_writable(path);
-    } catch (const std::runtime_error& e) {
-      throw UsageError(std::string("cannot write results: ") + e.what());
-    }
-  };
   if (given("out")) require_writable(text("out"));
   if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
 
   // Device.
-  auto entries = enumerate_devices();
-  std::vector<DeviceInfo> infos;
-  for (const auto& e : entries) infos.push_back(e.info);
-  const std::size_t chosen = choose_device(infos, parse_device_selector(text("device")));
-  ClEnv env(entries[chosen]);
-  if (given("binary-cache")) {
-    const std::string dir = text("binary-cache");
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (!fs::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
-      throw UsageError("--binary-cache " + dir + ": cannot create or write directory");
-    // Every file a kernel can #include is part of the key: an edited scheme misses the cache.
-    std::vector<fs::path> files;
-    for (const char* sub : {"kernels", "schemes"})
-      for (const auto& e : fs::directory_iterator(fs::path(cfg.kernel_root) / sub))
-        if (e.is_regular_file()) files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    std::string salt;
-    for (const auto& f : files) salt += f.filename().string() + '\0' + read_file(f.string()) + '\0';
-    env.enable_binary_cache(dir, salt);
-  }
+  ClEnv env(choose_device_entry(text("device")));
+  if (given("binary-cache")) enable_binary_cache(env, text("binary-cache"), cfg.kernel_root);
   const std::uint64_t need = static_cast<std::uint64_t>(largest) * sizeof(float);
   if (need > env.info().max_mem_alloc_size)
     throw UsageError("a grid of " + std::to_string(largest) + " elements needs " +
@@ -351,8 +275,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   }
   cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
 
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  catch_interrupts();
 
   Runner runner(env, cfg);
   const auto run_start = std::chrono::steady_clock::now();
@@ -363,16 +286,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     annotate(annotated);
     nlohmann::ordered_json doc;
     doc["schema_version"] = kSchemaVersion;
-    char host[256] = "unknown";
-    ::gethostname(host, sizeof host - 1);
-    nlohmann::ordered_json ctx;
-    ctx["date"] = iso_time_utc();
-    ctx["host"] = host;
-    ctx["kperf_version"] = KPERF_VERSION;
-    ctx["git_sha"] = KPERF_GIT_SHA;
-    ctx["build_type"] = KPERF_BUILD_TYPE;
-    ctx["command_line"] = command_line;
-    ctx["device"] = to_json(env.info());
+    nlohmann::ordered_json ctx = base_context(command_line, env);
     ctx["warmup"] = cfg.warmup;
     ctx["reps"] = cfg.reps;
     ctx["iterations"] = cfg.iterations;
@@ -453,6 +367,8 @@ void print_usage() {
       "usage:\n"
       "  kperf devices [--json]      list OpenCL platforms and devices\n"
       "  kperf run [options]         benchmark apps x schemes x work-groups (kperf run --help)\n"
+      "  kperf tune [options]        fastest configuration within an error budget, checked on\n"
+      "                              held-out inputs (kperf tune --help)\n"
       "  kperf --version\n",
       KPERF_VERSION);
 }
@@ -473,7 +389,8 @@ int main(int argc, char** argv) {
     }
     if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
     if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
-    throw UsageError("unknown command '" + cmd + "' (valid: devices, run)");
+    if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);
+    throw UsageError("unknown command '" + cmd + "' (valid: devices, run, tune)");
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "kperf: %s (see kperf %s --help)\n", e.what(), argc > 1 ? argv[1] : "");
     return kExitUsage;

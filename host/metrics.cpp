@@ -12,7 +12,7 @@
 namespace kperf {
 
 ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<float>& approx,
-                            int width, int height) {
+                            int width, int height, bool with_ssim) {
   if (truth.size() != approx.size() || truth.size() != static_cast<std::size_t>(width) * height)
     throw std::invalid_argument("compute_errors: size mismatch");
   const long n_all = static_cast<long>(truth.size());
@@ -100,7 +100,8 @@ ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<
     e.psnr_db = 10.0 * std::log10(range * range / mse);
   else
     e.psnr_db = -std::numeric_limits<double>::infinity();  // constant truth, some error
-  e.ssim = mean_ssim(truth, approx, width, height);
+  e.ssim = with_ssim ? mean_ssim(truth, approx, width, height)
+                    : std::numeric_limits<double>::quiet_NaN();
   return e;
 }
 

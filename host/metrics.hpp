@@ -23,9 +23,11 @@ struct ErrorMetrics {
   double value(Metric m) const { return m == Metric::kMre ? mre : me; }
 };
 
-// Every metric of SPEC sections 5 and 10 for width x height grids (row-major).
+// Every metric of SPEC sections 5 and 10 for width x height grids (row-major). Without
+// `with_ssim` the SSIM (by far the costliest) is left NaN: for error-only passes that need the
+// primary metric alone.
 ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<float>& approx,
-                            int width, int height);
+                            int width, int height, bool with_ssim = true);
 
 // Mean SSIM (Wang et al. 2004): 11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, dynamic
 // range L = max T - min T (1 when T is constant), over the positions where the whole window fits

@@ -213,8 +213,8 @@ void Runner::tick(const std::string& label) {
   const double eta = done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0;
   const int width = 28;
   const int filled = total_ ? static_cast<int>(width * done_ / total_) : width;
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu  %02d:%02d elapsed  ETA %02d:%02d  %-48.48s",
-               std::string(static_cast<std::size_t>(filled), '#').c_str(),
+  std::fprintf(stderr, "\r%s[%s%s] %zu/%zu  %02d:%02d elapsed  ETA %02d:%02d  %-48.48s",
+               cfg_.progress_label.c_str(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
                std::string(static_cast<std::size_t>(width - filled), '.').c_str(), done_, total_,
                static_cast<int>(elapsed) / 60, static_cast<int>(elapsed) % 60,
                static_cast<int>(eta) / 60, static_cast<int>(eta) % 60, label.c_str());
@@ -306,9 +306,16 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
   std::vector<std::optional<std::pair<int, int>>> sizes(cfg_.sizes.begin(), cfg_.sizes.end());
   if (sizes.empty()) sizes.push_back(std::nullopt);
   const bool rodinia = !cfg_.temp_path.empty();
-  total_ = (image_apps * cfg_.image_inputs.size() * sizes.size() +
-            (hotspot ? (rodinia ? 1 : sizes.size()) : 0)) *
-           cfg_.variants.size() * cfg_.wgs.size();
+  auto configs_of = [&](const AppDescriptor& app) {
+    std::size_t count = 0;
+    for (const auto& v : cfg_.variants)
+      for (const auto& wg : cfg_.wgs) count += selected(app, v, wg) ? 1 : 0;
+    return count;
+  };
+  total_ = 0;
+  for (auto* a : cfg_.apps)
+    total_ += configs_of(*a) *
+              (a->is_hotspot ? (rodinia ? 1 : sizes.size()) : cfg_.image_inputs.size() * sizes.size());
   for (const auto& size : sizes) {
     for (const auto& src : cfg_.image_inputs) {
       if (image_apps == 0 || interrupted_) break;
@@ -366,11 +373,16 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
 
   // Skip everything (and the reference) when all keys are already in a resumed file.
   bool any_left = false;
+  std::size_t selected_configs = 0;
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs)
-      any_left = any_left || !cfg_.skip_keys.count(config_key(app, v, wg, w.input_name, w.width, w.height));
+      if (selected(app, v, wg)) {
+        ++selected_configs;
+        any_left = any_left ||
+                   !cfg_.skip_keys.count(config_key(app, v, wg, w.input_name, w.width, w.height));
+      }
   if (!any_left) {
-    done_ += cfg_.variants.size() * cfg_.wgs.size();
+    done_ += selected_configs;
     return;
   }
 
@@ -461,7 +473,8 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
   std::vector<std::pair<std::string, std::string>> jobs;
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs)
-      if (!cfg_.skip_keys.count(config_key(app, v, wg, w.input_name, w.width, w.height)) &&
+      if (selected(app, v, wg) &&
+          !cfg_.skip_keys.count(config_key(app, v, wg, w.input_name, w.width, w.height)) &&
           !static_check(w, v, wg))
         jobs.emplace_back(kernel_source(app.kernel_file), build_options(v, wg));
   {
@@ -471,6 +484,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
 
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs) {
+      if (!selected(app, v, wg)) continue;
       if (interrupt_requested()) {
         interrupted_ = true;
         return;
@@ -885,7 +899,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   if (output.empty()) return;
   {
     PhaseTimer timer(phase_s_, "metrics");
-    row.error = compute_errors(w.truth.data, output, w.width, w.height);
+    row.error = compute_errors(w.truth.data, output, w.width, w.height, cfg_.ssim);
   }
   if (v.relax) {
     // A race by design: outputs may differ from launch to launch. Keep the primary error of
@@ -897,7 +911,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
       if (again.empty()) return;
       PhaseTimer timer(phase_s_, "metrics");
       row.error_reps.push_back(
-          compute_errors(w.truth.data, again, w.width, w.height).value(w.app->primary_metric));
+          compute_errors(w.truth.data, again, w.width, w.height, cfg_.ssim).value(w.app->primary_metric));
     }
   }
   if (cfg_.verify) {

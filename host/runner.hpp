@@ -55,7 +55,12 @@ struct RunConfig {
   bool transfers = false;  // --transfers: time upload, host packing and download too
   bool cold = false;       // --cold: flush the last-level cache before every timed sample
   bool progress = false;
+  bool ssim = true;        // false: SSIM left NaN (error-only passes of the tuner)
+  std::string progress_label;  // printed before the progress bar
   std::set<std::string> skip_keys;  // --resume: keys already measured
+  // When set, only the configurations it accepts run (and count): the tuner's per-app,
+  // per-variant selections.
+  std::function<bool(const AppDescriptor&, const Variant&, const WorkGroup&)> only;
 };
 
 // Why `app` under variant `v` cannot launch as `wg` on a device with these limits (scheme
@@ -137,6 +142,9 @@ class Runner {
   std::size_t flush_bytes_ = 0;
   const std::string& kernel_source(const std::string& file);
   void tick(const std::string& label);
+  bool selected(const AppDescriptor& app, const Variant& v, const WorkGroup& wg) const {
+    return !cfg_.only || cfg_.only(app, v, wg);
+  }
 
   ClEnv& env_;
   RunConfig cfg_;

@@ -348,6 +348,73 @@ TEST(Cli, BinaryCacheStoresThenLoadsAndMissesOnEditedSources) {
   EXPECT_EQ(third["context"]["binary_cache"]["stores"], 4);
 }
 
+TEST(Cli, TuneBadInputGetsOneLineAndNoOutput) {
+  TempDir dir;
+  const fs::path photos = fs::path(KPERF_TEST_SOURCE_DIR) / "datasets" / "images";
+  for (const char* sub : {"train", "test", "mixed", "empty"}) fs::create_directories(dir / sub);
+  fs::copy_file(photos / "camera.png", dir / "train" / "camera.png");
+  fs::copy_file(photos / "coins.png", dir / "train" / "coins.png");
+  fs::copy_file(photos / "moon.png", dir / "test" / "moon.png");
+  fs::copy_file(photos / "camera.png", dir / "mixed" / "camera.png");
+  fs::copy_file(photos / "chelsea.png", dir / "mixed" / "chelsea.png");
+  fs::create_directories(dir / "bad");
+  std::ofstream(dir / "bad" / "broken.png") << "not a png";
+  const std::string d = dir.path().string();
+  const std::string io = " --train " + d + "/mixed --test " + d + "/test --out " + d + "/t.json";
+  const std::vector<std::pair<std::string, std::string>> tune_cases = {
+      {"tune --train x --test y", "kperf tune needs --budget"},
+      {"tune --budget 0.02 --test " + d + "/test", "kperf tune needs --train"},
+      {"tune --budget 0 --size 64" + io, "invalid --budget '0' (expected a fraction in (0, 1]"},
+      {"tune --budget 1.5 --size 64" + io, "invalid --budget '1.5'"},
+      {"tune --budget 2% --size 64" + io, "invalid --budget '2%'"},
+      {"tune --budget 0.02,nan --size 64" + io, "invalid --budget 'nan'"},
+      {"tune --budget 0.02" + io, "images differ in size (camera is 512x512, chelsea is"},
+      {"tune --budget 0.02 --train " + d + "/empty --test " + d + "/test",
+       "--train " + d + "/empty: directory holds no image"},
+      {"tune --budget 0.02 --train " + d + "/nothing-here --test " + d + "/test",
+       "--train " + d + "/nothing-here: not a directory"},
+      {"tune --budget 0.02 --train " + d + "/mixed --test " + d + "/empty --size 64",
+       "--test " + d + "/empty: directory holds no image"},
+      {"tune --budget 0.02 --train " + d + "/bad --test " + d + "/test", "not a readable image"},
+      {"tune --budget 0.02 --train " + d + "/mixed --test " + d + "/mixed --size 64",
+       "is in both --train and --test"},
+      {"tune --budget 0.02 --apps hotspot --size 64" + io, "kperf tune takes image apps"},
+      {"tune --budget 0.02 --precision f64 --size 64" + io, "unknown --precision 'f64'"},
+      {"tune --budget 0.02 --resume --size 64 --train " + d + "/mixed --test " + d + "/test",
+       "--resume needs --out"},
+  };
+  for (const auto& [args, expect] : tune_cases) {
+    const CliRun r = kperf_cli(args, dir);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_TRUE(one_line(r.err)) << args << " -> [" << r.err << "]";
+    EXPECT_NE(r.err.find(expect), std::string::npos) << args << " -> " << r.err;
+    EXPECT_FALSE(fs::exists(dir / "t.json")) << args;
+  }
+}
+
+TEST(Cli, TuneWithNoConfigurationWithinTheBudgetSaysSoAndExitsZero) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const fs::path photos = fs::path(KPERF_TEST_SOURCE_DIR) / "datasets" / "images";
+  for (const char* sub : {"train", "test"}) fs::create_directories(dir / sub);
+  fs::copy_file(photos / "camera.png", dir / "train" / "camera.png");
+  fs::copy_file(photos / "moon.png", dir / "test" / "moon.png");
+  const std::string d = dir.path().string();
+  // Even the accurate float kernel differs from the double reference by more than 1e-12.
+  const CliRun r = kperf_cli(
+      "tune --apps gaussian3 --budget 1e-12 --size 40 --train " + d + "/train --test " + d +
+          "/test --wg 8x8 --schemes accurate,rows:2 --recon nn --perforate device --load local "
+          "--output none --precision f32 --relax none --warmup 0 --reps 2 --quiet --out " + d +
+          "/t.json",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no configuration is within the budget"), std::string::npos) << r.out;
+  const auto doc = nlohmann::json::parse(read_file((dir / "t.json").string()));
+  const auto& choice = doc["tune"]["gaussian3"]["choices"][0];
+  EXPECT_TRUE(choice["chosen"].is_null());
+  EXPECT_EQ(doc["tune"]["gaussian3"]["pruned"][0]["variant"], "rows:2/nn");
+}
+
 TEST(Cli, DevicesJsonHasTableOneFields) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;

@@ -1,0 +1,119 @@
+// What the subcommands share: kernel location, device choice, binary cache,
+// JSON context.
+#include "command_support.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <ctime>
+
+#include "io.hpp"
+#include "kperf_git_sha.h"  // generated at build time
+#include "results.hpp"
+#include "runner.hpp"
+
+namespace kperf {
+
+namespace fs = std::filesystem;
+
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : self.parent_path();
+}
+
+fs::path default_kernel_root() {
+  const fs::path exe = executable_dir();
+  for (const fs::path &candidate : {exe, exe / ".." / "share" / "kperf"})
+    if (fs::is_directory(candidate / "kernels") && fs::is_directory(candidate / "schemes"))
+      return candidate;
+  return exe;
+}
+
+void check_kernel_root(const std::string &root) {
+  for (const char *sub : {"kernels", "schemes"})
+    if (!fs::is_directory(fs::path(root) / sub))
+      throw UsageError("kernel directory " + root + " has no " + sub +
+                       "/ folder (set --kernel-dir to a directory holding "
+                       "kernels/ and schemes/)");
+}
+
+std::string iso_time_utc() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string slug(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    else if (!out.empty() && out.back() != '-')
+      out.push_back('-');
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.substr(0, 48);
+}
+
+void require_writable(const std::string &path) {
+  try {
+    check_writable(path);
+  } catch (const std::runtime_error &e) {
+    throw UsageError(std::string("cannot write results: ") + e.what());
+  }
+}
+
+void require_writable_dir(const std::string &option, const std::string &dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(option + " " + dir + ": cannot create or write directory");
+}
+
+DeviceEntry choose_device_entry(const std::string &selector) {
+  auto entries = enumerate_devices();
+  std::vector<DeviceInfo> infos;
+  for (const auto &e : entries) infos.push_back(e.info);
+  return entries[choose_device(infos, parse_device_selector(selector))];
+}
+
+void enable_binary_cache(ClEnv &env, const std::string &dir, const std::string &kernel_root) {
+  require_writable_dir("--binary-cache", dir);
+  std::vector<fs::path> files;
+  for (const char *sub : {"kernels", "schemes"})
+    for (const auto &e : fs::directory_iterator(fs::path(kernel_root) / sub))
+      if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string salt;
+  for (const auto &f : files) salt += f.filename().string() + '\0' + read_file(f.string()) + '\0';
+  env.enable_binary_cache(dir, salt);
+}
+
+namespace {
+void on_signal(int) { interrupt_requested() = true; }
+}  // namespace
+
+void catch_interrupts() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+}
+
+nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env) {
+  char host[256] = "unknown";
+  ::gethostname(host, sizeof host - 1);
+  nlohmann::ordered_json ctx;
+  ctx["date"] = iso_time_utc();
+  ctx["host"] = host;
+  ctx["kperf_version"] = KPERF_VERSION;
+  ctx["git_sha"] = KPERF_GIT_SHA;
+  ctx["build_type"] = KPERF_BUILD_TYPE;
+  ctx["command_line"] = command_line;
+  ctx["device"] = to_json(env.info());
+  return ctx;
+}
+
+}  // namespace kperf

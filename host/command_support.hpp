@@ -1,0 +1,54 @@
+// What the subcommands share: exit codes, the usage error, where kernels live,
+// the device and its binary cache opened from options, and the context block
+// every JSON document carries.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "cl_env.hpp"
+
+namespace kperf {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitDevice = 3;
+constexpr int kExitInterrupted = 130;
+
+// A bad command line or input: one line on stderr, no output written.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::filesystem::path executable_dir();
+// Where kernels/ and schemes/ live: beside the binary (the build copies them
+// there), or an installed share/kperf.
+std::filesystem::path default_kernel_root();
+// Throws UsageError when `root` lacks kernels/ or schemes/.
+void check_kernel_root(const std::string &root);
+std::string iso_time_utc();
+// Lower-case alphanumerics and single dashes, at most 48 characters (for file
+// names).
+std::string slug(const std::string &text);
+// Throws UsageError when `path` cannot be written.
+void require_writable(const std::string &path);
+// Creates `dir` if needed; throws UsageError naming `option` when it cannot be
+// written.
+void require_writable_dir(const std::string &option, const std::string &dir);
+
+// The device chosen by `selector` (see `kperf run --help`).
+DeviceEntry choose_device_entry(const std::string &selector);
+// Turns on the program-binary cache in `dir`, keyed by the contents of every
+// file under `kernel_root`'s kernels/ and schemes/ (an edited scheme misses).
+void enable_binary_cache(ClEnv &env, const std::string &dir, const std::string &kernel_root);
+
+// SIGINT and SIGTERM set interrupt_requested(): the runner stops after the
+// configuration in flight and the command writes what finished.
+void catch_interrupts();
+
+// date, host, version, git sha, build type, command line and device.
+nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env);
+
+}  // namespace kperf

@@ -1,0 +1,734 @@
+// kperf tune (SPEC 12): atoms probed, pruned and swept, their fronts combined,
+// the survivors confirmed on every training input, one choice per budget
+// checked on held-out inputs.
+#include "tune.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+namespace kperf {
+
+namespace {
+
+double now_s() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string shape_label(const WorkGroup &wg) { return wg_label(wg.x, wg.y, wg.vec, wg.py); }
+
+nlohmann::ordered_json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) throw std::invalid_argument("percentile of an empty list");
+  std::sort(values.begin(), values.end());
+  const double pos = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (pos - static_cast<double>(lo));
+}
+
+std::vector<std::size_t> pareto_indices(const std::vector<FrontPoint> &points) {
+  std::vector<std::size_t> order(points.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // By time, then error, then first seen: a sweep keeps a point only when it
+  // lowers the error.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (points[a].time != points[b].time) return points[a].time < points[b].time;
+    return points[a].error < points[b].error;
+  });
+  std::vector<std::size_t> front;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (std::size_t i : order)
+    if (points[i].error < best_error) {
+      front.push_back(i);
+      best_error = points[i].error;
+    }
+  return front;
+}
+
+std::string variant_id(const Variant &v) {
+  const std::string axes = v.axes_key();
+  return v.canonical() + "/" + recon_name(v.recon) + (axes.empty() ? "" : "/" + axes);
+}
+
+std::string variant_id(const ResultRow &row) {
+  const std::size_t begin = row.app.size() + 1, end = row.key.find("/wg:");
+  return end == std::string::npos ? row.key : row.key.substr(begin, end - begin);
+}
+
+bool is_exact(const Variant &v) {
+  return v.is_accurate() && v.output.none() && !v.precision_info().in_half && !v.relax &&
+         v.iterations_skip == 0;
+}
+
+std::string family_of(const Variant &v) {
+  std::vector<std::string> kinds;
+  if (!v.is_accurate())
+    kinds.push_back(v.host_perforate ? "host perforation" : "input perforation");
+  if (!v.output.none()) kinds.push_back("output approximation");
+  if (v.precision_info().in_half) kinds.push_back("mixed precision");
+  if (v.relax) kinds.push_back("relaxed barrier");
+  if (v.iterations_skip > 0) kinds.push_back("launch perforation");
+  if (kinds.empty()) return "accurate";
+  return kinds.size() == 1 ? kinds[0] : "combination";
+}
+
+const char *group_name(AxisGroup group) {
+  switch (group) {
+    case AxisGroup::kInput:
+      return "input";
+    case AxisGroup::kLoad:
+      return "load";
+    case AxisGroup::kOutput:
+      return "output";
+    case AxisGroup::kPrecision:
+      return "precision";
+    case AxisGroup::kRelax:
+      return "relax";
+  }
+  return "?";
+}
+
+Variant default_variant() { return parse_variants(AxesSpec{"accurate"}).front(); }
+
+Variant with_group(Variant base, AxisGroup group, const Variant &donor) {
+  switch (group) {
+    case AxisGroup::kInput:
+      base.scheme = donor.scheme;
+      base.skip = donor.skip;
+      base.recon = donor.recon;
+      base.host_perforate = donor.host_perforate;
+      break;
+    case AxisGroup::kLoad:
+      base.load = donor.load;
+      break;
+    case AxisGroup::kOutput:
+      base.output = donor.output;
+      base.output_recon = donor.output_recon;
+      break;
+    case AxisGroup::kPrecision:
+      base.precision = donor.precision;
+      break;
+    case AxisGroup::kRelax:
+      base.relax = donor.relax;
+      break;
+  }
+  return base;
+}
+
+TuneSpace make_space(const AxesSpec &axes) {
+  TuneSpace space;
+  AxesSpec one;  // every axis at its default but the one being read
+  one.schemes = "accurate";
+  auto read = [&](AxesSpec spec) { return parse_variants(spec); };
+  {
+    AxesSpec s = one;
+    s.schemes = axes.schemes;
+    s.recons = axes.recons;
+    s.perforates = axes.perforates;
+    for (const auto &v : read(s)) {
+      const std::string family = v.scheme->family;
+      if (v.host_perforate && family != "rows" && family != "cols") continue;
+      space.values[AxisGroup::kInput].push_back(v);
+    }
+  }
+  {
+    AxesSpec s = one;
+    s.loads = axes.loads;
+    space.values[AxisGroup::kLoad] = read(s);
+  }
+  {
+    AxesSpec s = one;
+    s.outputs = axes.outputs;
+    s.output_recons = axes.output_recons;
+    space.values[AxisGroup::kOutput] = read(s);
+  }
+  {
+    AxesSpec s = one;
+    s.precisions = axes.precisions;
+    space.values[AxisGroup::kPrecision] = read(s);
+  }
+  {
+    AxesSpec s = one;
+    s.relaxes = axes.relaxes;
+    space.values[AxisGroup::kRelax] = read(s);
+  }
+  return space;
+}
+
+std::vector<Variant> atoms_of(const TuneSpace &space) {
+  const Variant base = default_variant();
+  std::vector<Variant> out = {base};
+  std::set<std::string> seen = {variant_id(base)};
+  for (const auto &[group, donors] : space.values)
+    for (const auto &donor : donors) {
+      const Variant v = with_group(base, group, donor);
+      if (seen.insert(variant_id(v)).second) out.push_back(v);
+    }
+  return out;
+}
+
+std::vector<Combination> propose_combinations(const std::vector<AtomStanding> &atoms,
+                                              double base_time, double max_error,
+                                              std::size_t limit) {
+  if (base_time <= 0) return {};
+  const Variant base = default_variant();
+  const std::string base_id = variant_id(base);
+  // Per group, the front of its atoms; the default value (no change, ratio 1,
+  // error 0) always takes part so that a combination may leave a group alone.
+  struct Member {
+    Variant donor;
+    double ratio, error;
+    bool is_default;
+  };
+  std::map<AxisGroup, std::vector<Member>> fronts;
+  for (AxisGroup g : {AxisGroup::kInput, AxisGroup::kLoad, AxisGroup::kOutput,
+                      AxisGroup::kPrecision, AxisGroup::kRelax}) {
+    std::vector<const AtomStanding *> members;
+    std::vector<FrontPoint> points;
+    for (const auto &a : atoms)
+      if (a.group == g && variant_id(a.variant) != base_id) {
+        members.push_back(&a);
+        points.push_back({a.time, a.error});
+      }
+    std::vector<Member> &front = fronts[g];
+    front.push_back({base, 1.0, 0.0, true});
+    for (std::size_t i : pareto_indices(points))
+      front.push_back(
+          {members[i]->variant, members[i]->time / base_time, members[i]->error, false});
+  }
+  std::vector<Combination> out;
+  std::set<std::string> seen;
+  // Walk the cross product of the fronts with an odometer over the groups.
+  std::vector<AxisGroup> groups;
+  for (const auto &[g, f] : fronts) groups.push_back(g);
+  std::vector<std::size_t> digit(groups.size(), 0);
+  while (true) {
+    Variant v = base;
+    double ratio = 1, error = 0;
+    int changed = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const Member &m = fronts[groups[i]][digit[i]];
+      if (m.is_default) continue;
+      v = with_group(v, groups[i], m.donor);
+      ratio *= m.ratio;
+      error += m.error;
+      ++changed;
+    }
+    if (changed >= 2 && error <= max_error && seen.insert(variant_id(v)).second)
+      out.push_back({v, base_time * ratio, error});
+    std::size_t i = 0;
+    while (i < groups.size() && ++digit[i] == fronts[groups[i]].size()) digit[i++] = 0;
+    if (i == groups.size()) break;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Combination &a, const Combination &b) {
+    return a.predicted_time < b.predicted_time;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+// Per app, per variant id: the variant and the launch shapes a stage runs it
+// at.
+struct Tuner::Plan {
+  std::map<std::string, std::map<std::string, std::pair<Variant, std::vector<WorkGroup>>>> apps;
+  bool empty() const {
+    for (const auto &[app, variants] : apps)
+      if (!variants.empty()) return false;
+    return true;
+  }
+};
+
+Tuner::Tuner(ClEnv &env, TuneConfig config, std::vector<TuneRow> resumed)
+    : env_(env), cfg_(std::move(config)), rows_(std::move(resumed)) {
+  for (std::size_t i = 0; i < rows_.size(); ++i) index(i);
+}
+
+void Tuner::index(std::size_t i) {
+  const ResultRow &r = rows_[i].row;
+  index_[rows_[i].stage + "|" + r.app + "|" + variant_id(r) + "|" +
+         wg_label(r.wg_x, r.wg_y, r.vec, r.py) + "|" + r.input_name] = i;
+}
+
+const ResultRow *Tuner::find(const std::string &stage, const std::string &app,
+                             const std::string &id, const std::string &shape,
+                             const std::string &input) const {
+  const auto it = index_.find(stage + "|" + app + "|" + id + "|" + shape + "|" + input);
+  return it == index_.end() ? nullptr : &rows_[it->second].row;
+}
+
+bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &inputs, const Plan &plan,
+                  bool timed, bool save,
+                  const std::function<void(const std::vector<TuneRow> &)> &checkpoint) {
+  if (plan.empty()) return true;
+  const double start = now_s();
+  RunConfig rc;
+  std::set<std::string> variant_seen;
+  std::set<WorkGroup> shape_set;
+  for (auto *app : cfg_.apps) {
+    const auto it = plan.apps.find(app->name);
+    if (it == plan.apps.end() || it->second.empty()) continue;
+    rc.apps.push_back(app);
+    for (const auto &[id, entry] : it->second) {
+      if (variant_seen.insert(id).second) rc.variants.push_back(entry.first);
+      shape_set.insert(entry.second.begin(), entry.second.end());
+    }
+  }
+  for (const auto &wg : cfg_.shapes)
+    if (shape_set.count(wg)) rc.wgs.push_back(wg);
+  rc.image_inputs = inputs;
+  if (cfg_.size) rc.sizes = {*cfg_.size};
+  rc.warmup = timed ? cfg_.warmup : 0;
+  rc.reps = timed ? cfg_.reps : 1;
+  rc.kernel_root = cfg_.kernel_root;
+  rc.extra_build_options = cfg_.extra_build_options;
+  if (save) rc.save_outputs_dir = cfg_.outputs_dir;
+  rc.ssim = timed || save;  // the pruning passes need the primary metric alone
+  rc.progress = cfg_.progress;
+  rc.progress_label = "tune " + name + " ";
+  for (const auto &r : rows_)
+    if (r.stage == name) rc.skip_keys.insert(r.row.key);
+  rc.only = [&plan](const AppDescriptor &app, const Variant &v, const WorkGroup &wg) {
+    const auto a = plan.apps.find(app.name);
+    if (a == plan.apps.end()) return false;
+    const auto e = a->second.find(variant_id(v));
+    if (e == a->second.end()) return false;
+    const auto &shapes = e->second.second;
+    return std::find(shapes.begin(), shapes.end(), wg) != shapes.end();
+  };
+  Runner runner(env_, rc);
+  double last_checkpoint = now_s();
+  runner.run([&](ResultRow row) {
+    rows_.push_back({name, std::move(row)});
+    index(rows_.size() - 1);
+    if (now_s() - last_checkpoint > 10) {
+      checkpoint(rows_);
+      last_checkpoint = now_s();
+    }
+  });
+  if (timed) copy_gbps_ = std::max(copy_gbps_, runner.largest_copy_gbps());
+  const nlohmann::ordered_json phases = runner.phases_json();
+  for (auto it = phases.begin(); it != phases.end(); ++it)
+    runner_phase_s_[it.key()] += it.value().get<double>();
+  stage_s_[name] += now_s() - start;
+  checkpoint(rows_);
+  return !runner.interrupted();
+}
+
+nlohmann::ordered_json Tuner::phases_json() const {
+  nlohmann::ordered_json stages = nlohmann::ordered_json::object(), phases = stages;
+  for (const auto &[k, v] : stage_s_) stages[k] = v;
+  for (const auto &[k, v] : runner_phase_s_) phases[k] = v;
+  return {{"stages_s", stages}, {"phases_s", phases}};
+}
+
+bool Tuner::run(const std::function<void(const std::vector<TuneRow> &)> &checkpoint) {
+  const TuneSpace space = make_space(cfg_.axes);
+  const double max_budget = cfg_.budgets.back();
+  const DeviceInfo &dev = env_.info();
+  const Variant base = default_variant();
+  const std::string base_id = variant_id(base);
+  Variant paraprox = base;
+  paraprox.load = &find_load("global");
+  const std::string paraprox_id = variant_id(paraprox);
+
+  // What the tuner knows of one variant of one app.
+  struct State {
+    Variant v;
+    std::string origin;  // "atom:<group>" or "combination"
+    std::optional<WorkGroup> probe, best;
+    double probe_error = std::numeric_limits<double>::quiet_NaN();
+    double best_time = 0;
+    std::string problem;  // why it left the search
+    std::string pruned_at;
+    bool swept = false;
+    std::optional<Combination> proposal;
+  };
+  std::map<std::string, std::map<std::string, State>> states;  // app -> id -> state
+  std::map<std::string, std::vector<std::string>> order;       // app -> ids in insertion order
+
+  // The shape with the largest block of outputs that the device and the variant
+  // accept: tile edges (where perforation and halo skipping lose the most)
+  // shrink as the block grows, so a variant is judged where it errs least.
+  auto probe_shape = [&](const AppDescriptor &app, const Variant &v,
+                         std::string &why) -> std::optional<WorkGroup> {
+    std::optional<WorkGroup> best;
+    long best_area = -1;
+    for (const auto &wg : cfg_.shapes) {
+      if (const auto verdict = check_launch(app, v, wg, dev)) {
+        if (why.empty()) why = verdict->status + ": " + verdict->reason;
+        continue;
+      }
+      const WorkGroup b = block_of(v, wg);
+      const long area = static_cast<long>(b.x) * b.y;
+      if (area > best_area) best = wg, best_area = area;
+    }
+    return best;
+  };
+  // The training errors of a variant at one shape (from one stage's rows), or
+  // why there are none.
+  auto train_errors = [&](const std::string &stage, const AppDescriptor &app, const Variant &v,
+                          const WorkGroup &wg, std::string &problem) {
+    std::vector<double> errors;
+    for (const auto &src : cfg_.train) {
+      const ResultRow *r = find(stage, app.name, variant_id(v), shape_label(wg), src.name);
+      if (!r) {
+        problem = "not measured on " + src.name;
+        return errors;
+      }
+      if (!r->ok() || !r->error) {
+        problem = r->status + " on " + src.name + ": " + r->reason;
+        return errors;
+      }
+      // A relaxed barrier races: its error is the worst of several launches.
+      double e = r->error->value(app.primary_metric);
+      for (double rep : r->error_reps) e = std::max(e, rep);
+      if (!std::isfinite(e)) {
+        problem = "non-finite error on " + src.name;
+        return errors;
+      }
+      errors.push_back(e);
+    }
+    return errors;
+  };
+  auto add = [&](const AppDescriptor &app, const Variant &v, const std::string &origin) {
+    const std::string id = variant_id(v);
+    auto &m = states[app.name];
+    if (m.count(id)) return (State *)nullptr;
+    State s;
+    s.v = v;
+    s.origin = origin;
+    std::string why;
+    s.probe = probe_shape(app, v, why);
+    if (!s.probe) {
+      s.problem = "no launch shape runs it (" + why + ")";
+      s.pruned_at = "plan";
+    }
+    order[app.name].push_back(id);
+    return &m.emplace(id, std::move(s)).first->second;
+  };
+  auto probe_plan = [&](const std::string &origin_prefix) {
+    Plan plan;
+    for (auto *app : cfg_.apps)
+      for (auto &[id, s] : states[app->name])
+        if (s.origin.rfind(origin_prefix, 0) == 0 && s.problem.empty())
+          plan.apps[app->name][id] = {s.v, {*s.probe}};
+    return plan;
+  };
+  // After a probe: the percentile training error, and pruning above the largest
+  // budget.
+  auto judge_probes = [&](const std::string &origin_prefix) {
+    for (auto *app : cfg_.apps)
+      for (auto &[id, s] : states[app->name]) {
+        if (s.origin.rfind(origin_prefix, 0) != 0 || !s.problem.empty()) continue;
+        std::string problem;
+        const auto errors = train_errors("probe", *app, s.v, *s.probe, problem);
+        if (!problem.empty()) {
+          s.problem = problem;
+          s.pruned_at = "probe";
+          continue;
+        }
+        s.probe_error = percentile(errors, cfg_.percentile);
+        if (s.probe_error > max_budget && !is_exact(s.v)) {
+          s.problem = "training error above the largest budget at the probe shape";
+          s.pruned_at = "probe";
+        }
+      }
+  };
+  auto sweep_plan = [&](const std::string &origin_prefix) {
+    Plan plan;
+    for (auto *app : cfg_.apps)
+      for (auto &[id, s] : states[app->name])
+        if (s.origin.rfind(origin_prefix, 0) == 0 && s.problem.empty())
+          plan.apps[app->name][id] = {s.v, cfg_.shapes};
+    return plan;
+  };
+  auto judge_sweeps = [&](const std::string &origin_prefix) {
+    for (auto *app : cfg_.apps)
+      for (auto &[id, s] : states[app->name]) {
+        if (s.origin.rfind(origin_prefix, 0) != 0 || !s.problem.empty()) continue;
+        s.swept = true;
+        std::string reasons;
+        for (const auto &wg : cfg_.shapes) {
+          const ResultRow *r = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
+          if (!r) continue;
+          if (!r->ok() || !r->time) {
+            if (reasons.empty()) reasons = r->status + ": " + r->reason;
+            continue;
+          }
+          if (!s.best || r->time->median < s.best_time) s.best = wg, s.best_time = r->time->median;
+        }
+        if (!s.best) {
+          s.problem = "no launch shape ran (" + reasons + ")";
+          s.pruned_at = "sweep";
+        }
+      }
+  };
+
+  auto interrupted = [&]() {
+    summary_ = nlohmann::ordered_json::object();
+    return false;
+  };
+
+  // 1. Atoms: each axis value alone, probed on every training input.
+  const std::vector<Variant> atoms = atoms_of(space);
+  for (auto *app : cfg_.apps)
+    for (const auto &[group, donors] : space.values)
+      for (const auto &donor : donors)
+        add(*app, with_group(base, group, donor), std::string("atom:") + group_name(group));
+  for (auto *app : cfg_.apps) {
+    // The baselines run whatever the lists say: speedups are against them.
+    add(*app, base, "atom:input");
+    if (!paraprox.load_path().reads_image) add(*app, paraprox, "atom:load");
+  }
+  if (!stage("probe", cfg_.train, probe_plan("atom"), false, false, checkpoint))
+    return interrupted();
+  judge_probes("atom");
+  // 2. The admissible atoms timed at every shape.
+  if (!stage("sweep", {cfg_.train[0]}, sweep_plan("atom"), true, false, checkpoint))
+    return interrupted();
+  judge_sweeps("atom");
+
+  // 3. Combinations of the groups' fronts, predicted, probed and swept like the
+  // atoms.
+  for (auto *app : cfg_.apps) {
+    auto &m = states[app->name];
+    const auto b = m.find(base_id);
+    if (b == m.end() || !b->second.best) continue;
+    std::vector<AtomStanding> standings;
+    for (auto &[id, s] : m)
+      if (s.origin.rfind("atom:", 0) == 0 && s.problem.empty() && s.best) {
+        AxisGroup g = AxisGroup::kInput;
+        for (AxisGroup c : {AxisGroup::kInput, AxisGroup::kLoad, AxisGroup::kOutput,
+                            AxisGroup::kPrecision, AxisGroup::kRelax})
+          if (s.origin == std::string("atom:") + group_name(c)) g = c;
+        standings.push_back({g, s.v, s.best_time, s.probe_error});
+      }
+    for (const auto &c :
+         propose_combinations(standings, b->second.best_time, max_budget, cfg_.max_combinations))
+      if (State *s = add(*app, c.variant, "combination")) s->proposal = c;
+  }
+  if (!stage("probe", cfg_.train, probe_plan("combination"), false, false, checkpoint))
+    return interrupted();
+  judge_probes("combination");
+  if (!stage("sweep", {cfg_.train[0]}, sweep_plan("combination"), true, false, checkpoint))
+    return interrupted();
+  judge_sweeps("combination");
+
+  // 4. Each survivor's best shape on every training input, where the probe did
+  // not run it.
+  {
+    Plan plan;
+    for (auto *app : cfg_.apps)
+      for (auto &[id, s] : states[app->name])
+        if (s.problem.empty() && s.best && !(*s.best == *s.probe))
+          plan.apps[app->name][id] = {s.v, {*s.best}};
+    if (!stage("confirm", cfg_.train, plan, false, false, checkpoint)) return interrupted();
+  }
+
+  // Points: every survivor at its probe shape and at its best shape, each with
+  // its time on the first training input and its errors on all of them.
+  struct Point {
+    std::string id;
+    WorkGroup wg;
+    double time = 0, cv = 0;
+    std::vector<double> errors;
+    double error = 0;
+    std::string key;
+  };
+  nlohmann::ordered_json apps_json = nlohmann::ordered_json::object();
+  struct Choice {
+    double budget;
+    std::optional<Point> point;
+  };
+  std::map<std::string, std::vector<Choice>> choices;
+  std::map<std::string, std::vector<Point>> all_points;
+  for (auto *app : cfg_.apps) {
+    auto &m = states[app->name];
+    std::vector<Point> &points = all_points[app->name];
+    for (const auto &id : order[app->name]) {
+      State &s = m.at(id);
+      if (!s.problem.empty() || !s.best) continue;
+      std::vector<std::pair<WorkGroup, std::string>> where = {{*s.probe, "probe"}};
+      if (!(*s.best == *s.probe)) where.emplace_back(*s.best, "confirm");
+      for (const auto &[wg, stage_name] : where) {
+        const ResultRow *timed = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
+        if (!timed || !timed->ok() || !timed->time) continue;
+        std::string problem;
+        Point p{id, wg, timed->time->median, timed->time->cv, {}, 0, timed->key};
+        p.errors = train_errors(stage_name, *app, s.v, wg, problem);
+        if (!problem.empty()) continue;
+        p.error = percentile(p.errors, cfg_.percentile);
+        points.push_back(p);
+      }
+    }
+    std::vector<FrontPoint> fp;
+    for (const auto &p : points) fp.push_back({p.time, p.error});
+    std::set<std::size_t> front;
+    for (std::size_t i : pareto_indices(fp)) front.insert(i);
+    for (double budget : cfg_.budgets) {
+      Choice c{budget, std::nullopt};
+      for (const auto &p : points)
+        if (p.error <= budget && (!c.point || p.time < c.point->time)) c.point = p;
+      choices[app->name].push_back(c);
+    }
+    const double base_time = m.count(base_id) && m.at(base_id).best ? m.at(base_id).best_time : 0;
+    const double global_time =
+        m.count(paraprox_id) && m.at(paraprox_id).best ? m.at(paraprox_id).best_time : 0;
+    nlohmann::ordered_json j;
+    j["primary_metric"] = metric_name(app->primary_metric);
+    j["accurate_time_ns"] = base_time;
+    j["paraprox_baseline_time_ns"] = number_or_null(global_time > 0 ? global_time : NAN);
+    auto point_json = [&](const Point &p) {
+      const State &s = m.at(p.id);
+      nlohmann::ordered_json pj;
+      pj["variant"] = p.id;
+      pj["family"] = family_of(s.v);
+      pj["origin"] = s.origin;
+      pj["wg"] = shape_label(p.wg);
+      pj["key"] = p.key;
+      pj["time_ns"] = p.time;
+      pj["cv"] = p.cv;
+      pj["speedup"] = number_or_null(base_time > 0 ? base_time / p.time : NAN);
+      pj["speedup_vs_global"] = number_or_null(global_time > 0 ? global_time / p.time : NAN);
+      pj["train_error"] = p.error;
+      pj["train_mean"] = std::accumulate(p.errors.begin(), p.errors.end(), 0.0) /
+                         static_cast<double>(p.errors.size());
+      pj["train_max"] = *std::max_element(p.errors.begin(), p.errors.end());
+      nlohmann::ordered_json per = nlohmann::ordered_json::object();
+      for (std::size_t i = 0; i < p.errors.size(); ++i) per[cfg_.train[i].name] = p.errors[i];
+      pj["train_errors"] = per;
+      if (s.proposal)
+        pj["predicted"] = {{"time_ns", s.proposal->predicted_time},
+                           {"error", s.proposal->predicted_error}};
+      return pj;
+    };
+    j["points"] = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      auto pj = point_json(points[i]);
+      pj["pareto"] = front.count(i) > 0;
+      j["points"].push_back(pj);
+    }
+    j["front"] = nlohmann::ordered_json::array();
+    for (std::size_t i : pareto_indices(fp)) j["front"].push_back(point_json(points[i]));
+    j["pruned"] = nlohmann::ordered_json::array();
+    for (const auto &id : order[app->name]) {
+      const State &s = m.at(id);
+      if (s.problem.empty()) continue;
+      j["pruned"].push_back({{"variant", id},
+                             {"family", family_of(s.v)},
+                             {"origin", s.origin},
+                             {"at", s.pruned_at},
+                             {"probe_wg", s.probe ? shape_label(*s.probe) : std::string()},
+                             {"train_error", number_or_null(s.probe_error)},
+                             {"reason", s.problem}});
+    }
+    apps_json[app->name] = j;
+  }
+
+  // 5. The choices (and the accurate kernel, for the gallery) on the held-out
+  // inputs.
+  {
+    Plan plan;
+    for (auto *app : cfg_.apps) {
+      auto &m = states[app->name];
+      if (m.count(base_id) && m.at(base_id).best)
+        plan.apps[app->name][base_id] = {base, {*m.at(base_id).best}};
+      for (const auto &c : choices[app->name])
+        if (c.point) {
+          auto &entry = plan.apps[app->name][c.point->id];
+          entry.first = m.at(c.point->id).v;
+          if (std::find(entry.second.begin(), entry.second.end(), c.point->wg) ==
+              entry.second.end())
+            entry.second.push_back(c.point->wg);
+        }
+    }
+    if (!stage("test", cfg_.test, plan, false, true, checkpoint)) return interrupted();
+  }
+  for (auto *app : cfg_.apps) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    auto &m = states[app->name];
+    for (const auto &c : choices[app->name]) {
+      nlohmann::ordered_json cj;
+      cj["budget"] = c.budget;
+      if (!c.point) {
+        cj["chosen"] = nullptr;
+        cj["verdict"] = "no configuration is within the budget on the training inputs";
+        list.push_back(cj);
+        continue;
+      }
+      const State &s = m.at(c.point->id);
+      cj["chosen"] = {{"variant", c.point->id},         {"family", family_of(s.v)},
+                      {"wg", shape_label(c.point->wg)}, {"key", c.point->key},
+                      {"time_ns", c.point->time},       {"train_error", c.point->error}};
+      const auto &points = apps_json[app->name]["points"];
+      for (const auto &pj : points)
+        if (pj["key"] == c.point->key) {
+          cj["chosen"]["speedup"] = pj["speedup"];
+          cj["chosen"]["speedup_vs_global"] = pj["speedup_vs_global"];
+        }
+      cj["exact"] = is_exact(s.v);
+      std::vector<double> errors;
+      nlohmann::ordered_json per = nlohmann::ordered_json::object();
+      std::string problem;
+      for (const auto &src : cfg_.test) {
+        const ResultRow *r =
+            find("test", app->name, c.point->id, shape_label(c.point->wg), src.name);
+        if (!r || !r->ok() || !r->error) {
+          problem = (r ? r->status + ": " + r->reason : "not measured") + " on " + src.name;
+          break;
+        }
+        double e = r->error->value(app->primary_metric);
+        for (double rep : r->error_reps) e = std::max(e, rep);
+        errors.push_back(e);
+        per[src.name] = {{"error", e}, {"output_file", r->output_file}, {"key", r->key}};
+      }
+      if (!problem.empty()) {
+        cj["test"] = {{"problem", problem}};
+        cj["holds"] = false;
+        cj["verdict"] = "the chosen configuration failed on the test inputs: " + problem;
+      } else {
+        const double p = percentile(errors, cfg_.percentile);
+        const double mx = *std::max_element(errors.begin(), errors.end());
+        cj["test"] = {{"errors", per},
+                      {"mean", std::accumulate(errors.begin(), errors.end(), 0.0) /
+                                   static_cast<double>(errors.size())},
+                      {"p95", p},
+                      {"max", mx}};
+        cj["holds"] = p <= c.budget;
+        cj["max_within_budget"] = mx <= c.budget;
+        char text[256];
+        std::snprintf(
+            text, sizeof text, "%s: test p%g error %.4g %% %s the %.4g %% budget (max %.4g %%)",
+            is_exact(s.v) ? "no approximation within the budget beats the accurate "
+                            "kernel; accurate chosen"
+                          : "approximation chosen",
+            cfg_.percentile, 100 * p, p <= c.budget ? "within" : "ABOVE", 100 * c.budget, 100 * mx);
+        cj["verdict"] = text;
+      }
+      list.push_back(cj);
+    }
+    apps_json[app->name]["choices"] = list;
+    nlohmann::ordered_json acc = nlohmann::ordered_json::object();
+    if (m.count(base_id) && m.at(base_id).best)
+      for (const auto &src : cfg_.test)
+        if (const ResultRow *r =
+                find("test", app->name, base_id, shape_label(*m.at(base_id).best), src.name))
+          acc[src.name] = {{"output_file", r->output_file}, {"key", r->key}};
+    apps_json[app->name]["accurate_test_outputs"] = acc;
+  }
+  summary_ = apps_json;
+  return true;
+}
+
+}  // namespace kperf

@@ -1,0 +1,150 @@
+// kperf tune (SPEC 12): searches the approximation space for the fastest
+// configuration whose training error stays within a budget, and checks that
+// choice on held-out test inputs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps.hpp"
+#include "cl_env.hpp"
+#include "results.hpp"
+#include "runner.hpp"
+#include "schemes.hpp"
+
+namespace kperf {
+
+// The p-th percentile (p in [0, 100]) with linear interpolation between order
+// statistics (numpy's default). Throws std::invalid_argument on an empty list.
+double percentile(std::vector<double> values, double p);
+
+// A configuration as the tuner ranks it: median time and training error (both
+// minimised).
+struct FrontPoint {
+  double time = 0;
+  double error = 0;
+};
+// Indices of the Pareto-optimal points, by ascending time. A point is dropped
+// when another is no worse in both and better in one; of exact duplicates only
+// the first is kept.
+std::vector<std::size_t> pareto_indices(const std::vector<FrontPoint> &points);
+
+// The variant's identity in result keys: "rows:2/nn/load:global/f16"
+// (scheme/recon[/axes]).
+std::string variant_id(const Variant &v);
+// The same identity read back from a row's key.
+std::string variant_id(const ResultRow &row);
+// No approximation at all: every element loaded and computed, f32 storage,
+// barriers kept (the load path may differ: it changes no value).
+bool is_exact(const Variant &v);
+// The approximation family (SYprox Table 3 and kperf's extra axes): "accurate",
+// "input perforation", "host perforation", "output approximation", "mixed
+// precision", "relaxed barrier", or "combination" when more than one applies.
+std::string family_of(const Variant &v);
+
+// The axes the tuner searches, as groups of values; a value of one group is
+// applied to a variant without touching the others. Input perforation carries
+// its reconstruction and where it happens (device or host) since they only
+// exist together.
+enum class AxisGroup { kInput, kLoad, kOutput, kPrecision, kRelax };
+const char *group_name(AxisGroup group);
+struct TuneSpace {
+  std::map<AxisGroup, std::vector<Variant>> values;  // donors: only their group's fields count
+};
+// The groups of an axes specification (lists as on the command line). Throws
+// std::invalid_argument for a bad value. Host perforation joins only rows:K and
+// cols:K.
+TuneSpace make_space(const AxesSpec &axes);
+// `base` with `donor`'s fields of `group`.
+Variant with_group(Variant base, AxisGroup group, const Variant &donor);
+// The accurate configuration with every axis at its default.
+Variant default_variant();
+// The single-group deviations from the default (the default itself first): the
+// atoms whose errors decide what is combined.
+std::vector<Variant> atoms_of(const TuneSpace &space);
+
+// An atom's measured standing, for building combinations.
+struct AtomStanding {
+  AxisGroup group;
+  Variant variant;
+  double time = 0;   // median at its best launch shape
+  double error = 0;  // percentile training error at its probe shape
+};
+// A proposed combination with what its atoms predict.
+struct Combination {
+  Variant variant;
+  double predicted_time = 0;   // base time x the product of the atoms' time ratios
+  double predicted_error = 0;  // the sum of the atoms' errors
+};
+// The combinations of every group's Pareto-optimal atoms (time vs error, the
+// default value included) that change at least two groups, whose predicted
+// error is within `max_error`, fastest predicted first, at most `limit`.
+std::vector<Combination> propose_combinations(const std::vector<AtomStanding> &atoms,
+                                              double base_time, double max_error,
+                                              std::size_t limit);
+
+struct TuneConfig {
+  std::vector<const AppDescriptor *> apps;
+  std::vector<double> budgets;  // ascending
+  std::vector<ImageSource> train, test;
+  std::optional<std::pair<int, int>> size;
+  AxesSpec axes;
+  std::vector<WorkGroup> shapes;
+  int warmup = 10, reps = 30;
+  double percentile = 95;
+  std::size_t max_combinations = 32;
+  std::string kernel_root, extra_build_options, outputs_dir;
+  bool progress = false;
+};
+
+// A measured row and the stage that measured it: "probe" (error on every
+// training input at one launch shape), "sweep" (timed over every launch shape
+// on the first training input), "confirm" (error on every training input at the
+// best shape), "test" (held-out inputs).
+struct TuneRow {
+  std::string stage;
+  ResultRow row;
+};
+
+class Tuner {
+ public:
+  // `resumed`: rows of an earlier, interrupted run of the same command; not
+  // measured again.
+  Tuner(ClEnv &env, TuneConfig config, std::vector<TuneRow> resumed = {});
+
+  // Runs every stage; `checkpoint` receives the rows now and then. False when
+  // interrupted.
+  bool run(const std::function<void(const std::vector<TuneRow> &)> &checkpoint);
+
+  const std::vector<TuneRow> &rows() const { return rows_; }
+  // Per app: the points, the Pareto front, what was pruned and why, and per
+  // budget the choice with its test verdict. Valid after run() (partial after
+  // an interruption).
+  nlohmann::ordered_json summary_json() const { return summary_; }
+  // Seconds per stage and the runner's phases summed over the stages.
+  nlohmann::ordered_json phases_json() const;
+  double copy_gbps() const { return copy_gbps_; }
+
+ private:
+  struct Plan;  // per app, per variant: the launch shapes to run
+  bool stage(const std::string &name, const std::vector<ImageSource> &inputs, const Plan &plan,
+             bool timed, bool save,
+             const std::function<void(const std::vector<TuneRow> &)> &checkpoint);
+  const ResultRow *find(const std::string &stage, const std::string &app, const std::string &id,
+                        const std::string &shape, const std::string &input) const;
+  void index(std::size_t i);
+
+  ClEnv &env_;
+  TuneConfig cfg_;
+  std::vector<TuneRow> rows_;
+  std::map<std::string, std::size_t> index_;
+  std::map<std::string, double> stage_s_, runner_phase_s_;
+  nlohmann::ordered_json summary_;
+  double copy_gbps_ = 0;
+};
+
+}  // namespace kperf

@@ -1,0 +1,335 @@
+// `kperf tune`: reads and checks the options, runs the Tuner and writes one
+// JSON document (rows of every stage, per-app fronts, choices and test
+// verdicts), atomically and resumably.
+#include "tune_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "cli.hpp"
+#include "command_support.hpp"
+#include "io.hpp"
+#include "runner.hpp"
+#include "strings.hpp"
+#include "tune.hpp"
+
+namespace kperf {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kTuneSchemaVersion = 1;
+
+std::vector<double> parse_budgets(const std::string &text) {
+  std::vector<double> out;
+  for (const auto &item : split_list(text)) {
+    char *end = nullptr;
+    const double b = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !std::isfinite(b) || b <= 0 || b > 1)
+      throw UsageError("invalid --budget '" + item +
+                       "' (expected a fraction in (0, 1], e.g. 0.02 for 2 %; a "
+                       "list is allowed)");
+    out.push_back(b);
+  }
+  if (out.empty()) throw UsageError("--budget needs at least one value");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// The images of a train or test directory, checked: a directory, decodable
+// files, distinct names; returns the sizes as loaded.
+std::vector<ImageSource> read_input_dir(const std::string &option, const std::string &dir,
+                                        std::vector<std::pair<int, int>> &sizes) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(option + " " + dir + ": not a directory (give a directory of images)");
+  std::vector<ImageSource> sources;
+  try {
+    sources = expand_inputs({dir});
+  } catch (const InputError &e) {
+    throw UsageError(option + " " + e.what());
+  }
+  std::set<std::string> names;
+  for (const auto &src : sources) {
+    if (!names.insert(src.name).second)
+      throw UsageError(option + " " + dir + ": two files are named " + src.name +
+                       " (inputs are told apart by file stem)");
+    const Grid g = load_image_source(src, std::nullopt);
+    sizes.emplace_back(g.width, g.height);
+  }
+  return sources;
+}
+
+nlohmann::ordered_json tune_row_json(const TuneRow &r) {
+  nlohmann::ordered_json j = to_json(r.row);
+  j["stage"] = r.stage;
+  return j;
+}
+
+}  // namespace
+
+int cmd_tune(int argc, char **argv, const std::string &command_line) {
+  cxxopts::Options options("kperf tune",
+                           "Find the fastest configuration whose training "
+                           "error stays within a budget, and check it "
+                           "on held-out test inputs (SPEC 12)");
+  // clang-format off
+  options.add_options()
+    ("apps", "image apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion or all", cxxopts::value<std::string>()->default_value("all"))
+    ("budget", "error budget(s): fractions in (0, 1] of the primary metric (0.02 = 2 %); a list tunes once and chooses per budget", cxxopts::value<std::string>())
+    ("train", "directory of training images (all one size, or give --size)", cxxopts::value<std::string>())
+    ("test", "directory of held-out test images", cxxopts::value<std::string>())
+    ("size", "resize every train and test image to N or WxH", cxxopts::value<std::string>())
+    ("schemes", "input schemes searched", cxxopts::value<std::string>()->default_value("accurate,stencil,rows:2,rows:3,cols:2,cols:3"))
+    ("recon", "input reconstructions searched", cxxopts::value<std::string>()->default_value("nn,li"))
+    ("perforate", "where rows:K / cols:K perforate: device, host", cxxopts::value<std::string>()->default_value("device,host"))
+    ("load", "load paths searched", cxxopts::value<std::string>()->default_value("local,global,image"))
+    ("output", "output schemes searched (Paraprox)", cxxopts::value<std::string>()->default_value("none,rows:2,cols:2,center:2"))
+    ("output-recon", "output reconstructions searched", cxxopts::value<std::string>()->default_value("nn,li"))
+    ("precision", "storage precisions searched", cxxopts::value<std::string>()->default_value("f32,f16in,f16"))
+    ("relax", "barrier relaxations searched", cxxopts::value<std::string>()->default_value("none,skip"))
+    ("wg", "work-groups WXxWY,... (default: 16x8,32x4,32x8,64x4 on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
+    ("vec", "outputs per work-item along x, a list (default: 1,4 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
+    ("py", "outputs per work-item along y, a list (default: 1,4 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
+    ("max-combinations", "combinations of the axis fronts tried per app, fastest predicted first", cxxopts::value<std::string>()->default_value("32"))
+    ("percentile", "the training (and test) statistic held to the budget: this percentile over inputs", cxxopts::value<std::string>()->default_value("95"))
+    ("device", "P:D or a device-name substring (default: first GPU, else first device)", cxxopts::value<std::string>()->default_value(""))
+    ("warmup", "untimed launches per timed configuration", cxxopts::value<std::string>()->default_value("10"))
+    ("reps", "timed launches per timed configuration", cxxopts::value<std::string>()->default_value("30"))
+    ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
+    ("save-outputs", "directory for the test outputs of the choices and the accurate kernel (default: beside --out)", cxxopts::value<std::string>())
+    ("resume", "continue an interrupted tune from --out")
+    ("binary-cache", "keep compiled program binaries in DIR (see kperf run --help)", cxxopts::value<std::string>())
+    ("cl-options", "extra OpenCL build options for every kernel", cxxopts::value<std::string>())
+    ("kernel-dir", "directory holding kernels/ and schemes/ (default: beside the binary)", cxxopts::value<std::string>())
+    ("quiet", "no progress bar")
+    ("h,help", "show this help");
+  // clang-format on
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.unmatched().empty())
+    throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  auto given = [&](const char *name) { return args.count(name) > 0; };
+  auto text = [&](const char *name) { return args[name].as<std::string>(); };
+  for (const char *required : {"budget", "train", "test"})
+    if (!given(required)) throw UsageError(std::string("kperf tune needs --") + required);
+
+  TuneConfig cfg;
+  cfg.budgets = parse_budgets(text("budget"));
+  if (text("apps") == "all") {
+    for (const auto &a : app_registry())
+      if (!a.is_hotspot) cfg.apps.push_back(&a);
+  } else {
+    cfg.apps = parse_apps(text("apps"));
+    for (auto *a : cfg.apps)
+      if (a->is_hotspot)
+        throw UsageError(
+            "kperf tune takes image apps; hotspot has no photo "
+            "inputs (use kperf run)");
+  }
+  cfg.axes.schemes = text("schemes");
+  cfg.axes.recons = text("recon");
+  cfg.axes.perforates = text("perforate");
+  cfg.axes.loads = text("load");
+  cfg.axes.outputs = text("output");
+  cfg.axes.output_recons = text("output-recon");
+  cfg.axes.precisions = text("precision");
+  cfg.axes.relaxes = text("relax");
+  make_space(cfg.axes);  // a bad value fails here, before any work
+  cfg.max_combinations = static_cast<std::size_t>(
+      parse_count("max-combinations", text("max-combinations"), 0, 100000));
+  cfg.percentile = parse_count("percentile", text("percentile"), 0, 100);
+  cfg.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
+  cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
+  if (given("size")) cfg.size = parse_size(text("size"));
+  if (given("cl-options")) cfg.extra_build_options = text("cl-options");
+  cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
+  check_kernel_root(cfg.kernel_root);
+
+  std::vector<std::pair<int, int>> train_sizes, test_sizes;
+  cfg.train = read_input_dir("--train", text("train"), train_sizes);
+  cfg.test = read_input_dir("--test", text("test"), test_sizes);
+  for (const auto &a : cfg.train)
+    for (const auto &b : cfg.test) {
+      std::error_code ec;
+      if (fs::equivalent(a.path, b.path, ec))
+        throw UsageError(a.path +
+                         " is in both --train and --test: held-out inputs must not be "
+                         "trained on");
+    }
+  if (!cfg.size)
+    for (std::size_t i = 1; i < train_sizes.size(); ++i)
+      if (train_sizes[i] != train_sizes[0])
+        throw UsageError(
+            "--train " + text("train") + ": images differ in size (" + cfg.train[0].name + " is " +
+            std::to_string(train_sizes[0].first) + "x" + std::to_string(train_sizes[0].second) +
+            ", " + cfg.train[i].name + " is " + std::to_string(train_sizes[i].first) + "x" +
+            std::to_string(train_sizes[i].second) + "); resize them with --size N or WxH");
+  if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
+  if (given("out")) require_writable(text("out"));
+
+  ClEnv env(choose_device_entry(text("device")));
+  if (given("binary-cache")) enable_binary_cache(env, text("binary-cache"), cfg.kernel_root);
+  const bool cpu_device = env.info().type.find("CPU") != std::string::npos;
+  const std::vector<WorkGroup> wgs =
+      given("wg")  ? parse_wg_list(text("wg"))
+      : cpu_device ? cpu_wg_candidates()
+                   : std::vector<WorkGroup>{{16, 8}, {32, 4}, {32, 8}, {64, 4}};
+  const std::string default_per_item = cpu_device ? "1" : "1,4";
+  cfg.shapes =
+      with_outputs_per_item(wgs, parse_vec_list(given("vec") ? text("vec") : default_per_item),
+                            parse_py_list(given("py") ? text("py") : default_per_item));
+
+  const std::string out_path =
+      given("out") ? text("out")
+                   : "kperf-tune-" + slug(env.info().name) + "-" +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count()) +
+                         ".json";
+  if (!given("out")) require_writable(out_path);
+  cfg.outputs_dir =
+      given("save-outputs")
+          ? text("save-outputs")
+          : (fs::path(out_path).parent_path() / (fs::path(out_path).stem().string() + "-outputs"))
+                .string();
+  require_writable_dir("--save-outputs", cfg.outputs_dir);
+
+  std::vector<TuneRow> resumed;
+  if (given("resume") && fs::exists(out_path)) {
+    try {
+      const auto old = nlohmann::json::parse(read_file(out_path));
+      if (old.value("kind", "") != "tune")
+        throw UsageError("--resume: " + out_path + " is not a kperf tune file");
+      for (const auto &j : old.at("results"))
+        resumed.push_back({j.at("stage").get<std::string>(), row_from_json(j)});
+    } catch (const nlohmann::json::exception &e) {
+      throw UsageError("--resume: " + out_path + " is not a kperf tune file (" + e.what() + ")");
+    }
+  }
+  cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
+  catch_interrupts();
+
+  const auto start = std::chrono::steady_clock::now();
+  Tuner tuner(env, cfg, resumed);
+  auto inputs_json = [](const std::vector<ImageSource> &sources, const std::string &dir) {
+    nlohmann::ordered_json names = nlohmann::ordered_json::array();
+    for (const auto &s : sources) names.push_back(s.name);
+    return nlohmann::ordered_json{{"dir", dir}, {"inputs", names}};
+  };
+  auto write = [&](const std::vector<TuneRow> &rows, bool complete) {
+    nlohmann::ordered_json doc;
+    doc["schema_version"] = kSchemaVersion;
+    doc["kind"] = "tune";
+    doc["tune_schema_version"] = kTuneSchemaVersion;
+    nlohmann::ordered_json ctx = base_context(command_line, env);
+    nlohmann::ordered_json budgets = cfg.budgets;
+    nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+    for (const auto &s : cfg.shapes) shapes.push_back(wg_label(s.x, s.y, s.vec, s.py));
+    ctx["tune"] = {{"budgets", budgets},
+                   {"percentile", cfg.percentile},
+                   {"train", inputs_json(cfg.train, text("train"))},
+                   {"test", inputs_json(cfg.test, text("test"))},
+                   {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
+                                     : nlohmann::ordered_json(nullptr)},
+                   {"space",
+                    {{"schemes", cfg.axes.schemes},
+                     {"recon", cfg.axes.recons},
+                     {"perforate", cfg.axes.perforates},
+                     {"load", cfg.axes.loads},
+                     {"output", cfg.axes.outputs},
+                     {"output_recon", cfg.axes.output_recons},
+                     {"precision", cfg.axes.precisions},
+                     {"relax", cfg.axes.relaxes}}},
+                   {"shapes", shapes},
+                   {"max_combinations", cfg.max_combinations},
+                   {"outputs_dir", cfg.outputs_dir},
+                   {"method",
+                    "probe: every single-axis variant (atom) at its largest "
+                    "valid block on every training "
+                    "input, error only; pruned when the percentile training "
+                    "error exceeds the largest "
+                    "budget. sweep: the survivors timed at every launch shape "
+                    "on the first training "
+                    "input. combinations: the cross product of each axis "
+                    "group's Pareto-optimal atoms, "
+                    "predicted (time ratios multiplied, errors added), within "
+                    "the largest budget, "
+                    "fastest predicted first, probed and swept like the atoms. "
+                    "confirm: each survivor's "
+                    "fastest shape on every training input. points: each "
+                    "survivor at its probe and best "
+                    "shapes; the choice is the fastest point within the budget; "
+                    "test: the choice on every "
+                    "held-out input, holds when the same percentile is within "
+                    "the budget. Relaxed "
+                    "(racing) variants count the worst of several launches."}};
+    ctx["warmup"] = cfg.warmup;
+    ctx["reps"] = cfg.reps;
+    ctx["extra_build_options"] = cfg.extra_build_options;
+    ctx["copy_gbps"] = tuner.copy_gbps();
+    ctx["binary_cache"] = given("binary-cache")
+                              ? nlohmann::ordered_json{{"dir", text("binary-cache")},
+                                                       {"hits", env.binary_cache_hits()},
+                                                       {"stores", env.binary_cache_stores()}}
+                              : nlohmann::ordered_json(false);
+    ctx["complete"] = complete;
+    nlohmann::ordered_json harness = tuner.phases_json();
+    harness["wall_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    harness["builds"] = env.builds_done();
+    harness["rows"] = rows.size();
+    ctx["harness"] = harness;
+    doc["context"] = ctx;
+    doc["tune"] = complete ? tuner.summary_json() : nlohmann::ordered_json(nullptr);
+    doc["results"] = nlohmann::ordered_json::array();
+    for (const auto &r : rows) doc["results"].push_back(tune_row_json(r));
+    write_file_atomic(out_path, doc.dump(1) + "\n");
+  };
+  const bool complete = tuner.run([&](const std::vector<TuneRow> &rows) { write(rows, false); });
+  write(tuner.rows(), complete);
+  if (!complete) {
+    std::fprintf(stderr, "interrupted: %zu rows written to %s (continue with --resume)\n",
+                 tuner.rows().size(), out_path.c_str());
+    return kExitInterrupted;
+  }
+  const auto summary = tuner.summary_json();
+  std::printf("%-10s %7s  %-44s %-10s %8s %9s %9s %9s  %s\n", "app", "budget", "chosen", "wg",
+              "speedup", "train", "test p", "test max", "holds");
+  for (const auto &[app, j] : summary.items())
+    for (const auto &c : j["choices"]) {
+      if (c["chosen"].is_null()) {
+        std::printf("%-10s %6.2f%%  %s\n", app.c_str(), 100 * c["budget"].get<double>(),
+                    c["verdict"].get<std::string>().c_str());
+        continue;
+      }
+      const auto &ch = c["chosen"];
+      const bool tested = c["test"].contains("p95");
+      std::printf("%-10s %6.2f%%  %-44s %-10s %7.2fx %8.3f%% %8.3f%% %8.3f%%  %s\n", app.c_str(),
+                  100 * c["budget"].get<double>(), ch["variant"].get<std::string>().c_str(),
+                  ch["wg"].get<std::string>().c_str(),
+                  ch["speedup"].is_number() ? ch["speedup"].get<double>() : NAN,
+                  100 * ch["train_error"].get<double>(),
+                  tested ? 100 * c["test"]["p95"].get<double>() : NAN,
+                  tested ? 100 * c["test"]["max"].get<double>() : NAN,
+                  c["holds"].get<bool>() ? "yes" : "NO");
+    }
+  std::fprintf(stderr, "done: %zu rows (%zu builds) written to %s\n", tuner.rows().size(),
+               env.builds_done(), out_path.c_str());
+  return 0;
+}
+
+}  // namespace kperf

@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""End-to-end check of `kperf tune` on the OpenCL device the tests use (PoCL in CI): a small
+search over generated .npy inputs, then, from the JSON and the saved outputs alone:
+- every front point is non-dominated and every other point is dominated (or a duplicate);
+- each choice is within its budget on the training inputs and is the fastest such point;
+- the training error is the 95th percentile of the per-input errors;
+- the reported test errors equal an independent recomputation: numpy's own Gaussian and median
+  of the test inputs, against the saved outputs (SPEC 5 MRE);
+- the report renders; a tune interrupted by SIGINT resumes to a complete file with every row
+  once; resuming a complete file measures nothing new.
+
+usage: tune_test.py KPERF_BINARY REPORT_PY
+Exit 0 on success, 1 on a failed check, 77 when numpy is unavailable.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy missing: install python3-numpy", file=sys.stderr)
+    sys.exit(77)
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def field(rng, h, w):
+    """A smooth field in [20, 235]: a few random sinusoids plus a little noise."""
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    f = np.zeros((h, w))
+    for _ in range(4):
+        fy, fx, ph = rng.uniform(0.02, 0.25), rng.uniform(0.02, 0.25), rng.uniform(0, 6.3)
+        f += np.sin(fy * y + fx * x + ph)
+    f += 0.3 * rng.standard_normal((h, w))
+    f = (f - f.min()) / (f.max() - f.min())
+    return (20 + 215 * f).astype(np.float32)
+
+
+def gaussian3(img):
+    p = np.pad(img.astype(np.float64), 1, mode="edge")
+    h, w = img.shape
+    k = [1, 2, 1]
+    return sum(k[i] * k[j] * p[i:i + h, j:j + w] for i in range(3) for j in range(3)) / 16.0
+
+
+def median3(img):
+    p = np.pad(img.astype(np.float64), 1, mode="edge")
+    h, w = img.shape
+    return np.median(np.stack([p[i:i + h, j:j + w] for i in range(3) for j in range(3)]), axis=0)
+
+
+def mre(truth, approx):
+    approx = approx.astype(np.float64)
+    keep = np.abs(truth) > 1e-6 * np.abs(truth).max()
+    return float(np.mean(np.abs(truth[keep] - approx[keep]) / np.abs(truth[keep])))
+
+
+def dominated(a, b):
+    """b dominates a (time, error), strictly in one."""
+    return b[0] <= a[0] and b[1] <= a[1] and (b[0] < a[0] or b[1] < a[1])
+
+
+def check_document(doc, test_dir):
+    check(doc.get("kind") == "tune" and doc["context"]["complete"], "complete tune document")
+    budgets = doc["context"]["tune"]["budgets"]
+    refs = {"gaussian3": gaussian3, "median": median3}
+    for app, t in doc["tune"].items():
+        pts = t["points"]
+        check(len(pts) >= 3, f"{app}: at least three points ({len(pts)})")
+        front = {(p["key"], p["wg"]) for p in t["front"]}
+        for p in pts:
+            xy = (p["time_ns"], p["train_error"])
+            errs = list(p["train_errors"].values())
+            check(abs(np.percentile(errs, 95) - p["train_error"]) <= 1e-12 * max(1, p["train_error"]),
+                  f"{app} {p['variant']}: p95 of {errs} is {np.percentile(errs, 95)}, reported {p['train_error']}")
+            beaten = [q for q in pts if dominated(xy, (q["time_ns"], q["train_error"]))]
+            if (p["key"], p["wg"]) in front:
+                check(not beaten, f"{app}: front point {p['key']} is dominated by {[q['key'] for q in beaten]}")
+            else:
+                dup = any((q["time_ns"], q["train_error"]) == xy for q in t["front"])
+                check(beaten or dup, f"{app}: {p['key']} is off the front yet not dominated")
+            check(p["pareto"] == ((p["key"], p["wg"]) in front), f"{app}: pareto flag of {p['key']}")
+        for c in t["choices"]:
+            within = [p for p in pts if p["train_error"] <= c["budget"]]
+            ch = c["chosen"]
+            check(ch is not None and within, f"{app} {c['budget']}: a choice")
+            if not ch:
+                continue
+            check(ch["train_error"] <= c["budget"], f"{app} {c['budget']}: chosen within budget")
+            check(ch["time_ns"] == min(p["time_ns"] for p in within),
+                  f"{app} {c['budget']}: chosen is the fastest within budget")
+            test = c["test"]
+            errs = []
+            for name, e in test["errors"].items():
+                out = np.load(e["output_file"])
+                truth = refs[app](np.load(os.path.join(test_dir, name + ".npy")))
+                mine = mre(truth, out)
+                errs.append(mine)
+                check(abs(mine - e["error"]) <= 1e-9 * max(1e-6, mine),
+                      f"{app} {c['budget']} {name}: recomputed MRE {mine} against reported {e['error']}")
+            check(abs(test["p95"] - np.percentile(errs, 95)) <= 1e-9 * max(1e-6, test["p95"]), f"{app}: test p95")
+            check(abs(test["max"] - max(errs)) <= 1e-9 * max(1e-6, test["max"]), f"{app}: test max")
+            check(c["holds"] == (test["p95"] <= c["budget"]), f"{app}: verdict")
+    check(sorted(budgets) == budgets, "budgets ascending")
+
+
+def main():
+    binary, report = sys.argv[1], sys.argv[2]
+    rng = np.random.default_rng(2026)
+    with tempfile.TemporaryDirectory() as tmp:
+        train, test = os.path.join(tmp, "train"), os.path.join(tmp, "test")
+        os.makedirs(train)
+        os.makedirs(test)
+        for i in range(3):
+            np.save(os.path.join(train, f"train{i}.npy"), field(rng, 36, 40))
+        for i in range(2):
+            np.save(os.path.join(test, f"held{i}.npy"), field(rng, 33, 45))
+        out = os.path.join(tmp, "tune.json")
+        args = [binary, "tune", "--apps", "gaussian3,median", "--budget", "0.02,0.5", "--train", train,
+                "--test", test, "--wg", "8x8,16x4", "--schemes", "accurate,stencil,rows:2", "--recon", "nn",
+                "--perforate", "device,host", "--load", "local,global", "--output", "none,rows:2",
+                "--output-recon", "nn", "--precision", "f32,f16", "--relax", "none", "--warmup", "1",
+                "--reps", "3", "--max-combinations", "4", "--quiet", "--out", out]
+        t0 = time.time()
+        run = subprocess.run(args, capture_output=True, text=True)
+        print(f"tune took {time.time() - t0:.1f} s", file=sys.stderr)
+        if run.returncode != 0:
+            print(run.stdout, run.stderr, file=sys.stderr)
+            return 1
+        doc = json.load(open(out))
+        check_document(doc, test)
+        stages = {r["stage"] for r in doc["results"]}
+        check({"probe", "sweep", "test"} <= stages, f"stages {stages}")
+        check(any(p["origin"] == "combination" for t in doc["tune"].values() for p in t["points"]),
+              "some combination survived")
+
+        rep = subprocess.run(["/usr/bin/python3", report, out, "--out", os.path.join(tmp, "report")],
+                             capture_output=True, text=True)
+        check(rep.returncode == 0, f"report.py: {rep.stderr}")
+        md = open(os.path.join(tmp, "report", "report.md")).read() if rep.returncode == 0 else ""
+        for what in ("Tuning under an error budget", "tune_fronts_0.png", "Hypervolume by family", "held-out"):
+            check(what in md, f"report mentions {what}")
+
+        # Resuming a complete file measures nothing again and chooses the same.
+        again = subprocess.run(args + ["--resume"], capture_output=True, text=True)
+        check(again.returncode == 0, f"resume of a complete tune: {again.stderr}")
+        redo = json.load(open(out))
+        check(len(redo["results"]) == len(doc["results"]), "resume of a complete tune added rows")
+        check(json.dumps(redo["tune"], sort_keys=True) == json.dumps(doc["tune"], sort_keys=True),
+              "resume of a complete tune changed the result")
+
+        # Interrupted, then resumed: complete, and each (stage, key) once.
+        cut_out = os.path.join(tmp, "cut.json")
+        cut_args = [a if a != out else cut_out for a in args]
+        proc = subprocess.Popen(cut_args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate()
+        check(proc.returncode in (0, 130), f"interrupted tune exit {proc.returncode}: {err}")
+        if proc.returncode == 130:
+            part = json.load(open(cut_out))
+            check(part["context"]["complete"] is False and part["tune"] is None, "partial tune marked")
+        res = subprocess.run(cut_args + ["--resume"], capture_output=True, text=True)
+        check(res.returncode == 0, f"resumed tune: {res.stderr}")
+        final = json.load(open(cut_out))
+        keys = [(r["stage"], r["key"]) for r in final["results"]]
+        check(len(keys) == len(set(keys)), "resumed tune repeats rows")
+        check(final["context"]["complete"], "resumed tune complete")
+        check_document(final, test)
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
+        return 1
+    print("tune checks passed", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+// The tuner's decision logic without a device: percentiles, the Pareto filter
+// on ties and duplicates, the search space's atoms, variant identities and the
+// proposed combinations.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tune.hpp"
+
+namespace kperf {
+namespace {
+
+TEST(Tune, PercentileInterpolatesLikeNumpy) {
+  // numpy.percentile([1, 2, 3, 4], 95) = 3.85, ([...], 50) = 2.5; order does
+  // not matter.
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 95), 3.85);
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 50), 2.5);
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 100), 4);
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 0), 1);
+  EXPECT_DOUBLE_EQ(percentile({0.25}, 95), 0.25);
+  // Ten training inputs, as the committed runs use: 0.95 * 9 = 8.55 between the
+  // two largest.
+  EXPECT_NEAR(percentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 20}, 95), 9 + 0.55 * 11, 1e-12);
+  EXPECT_THROW(percentile({}, 95), std::invalid_argument);
+}
+
+TEST(Tune, ParetoKeepsTheFirstOfDuplicatesAndDropsTies) {
+  const std::vector<FrontPoint> points = {
+      {1, 5},    // 0: front
+      {2, 3},    // 1: front
+      {2, 3},    // 2: duplicate of 1
+      {3, 3},    // 3: slower, same error: dominated by 1
+      {1, 5},    // 4: duplicate of 0
+      {4, 1},    // 5: front
+      {0.5, 9},  // 6: front (fastest)
+      {2, 4},    // 7: same time as 1, worse error: dominated
+      {1, 6},    // 8: same time as 0, worse error: dominated
+  };
+  EXPECT_EQ(pareto_indices(points), (std::vector<std::size_t>{6, 0, 1, 5}));
+  EXPECT_TRUE(pareto_indices({}).empty());
+  EXPECT_EQ(pareto_indices({{3, 3}}), (std::vector<std::size_t>{0}));
+}
+
+AxesSpec small_space() {
+  AxesSpec axes;
+  axes.schemes = "accurate,stencil,rows:2,cols:3";
+  axes.recons = "nn,li";
+  axes.perforates = "device,host";
+  axes.loads = "local,global";
+  axes.outputs = "none,rows:2";
+  axes.output_recons = "nn";
+  axes.precisions = "f32,f16";
+  axes.relaxes = "none,skip";
+  return axes;
+}
+
+TEST(Tune, AtomsChangeOneGroupAndHostJoinsOnlyLinePerforation) {
+  const TuneSpace space = make_space(small_space());
+  std::set<std::string> inputs;
+  for (const auto &v : space.values.at(AxisGroup::kInput)) inputs.insert(variant_id(v));
+  EXPECT_EQ(inputs, (std::set<std::string>{"accurate/none", "stencil/nn", "rows:2/nn", "rows:2/li",
+                                           "rows:2/nn/host", "rows:2/li/host", "cols:3/nn",
+                                           "cols:3/li", "cols:3/nn/host", "cols:3/li/host"}));
+  const std::vector<Variant> atoms = atoms_of(space);
+  ASSERT_FALSE(atoms.empty());
+  EXPECT_EQ(variant_id(atoms.front()), "accurate/none");
+  std::set<std::string> ids;
+  for (const auto &v : atoms) ids.insert(variant_id(v));
+  EXPECT_EQ(ids.size(), atoms.size());
+  // 1 default + 9 other inputs + global + out:rows:2 + f16 + relax:skip.
+  EXPECT_EQ(atoms.size(), 14u);
+  for (const char *id : {"accurate/none/load:global", "accurate/none/out:rows:2/nn",
+                         "accurate/none/f16", "accurate/none/relax:skip"})
+    EXPECT_TRUE(ids.count(id)) << id;
+  // A donor sets its own group and nothing else.
+  const Variant rows_li = parse_variants(AxesSpec{"rows:2", "li"}).front();
+  const Variant f16 = space.values.at(AxisGroup::kPrecision).back();
+  EXPECT_EQ(variant_id(with_group(rows_li, AxisGroup::kPrecision, f16)), "rows:2/li/f16");
+  EXPECT_EQ(variant_id(with_group(with_group(rows_li, AxisGroup::kPrecision, f16),
+                                  AxisGroup::kInput, default_variant())),
+            "accurate/none/f16");
+  EXPECT_THROW(make_space(AxesSpec{"rows:2", "cubic"}), std::invalid_argument);
+}
+
+TEST(Tune, VariantIdentityReadsBackFromResultKeys) {
+  for (const Variant &v : atoms_of(make_space(small_space()))) {
+    ResultRow row;
+    row.app = "gaussian3";
+    row.key = make_key(row.app, v.canonical(), recon_name(v.recon), v.axes_key(), 32, 4, 4, 2,
+                       "camera", 512, 512);
+    EXPECT_EQ(variant_id(row), variant_id(v)) << row.key;
+  }
+}
+
+TEST(Tune, FamiliesAndExactness) {
+  const TuneSpace space = make_space(small_space());
+  auto find = [&](const std::string &id) {
+    for (const auto &v : atoms_of(space))
+      if (variant_id(v) == id) return v;
+    ADD_FAILURE() << id;
+    return default_variant();
+  };
+  EXPECT_EQ(family_of(find("accurate/none")), "accurate");
+  EXPECT_EQ(family_of(find("accurate/none/load:global")), "accurate");
+  EXPECT_TRUE(is_exact(find("accurate/none/load:global")));
+  EXPECT_EQ(family_of(find("rows:2/nn")), "input perforation");
+  EXPECT_EQ(family_of(find("rows:2/nn/host")), "host perforation");
+  EXPECT_EQ(family_of(find("accurate/none/out:rows:2/nn")), "output approximation");
+  EXPECT_EQ(family_of(find("accurate/none/f16")), "mixed precision");
+  EXPECT_FALSE(is_exact(find("accurate/none/f16")));
+  EXPECT_EQ(family_of(find("accurate/none/relax:skip")), "relaxed barrier");
+  EXPECT_FALSE(is_exact(find("accurate/none/relax:skip")));
+  EXPECT_EQ(family_of(with_group(find("rows:2/nn"), AxisGroup::kPrecision,
+                                 space.values.at(AxisGroup::kPrecision).back())),
+            "combination");
+}
+
+TEST(Tune, CombinationsCrossTheGroupFrontsWithinTheErrorBudget) {
+  const TuneSpace space = make_space(small_space());
+  const Variant base = default_variant();
+  auto donor = [&](AxisGroup g, const std::string &id) {
+    for (const auto &v : space.values.at(g))
+      if (variant_id(with_group(base, g, v)) == id) return with_group(base, g, v);
+    ADD_FAILURE() << id;
+    return base;
+  };
+  const Variant a = donor(AxisGroup::kInput, "stencil/nn");
+  const Variant b = donor(AxisGroup::kInput, "rows:2/nn");
+  const Variant c = donor(AxisGroup::kInput, "cols:3/li");  // dominated by a
+  const Variant p = donor(AxisGroup::kPrecision, "accurate/none/f16");
+  const Variant o = donor(AxisGroup::kOutput, "accurate/none/out:rows:2/nn");
+  const std::vector<AtomStanding> atoms = {
+      {AxisGroup::kInput, base, 100, 0},     {AxisGroup::kInput, a, 80, 0.01},
+      {AxisGroup::kInput, b, 70, 0.03},      {AxisGroup::kInput, c, 90, 0.02},
+      {AxisGroup::kPrecision, p, 90, 0.001}, {AxisGroup::kOutput, o, 60, 0.2},
+  };
+  const auto combos = propose_combinations(atoms, 100, 0.05, 10);
+  // Fronts: input {a, b}, precision {p}, output {o}; o pushes every combination
+  // past 0.05.
+  ASSERT_EQ(combos.size(), 2u);
+  EXPECT_EQ(variant_id(combos[0].variant), "rows:2/nn/f16");
+  EXPECT_NEAR(combos[0].predicted_time, 100 * 0.7 * 0.9, 1e-9);
+  EXPECT_NEAR(combos[0].predicted_error, 0.031, 1e-12);
+  EXPECT_EQ(variant_id(combos[1].variant), "stencil/nn/f16");
+  EXPECT_NEAR(combos[1].predicted_time, 100 * 0.8 * 0.9, 1e-9);
+  // The limit keeps the fastest predicted; a larger budget admits the output
+  // scheme.
+  EXPECT_EQ(propose_combinations(atoms, 100, 0.05, 1).size(), 1u);
+  const auto wide = propose_combinations(atoms, 100, 1.0, 100);
+  std::set<std::string> ids;
+  for (const auto &x : wide) ids.insert(variant_id(x.variant));
+  EXPECT_EQ(ids,
+            (std::set<std::string>{"rows:2/nn/f16", "stencil/nn/f16", "rows:2/nn/out:rows:2/nn",
+                                   "stencil/nn/out:rows:2/nn", "accurate/none/out:rows:2/nn/f16",
+                                   "rows:2/nn/out:rows:2/nn/f16", "stencil/nn/out:rows:2/nn/f16"}));
+  for (const auto &x : wide) EXPECT_EQ(x.variant.scheme->family == std::string("cols"), false);
+  EXPECT_TRUE(propose_combinations(atoms, 0, 1.0, 100).empty());
+}
+
+}  // namespace
+}  // namespace kperf
