@@ -293,7 +293,7 @@ bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &input
   rc.kernel_root = cfg_.kernel_root;
   rc.extra_build_options = cfg_.extra_build_options;
   if (save) rc.save_outputs_dir = cfg_.outputs_dir;
-  rc.ssim = timed || save;  // the pruning passes need the primary metric alone
+  rc.ssim = save;  // the search needs the primary metric alone; SSIM costs the most
   rc.progress = cfg_.progress;
   rc.progress_label = "tune " + name + " ";
   for (const auto &r : rows_)

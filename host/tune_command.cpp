@@ -209,11 +209,14 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   require_writable_dir("--save-outputs", cfg.outputs_dir);
 
   std::vector<TuneRow> resumed;
+  nlohmann::ordered_json earlier_harness;  // what the sessions before this --resume spent
   if (given("resume") && fs::exists(out_path)) {
     try {
       const auto old = nlohmann::json::parse(read_file(out_path));
       if (old.value("kind", "") != "tune")
         throw UsageError("--resume: " + out_path + " is not a kperf tune file");
+      if (old.contains("context") && old["context"].contains("harness"))
+        earlier_harness = old["context"]["harness"];
       for (const auto &j : old.at("results"))
         resumed.push_back({j.at("stage").get<std::string>(), row_from_json(j)});
     } catch (const nlohmann::json::exception &e) {
@@ -292,6 +295,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     harness["builds"] = env.builds_done();
     harness["rows"] = rows.size();
+    if (!earlier_harness.is_null()) harness["resumed_from"] = earlier_harness;
     ctx["harness"] = harness;
     doc["context"] = ctx;
     doc["tune"] = complete ? tuner.summary_json() : nlohmann::ordered_json(nullptr);

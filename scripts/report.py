@@ -927,12 +927,20 @@ def tune_sections(tunes, out, written):
     for path, doc in tunes:
         ctx, tc = doc["context"], doc["context"]["tune"]
         h = ctx.get("harness", {})
+        sessions, wall, builds, stages, e = 0, 0.0, 0, defaultdict(float), h
+        while isinstance(e, dict) and e:  # this session and the ones --resume continued
+            sessions += 1
+            wall += e.get("wall_s", 0.0)
+            builds += e.get("builds", 0)
+            for k, v in e.get("stages_s", {}).items():
+                stages[k] += v
+            e = e.get("resumed_from")
         md += [f"- `{os.path.basename(path)}`: {tune_device(doc)}, inputs {tune_size(doc)}, "
                f"{len(tc['train']['inputs'])} training inputs ({', '.join(tc['train']['inputs'])}), "
                f"{len(tc['test']['inputs'])} held-out ({', '.join(tc['test']['inputs'])}); "
                f"statistic p{tc['percentile']:g} over inputs; {len(doc['results'])} rows, "
-               f"{h.get('builds', '?')} builds, {h.get('wall_s', float('nan')):.0f} s wall "
-               f"(stages: {', '.join(f'{k} {v:.0f} s' for k, v in h.get('stages_s', {}).items())})."]
+               f"{builds} builds, {wall:.0f} s wall in {sessions} session(s) "
+               f"(stages: {', '.join(f'{k} {v:.0f} s' for k, v in stages.items())})."]
     md += ["", "Method: " + tunes[0][1]["context"]["tune"]["method"], "",
            "| device | size | app | budget | chosen | wg | speedup | vs Paraprox baseline | train error "
            "| test mean | test p95 | test max | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
