@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "parallel.hpp"
@@ -81,7 +82,68 @@ double hotspot(const Window& w, const PointArgs& a) {
                                (c.amb_temp - t) * c.rz_inv);
 }
 
+// SPEC 11: OpenCV's round window of d = 5, visited in row-major order; with loop perforation
+// only every loop_skip-th tap of that order, renormalised by the visited weights.
+double bilateral(const Window& w, const PointArgs& a) {
+  const AppParams p = a.params ? *a.params : AppParams{};
+  const double center = w(0, 0);
+  double sum = 0.0, norm = 0.0;
+  int index = 0;
+  for (int dy = -2; dy <= 2; ++dy)
+    for (int dx = -2; dx <= 2; ++dx) {
+      const int d2 = dy * dy + dx * dx;
+      if (d2 > 4) continue;
+      if (index++ % a.loop_skip != 0) continue;
+      const double q = w(dy, dx), diff = q - center;
+      const double weight = bilateral_space_weight(d2, p.sigma_space) *
+                            std::exp(-diff * diff / (2.0 * p.sigma_color * p.sigma_color));
+      sum += weight * q;
+      norm += weight;
+    }
+  return sum / norm;
+}
+
+std::string bilateral_options(const AppParams& p) {
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "-DBILATERAL_SIGMA_COLOR=%.9ef -DBILATERAL_SIGMA_SPACE=%.9ef "
+                "-DBILATERAL_SPACE_W0=%.9ef -DBILATERAL_SPACE_W1=%.9ef "
+                "-DBILATERAL_SPACE_W2=%.9ef -DBILATERAL_SPACE_W4=%.9ef",
+                p.sigma_color, p.sigma_space, bilateral_space_weight(0, p.sigma_space),
+                bilateral_space_weight(1, p.sigma_space), bilateral_space_weight(2, p.sigma_space),
+                bilateral_space_weight(4, p.sigma_space));
+  return text;
+}
+
 }  // namespace
+
+double bilateral_space_weight(int d2, double sigma_space) {
+  return std::exp(-d2 / (2.0 * sigma_space * sigma_space));
+}
+
+AppParams parse_bilateral_sigmas(const std::string& text) {
+  const auto comma = text.find(',');
+  auto number = [&](const std::string& part, const char* what) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || !std::isfinite(v) || v <= 0)
+      throw std::invalid_argument("--bilateral-sigmas '" + text + "': " + what +
+                                  " must be a positive number (expected C,S, e.g. 25,2)");
+    return v;
+  };
+  if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos)
+    throw std::invalid_argument("--bilateral-sigmas '" + text +
+                                "': expected two numbers C,S (e.g. 25,2)");
+  AppParams p;
+  p.sigma_color = number(text.substr(0, comma), "sigma_color");
+  p.sigma_space = number(text.substr(comma + 1), "sigma_space");
+  return p;
+}
 
 const std::vector<AppDescriptor>& app_registry() {
   static const std::vector<AppDescriptor> apps = {
@@ -93,6 +155,8 @@ const std::vector<AppDescriptor>& app_registry() {
       {"inversion", "inversion.cl", 0, Metric::kMre, false, false, inversion, "255 - v"},
       {"hotspot", "hotspot.cl", 1, Metric::kMre, true, true, hotspot,
        "Rodinia hotspot transient thermal step"},
+      {"bilateral", "bilateral.cl", 2, Metric::kMre, false, true, bilateral,
+       "5x5 round-window bilateral filter (OpenCV semantics)", true, true, bilateral_options},
   };
   return apps;
 }
@@ -117,7 +181,7 @@ GridD to_double(const std::vector<float>& values, int width, int height) {
 }
 
 GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* power,
-                    int iterations) {
+                    int iterations, const AppParams& params) {
   const int w = input.width, h = input.height, r = app.radius;
   const int pw = w + 2 * r;
   const HotspotCoefficients coef = hotspot_coefficients(w, h);
@@ -133,6 +197,7 @@ GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* p
         for (int x = 0; x < w; ++x) {
           PointArgs args;
           args.hotspot = &coef;
+          args.params = &params;
           if (power) args.power = power->at(y, x);
           next.at(y, x) = app.point(Window{&padded.at(y + r, x + r), pw}, args);
         }

@@ -40,10 +40,18 @@ struct Window {
   double operator()(int dy, int dx) const { return center[dy * stride + dx]; }
 };
 
-// What a point function may need beyond the window (hotspot's power and coefficients).
+// Parameters of an app that the command line can change: bilateral's sigmas (SPEC 11).
+struct AppParams {
+  double sigma_color = 25.0, sigma_space = 2.0;
+};
+
+// What a point function may need beyond the window (hotspot's power and coefficients, the app's
+// parameters, the loop perforation of its window).
 struct PointArgs {
   double power = 0.0;
   const HotspotCoefficients* hotspot = nullptr;
+  const AppParams* params = nullptr;  // nullptr: the defaults
+  int loop_skip = 1;                  // 2: every other window tap (loop-perforable apps)
 };
 using PointFn = double (*)(const Window&, const PointArgs&);
 
@@ -56,6 +64,10 @@ struct AppDescriptor {
   bool accurate_uses_tile;  // false where the accurate kernel reads global memory directly
   PointFn point;            // one output from its window, in double precision
   const char* summary;
+  bool loop_perforable = false;  // its window loop can skip taps (--loop-skip)
+  bool weight_table = false;     // its spatial weights come from a table or exp() (--weights)
+  // -D options carrying the app's parameters into its kernel (nullptr: none).
+  std::string (*param_options)(const AppParams&) = nullptr;
 };
 
 // Every application, in the papers' order.
@@ -67,7 +79,12 @@ std::string app_names_joined();
 // Independent accurate reference: `iterations` steps (1 for image apps) computed from the
 // clamp-to-edge padded input, without the tile model.
 GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* power,
-                    int iterations);
+                    int iterations, const AppParams& params = {});
+
+// The spatial weight of bilateral's tap at squared distance d2 (SPEC 11).
+double bilateral_space_weight(int d2, double sigma_space);
+// Throws std::invalid_argument unless "C,S" holds two positive finite numbers.
+AppParams parse_bilateral_sigmas(const std::string& text);
 
 GridD to_double(const std::vector<float>& values, int width, int height);
 

@@ -337,6 +337,11 @@ void ClEnv::store_cached(const std::string& file, const cl::Program& program) {
   }
 }
 
+bool ClEnv::has_built(const std::string& source, const std::string& options) {
+  std::lock_guard<std::mutex> lock(programs_mutex_);
+  return programs_.count(std::make_pair(source, options)) != 0;
+}
+
 cl::Program ClEnv::build(const std::string& source, const std::string& options) {
   auto key = std::make_pair(source, options);
   {

@@ -108,6 +108,14 @@ class ClEnv {
   // same key loads the binary instead of compiling. Unreadable or rejected entries recompile.
   void enable_binary_cache(const std::string& dir, const std::string& salt);
   std::size_t binary_cache_hits() const { return cache_hits_; }
+  const std::string& binary_cache_dir() const { return cache_dir_; }
+  const std::string& binary_cache_salt() const { return cache_salt_; }
+  // The cache file of this pair ("" when the cache is off); it exists once stored.
+  std::string binary_cache_path(const std::string& source, const std::string& options) const {
+    return cache_dir_.empty() ? std::string() : cache_file(source, options);
+  }
+  // Whether build() of this pair already ran in this process (built or failed).
+  bool has_built(const std::string& source, const std::string& options);
   std::size_t binary_cache_stores() const { return cache_stores_; }
 
  private:

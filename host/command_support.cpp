@@ -18,10 +18,15 @@ namespace kperf {
 
 namespace fs = std::filesystem;
 
-fs::path executable_dir() {
+fs::path executable_path() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::current_path() : self.parent_path();
+  return ec ? fs::path() : self;
+}
+
+fs::path executable_dir() {
+  const fs::path self = executable_path();
+  return self.empty() ? fs::current_path() : self.parent_path();
 }
 
 fs::path default_kernel_root() {

@@ -22,6 +22,8 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// This binary (empty where /proc/self/exe is unavailable), and its directory.
+std::filesystem::path executable_path();
 std::filesystem::path executable_dir();
 // Where kernels/ and schemes/ live: beside the binary (the build copies them
 // there), or an installed share/kperf.

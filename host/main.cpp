@@ -7,16 +7,16 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 #include <set>
 
-#include <cxxopts.hpp>
-
 #include "cl_env.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "compile_workers.hpp"
 #include "io.hpp"
 #include "kperf_git_sha.h"  // generated at build time
 #include "parallel.hpp"
@@ -84,7 +84,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   cxxopts::Options options("kperf run", "Benchmark perforated kernels and write JSON results");
   // clang-format off
   options.add_options()
-    ("apps", "apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot or all", cxxopts::value<std::string>()->default_value("all"))
+    ("apps", "apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot,bilateral or all", cxxopts::value<std::string>()->default_value("all"))
     ("schemes", "schemes: accurate,stencil,rows1,rows2,rows:K,cols:K or all", cxxopts::value<std::string>()->default_value("accurate,stencil,rows1,rows2"))
     ("recon", "reconstructions: nn,li or all", cxxopts::value<std::string>()->default_value("nn"))
     ("load", "load paths: local (tile), global (no local memory: Paraprox's baseline), image; a list", cxxopts::value<std::string>()->default_value("local"))
@@ -97,6 +97,9 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("transfers", "also time upload (pinned memory), host packing and download per repetition: end-to-end times")
     ("relax", "barrier relaxation: none, skip (barrier after the tile fill removed); a list", cxxopts::value<std::string>()->default_value("none"))
     ("iterations-skip", "hotspot launch perforation: fractions R in [0, 1) of the steps skipped; a list", cxxopts::value<std::string>()->default_value("0"))
+    ("loop-skip", "window loop perforation (bilateral): 1 (every tap), 2 (every other tap, weights renormalised); a list", cxxopts::value<std::string>()->default_value("1"))
+    ("weights", "bilateral's spatial weights: table, computed (exp() at every tap); a list", cxxopts::value<std::string>()->default_value("table"))
+    ("bilateral-sigmas", "bilateral's sigma_color,sigma_space", cxxopts::value<std::string>()->default_value("25,2"))
     ("wg", "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
     ("input", "image, .npy, directory or synthetic:NAME (smooth, noise, zoneplate, document, all); repeatable", cxxopts::value<std::vector<std::string>>())
     ("size", "resize/generate inputs to N or WxH; a list runs each size", cxxopts::value<std::string>())
@@ -110,7 +113,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("reps", "timed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
     ("out", "results JSON path (default: kperf-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for each output grid as float32 .npy", cxxopts::value<std::string>())
-    ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, all apps, 4 schemes, nn, full sweep)", cxxopts::value<std::string>())
+    ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, its 6 apps and hotspot, 4 schemes, nn, full sweep); bilateral-phases: SagivTech's four bilateral phases (global + computed weights, global + table, local tile, image tile) at 256^2, 512^2, 1024^2, 10+50 launches", cxxopts::value<std::string>())
     ("resume", "skip configurations already in --out and append the rest")
     ("verify", "also check every output against the CPU model of its scheme")
     ("cl-options", "extra OpenCL build options for every kernel (e.g. -DKPERF_MATERIALIZE_ROWS=1); recorded in the context", cxxopts::value<std::string>())
@@ -129,13 +132,23 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
 
   // Presets only fill what the command line leaves open.
   std::string preset = given("preset") ? text("preset") : "";
-  if (!preset.empty() && preset != "paper")
-    throw UsageError("unknown --preset '" + preset + "' (valid: paper)");
-  std::string apps_text = text("apps"), schemes_text = text("schemes"), recon_text = text("recon");
+  if (!preset.empty() && preset != "paper" && preset != "bilateral-phases")
+    throw UsageError("unknown --preset '" + preset + "' (valid: paper, bilateral-phases)");
+  const bool phases = preset == "bilateral-phases";
+  auto preset_or = [&](const char* name, const char* preset_value) {
+    return given(name) || !preset_value ? text(name) : std::string(preset_value);
+  };
+  std::string apps_text = preset_or(
+      "apps", preset == "paper" ? "gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot"
+              : phases          ? "bilateral"
+                                : nullptr);
+  std::string schemes_text = preset_or("schemes", phases ? "accurate" : nullptr);
+  std::string recon_text = text("recon");
   std::vector<std::pair<int, int>> sizes;
   if (given("size"))
     for (const auto& item : split_list(text("size"))) sizes.push_back(parse_size(item));
   if (preset == "paper" && !given("size")) sizes = {{512, 512}};
+  if (phases && !given("size")) sizes = {{256, 256}, {512, 512}, {1024, 1024}};
   const std::optional<std::pair<int, int>> size =
       sizes.empty() ? std::nullopt : std::make_optional(sizes.front());
 
@@ -144,16 +157,24 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   AxesSpec axes;
   axes.schemes = schemes_text;
   axes.recons = recon_text;
-  axes.loads = text("load");
+  axes.loads = preset_or("load", phases ? "global,local,image" : nullptr);
   axes.outputs = text("output");
   axes.output_recons = text("output-recon");
   axes.precisions = text("precision");
   axes.perforates = text("perforate");
   axes.relaxes = text("relax");
   axes.iterations_skips = text("iterations-skip");
+  axes.loop_skips = text("loop-skip");
+  axes.weights = preset_or("weights", phases ? "computed,table" : nullptr);
   cfg.variants = parse_variants(axes);
-  cfg.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
-  cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
+  cfg.params = parse_bilateral_sigmas(text("bilateral-sigmas"));
+  if (phases && !given("load") && !given("weights"))
+    // The four phases: computed weights only with global loads (phase 1).
+    cfg.only = [](const AppDescriptor&, const Variant& v, const WorkGroup&) {
+      return !v.computed_weights || std::string(v.load_path().name) == "global";
+    };
+  cfg.warmup = parse_count("warmup", preset_or("warmup", phases ? "10" : nullptr), 0, 1000000);
+  cfg.reps = parse_count("reps", text("reps"), 1, 1000000);  // 50: SagivTech's count too
   cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
   cfg.sizes = sizes;
   cfg.verify = given("verify");
@@ -174,6 +195,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
 
   cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
   check_kernel_root(cfg.kernel_root);
+  cfg.compile_worker_exe = executable_path().string();
 
   // Inputs: validated (fully decoded) before any work so a bad file stops the run up front.
   std::vector<std::string> input_specs;
@@ -290,6 +312,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ctx["warmup"] = cfg.warmup;
     ctx["reps"] = cfg.reps;
     ctx["iterations"] = cfg.iterations;
+    ctx["bilateral_sigmas"] = {{"color", cfg.params.sigma_color},
+                               {"space", cfg.params.sigma_space}};
     ctx["extra_build_options"] = cfg.extra_build_options;
     ctx["copy_gbps"] = runner.largest_copy_gbps();
     ctx["copy"] = runner.copy_json();
@@ -330,6 +354,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ctx["harness"] = {{"wall_s", wall_s},
                       {"timed_kernel_s", timed_ns * 1e-9},
                       {"builds", env.builds_done()},
+                      {"compile_workers", runner.compile_workers_json()},
                       {"configurations", rows.size() - resumed_rows},
                       {"phases_s", phases}};
     doc["context"] = ctx;
@@ -387,7 +412,9 @@ int main(int argc, char** argv) {
       std::printf("kperf %s (%s, %s)\n", KPERF_VERSION, KPERF_GIT_SHA, KPERF_BUILD_TYPE);
       return 0;
     }
+    if (cmd == "__compile-worker") return compile_worker_main(argc - 1, argv + 1);
     if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
+    if (cmd == "run" || cmd == "tune") use_private_jit_cache();
     if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
     if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);
     throw UsageError("unknown command '" + cmd + "' (valid: devices, run, tune)");

@@ -47,6 +47,8 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["perforate"] = r.perforate;
   j["relax"] = r.relax;
   j["iterations_skip"] = r.iterations_skip;
+  j["loop_skip"] = r.loop_skip;
+  if (!r.weights.empty()) j["weights"] = r.weights;
   j["axes"] = r.axes;
   j["wg"] = {r.wg_x, r.wg_y};
   j["vec"] = r.vec;
@@ -118,6 +120,8 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.perforate = j.value("perforate", std::string("device"));
   r.relax = j.value("relax", std::string("none"));
   r.iterations_skip = j.value("iterations_skip", 0.0);
+  r.loop_skip = j.value("loop_skip", 1);
+  r.weights = j.value("weights", std::string());
   r.wg_x = j.at("wg").at(0).get<int>();
   r.wg_y = j.at("wg").at(1).get<int>();
   r.vec = j.value("vec", 1);

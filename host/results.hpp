@@ -28,6 +28,8 @@ struct ResultRow {
   std::string perforate = "device";
   std::string relax = "none";
   double iterations_skip = 0;
+  int loop_skip = 1;
+  std::string weights;  // "table" or "computed" for apps with a weight table, else empty
   std::string axes;  // the non-default axes as key segments ("load:global/out:rows:2/nn")
   int wg_x = 0, wg_y = 0;
   int vec = 1;  // outputs per work-item along x

@@ -13,6 +13,7 @@
 #include <limits>
 #include <thread>
 
+#include "compile_workers.hpp"
 #include "metrics.hpp"
 #include "stats.hpp"
 #include "storage.hpp"
@@ -315,6 +316,14 @@ double Runner::largest_copy_gbps() const {
   return best;
 }
 
+void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jobs) {
+  PhaseTimer timer(phase_s_, "compile");
+  const WorkerCompile done = compile_in_workers(env_, cfg_.compile_worker_exe, jobs);
+  worker_processes_ = std::max(worker_processes_, done.processes);
+  worker_programs_ += done.programs;
+  env_.prebuild(jobs, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+}
+
 void Runner::run(const std::function<void(ResultRow)>& sink) {
   start_s_ = now_s();
   std::size_t image_apps = 0;
@@ -338,6 +347,17 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
   for (auto* a : cfg_.apps)
     total_ += configs_of(*a) *
               (a->is_hotspot ? (rodinia ? 1 : sizes.size()) : cfg_.image_inputs.size() * sizes.size());
+  if (cfg_.skip_keys.empty()) {
+    // Every program of the run at once (build options do not depend on the input), so the
+    // worker processes start once; with a resumed file each workload builds what it still needs.
+    std::vector<std::pair<std::string, std::string>> jobs;
+    for (auto* app : cfg_.apps)
+      for (const auto& v : cfg_.variants)
+        for (const auto& wg : cfg_.wgs)
+          if (selected(*app, v, wg) && !check_launch(*app, v, wg, env_.info()))
+            jobs.emplace_back(kernel_source(app->kernel_file), build_options(*app, v, wg));
+    prebuild(jobs);
+  }
   for (const auto& size : sizes) {
     for (const auto& src : cfg_.image_inputs) {
       if (image_apps == 0 || interrupted_) break;
@@ -424,7 +444,8 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     PhaseTimer timer(phase_s_, "reference");
     w.input_d = to_double(w.input.data, w.width, w.height);
     if (w.power) w.power_d = to_double(w.power->data, w.width, w.height);
-    w.truth = reference_run(app, w.input_d, w.power_d ? &*w.power_d : nullptr, iterations);
+    w.truth =
+        reference_run(app, w.input_d, w.power_d ? &*w.power_d : nullptr, iterations, cfg_.params);
   }
   std::optional<PhaseTimer> upload_timer;
   upload_timer.emplace(phase_s_, "upload");
@@ -498,11 +519,8 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       if (selected(app, v, wg) &&
           !cfg_.skip_keys.count(config_key(app, v, wg, w.input_name, w.width, w.height)) &&
           !static_check(w, v, wg))
-        jobs.emplace_back(kernel_source(app.kernel_file), build_options(v, wg));
-  {
-    PhaseTimer timer(phase_s_, "compile");
-    env_.prebuild(jobs, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
-  }
+        jobs.emplace_back(kernel_source(app.kernel_file), build_options(app, v, wg));
+  prebuild(jobs);
 
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs) {
@@ -608,8 +626,9 @@ const std::string& Runner::half_image_problem() {
   return *half_image_problem_;
 }
 
-std::string Runner::build_options(const Variant& v, WorkGroup wg) const {
-  return "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() + " " +
+std::string Runner::build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg) const {
+  return (app.param_options ? app.param_options(cfg_.params) + " " : std::string()) +
+         "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() + " " +
          v.build_options() + " -DWG_X=" + std::to_string(wg.x) + " -DWG_Y=" + std::to_string(wg.y) +
          " -DVEC=" + std::to_string(wg.vec) + " -DPY=" + std::to_string(wg.py) +
          (cfg_.extra_build_options.empty() ? "" : " " + cfg_.extra_build_options);
@@ -681,6 +700,8 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   row.perforate = v.host_perforate ? "host" : "device";
   row.relax = v.relax ? "skip" : "none";
   row.iterations_skip = v.iterations_skip;
+  row.loop_skip = v.loop_skip;
+  if (app.weight_table) row.weights = v.computed_weights ? "computed" : "table";
   row.axes = v.axes_key();
   row.wg_x = wg.x;
   row.wg_y = wg.y;
@@ -702,7 +723,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   if (auto verdict = static_check(w, v, wg)) return reject(verdict->status, verdict->reason);
   const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
   const WorkGroup block = block_of(v, wg);
-  const std::string options = build_options(v, wg);
+  const std::string options = build_options(app, v, wg);
   cl::Program program;
   try {
     PhaseTimer timer(phase_s_, "compile");
@@ -871,7 +892,10 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   std::optional<PhaseTimer> launch_timer;
   launch_timer.emplace(phase_s_, "timed_launches");
   reset_buffers();
-  for (int i = 0; i < cfg_.warmup; ++i) {
+  // --warmup counts launches: a hotspot sample is `iterations` launches already, so it warms up
+  // with whole samples until at least that many launches ran.
+  const int warmup_samples = (cfg_.warmup + launches - 1) / launches;
+  for (int i = 0; i < warmup_samples; ++i) {
     enqueue_sample(nullptr);
     if (i % 8 == 7) {
       q.finish();
@@ -961,7 +985,8 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   if (cfg_.verify) {
     PhaseTimer timer(phase_s_, "verify");
     const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec, row.py}, w.input_d,
-                                  w.power_d ? &*w.power_d : nullptr, w.app->is_hotspot ? cfg_.iterations : 1);
+                                  w.power_d ? &*w.power_d : nullptr,
+                                  w.app->is_hotspot ? cfg_.iterations : 1, cfg_.params);
     double worst = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (std::isfinite(model.data[i]))

@@ -46,10 +46,14 @@ struct RunConfig {
   std::vector<std::pair<int, int>> sizes;
   std::string temp_path, power_path;  // hotspot inputs; synthetic chip when empty
   int iterations = 60;
+  AppParams params;  // --bilateral-sigmas
   int warmup = 50;
   int reps = 50;
   std::string kernel_root;  // holds kernels/ and schemes/
   std::string extra_build_options;  // --cl-options, appended to every kernel build
+  // A kperf binary that compiles programs in worker processes (compile_workers.hpp); empty:
+  // every build in this process.
+  std::string compile_worker_exe;
   std::string save_outputs_dir;
   bool verify = false;
   bool transfers = false;  // --transfers: time upload, host packing and download too
@@ -92,6 +96,10 @@ class Runner {
   // Where the harness's wall time went, in seconds per phase (compile, reference, upload,
   // timed_launches, transfers, download, metrics, verify, save_outputs, copy_bandwidth).
   nlohmann::ordered_json phases_json() const;
+  // Programs compiled by worker processes, and the most processes at once.
+  nlohmann::ordered_json compile_workers_json() const {
+    return {{"processes", worker_processes_}, {"programs", worker_programs_}};
+  }
   bool interrupted() const { return interrupted_; }
   std::size_t total_configs() const { return total_; }
 
@@ -109,6 +117,7 @@ class Runner {
     cl::Buffer power[2];                       // hotspot's power grid, [half]
   };
   DeviceBuffers buffers_;
+  std::size_t worker_processes_ = 0, worker_programs_ = 0;
   struct CopyResult {
     int width, height;
     double scalar_gbps, vec4_gbps;
@@ -116,10 +125,12 @@ class Runner {
   };
 
   void run_workload(Workload& w, const std::function<void(ResultRow)>& sink);
+  // Builds these programs (in worker processes when configured), timed as "compile".
+  void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs);
   ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);
   // Why a configuration cannot run, judged before building (scheme, device limits, memory).
   std::optional<Verdict> static_check(const Workload& w, const Variant& v, WorkGroup wg) const;
-  std::string build_options(const Variant& v, WorkGroup wg) const;
+  std::string build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
   // One launch of the app kernel and, under an output scheme, the fill kernel after it.
   struct LaunchStep {
     cl::Kernel app;

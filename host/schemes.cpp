@@ -237,6 +237,8 @@ std::string Variant::axes_key() const {
     std::snprintf(buf, sizeof buf, "/iskip:%g", iterations_skip);
     key += buf;
   }
+  if (loop_skip > 1) key += "/loop:" + std::to_string(loop_skip);
+  if (computed_weights) key += "/weights:computed";
   return key.empty() ? key : key.substr(1);
 }
 
@@ -266,6 +268,8 @@ std::string Variant::build_options() const {
     options += std::string(" -DKPERF_PERFORATE_FILE=perforate_host.cl -DKPERF_PACKED_ROWS=") +
                (std::string(scheme->family) == "rows" ? "1" : "0");
   if (relax) options += " -DRELAX_SKIP=1";
+  if (loop_skip > 1) options += " -DKPERF_LOOP_SKIP=" + std::to_string(loop_skip);
+  if (computed_weights) options += " -DBILATERAL_TABLE=0";
   return options;
 }
 
@@ -368,6 +372,17 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
     return n == "skip";
   });
   const auto iskips = parse_iterations_skip_list(axes.iterations_skips);
+  const auto loop_skips = parse_unique<int>(axes.loop_skips, [](const std::string& n) {
+    if (n != "1" && n != "2")
+      throw std::invalid_argument("invalid --loop-skip '" + n +
+                                  "' (valid: 1 (every tap), 2 (every other tap))");
+    return std::stoi(n);
+  });
+  const auto weights = parse_unique<bool>(axes.weights, [](const std::string& n) {
+    if (n != "table" && n != "computed")
+      throw std::invalid_argument("unknown --weights '" + n + "' (valid: table, computed)");
+    return n == "computed";
+  });
   const auto precisions = parse_unique<const PrecisionDescriptor*>(
       axes.precisions, [](const std::string& n) { return &find_precision(n); });
   const auto perforates = parse_unique<bool>(axes.perforates, [](const std::string& n) {
@@ -401,16 +416,20 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
           for (const auto* precision : precisions)
             for (bool host : perforates)
               for (bool relax : relaxes)
-                for (double iskip : iskips) {
-                  v.load = load;
-                  v.output = output;
-                  v.output_recon = out_recon;
-                  v.precision = precision;
-                  v.host_perforate = host;
-                  v.relax = relax;
-                  v.iterations_skip = iskip;
-                  add(v);
-                }
+                for (double iskip : iskips)
+                  for (int loop_skip : loop_skips)
+                    for (bool computed : weights) {
+                      v.load = load;
+                      v.output = output;
+                      v.output_recon = out_recon;
+                      v.precision = precision;
+                      v.host_perforate = host;
+                      v.relax = relax;
+                      v.iterations_skip = iskip;
+                      v.loop_skip = loop_skip;
+                      v.computed_weights = computed;
+                      add(v);
+                    }
   return out;
 }
 
@@ -434,6 +453,14 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
   if (v.iterations_skip > 0 && !app.is_hotspot)
     return Verdict{"not_applicable", "launch perforation (--iterations-skip) applies to iterated "
                                      "apps (hotspot)"};
+  if (v.loop_skip > 1 && !app.loop_perforable)
+    return Verdict{"not_applicable", std::string("loop perforation (--loop-skip) skips taps of a "
+                                                 "weighted window loop; ") +
+                                         app.name + " has none (bilateral has)"};
+  if (v.computed_weights && !app.weight_table)
+    return Verdict{"not_applicable", std::string("--weights chooses how spatial weights are "
+                                                 "found; ") +
+                                         app.name + " has none (bilateral has)"};
   if (v.load_path().reads_image && app.is_hotspot)
     return Verdict{"not_applicable", "hotspot iterates on its output buffer and an OpenCL 1.2 "
                                      "kernel cannot write the image it reads"};
@@ -475,7 +502,7 @@ OutputSource output_source(int p, int n, int k, Recon recon) {
 }
 
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
-                const GridD* power, int iterations) {
+                const GridD* power, int iterations, const AppParams& params) {
   const WorkGroup block = block_of(v, wg);
   const int ky = v.output.ky(), kx = v.output.kx();
   const int w = input.width, h = input.height, r = app.radius;
@@ -521,6 +548,8 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
             if (y0 + ly >= h || x0 + lx >= w) continue;
             PointArgs args;
             args.hotspot = &coef;
+            args.params = &params;
+            args.loop_skip = v.loop_skip;
             if (power) args.power = power->at(y0 + ly, x0 + lx);
             next.at(y0 + ly, x0 + lx) = app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
           }

@@ -137,6 +137,8 @@ struct Variant {
   bool host_perforate = false;  // the host packs the kept lines (rows:K / cols:K) before upload
   bool relax = false;                 // barrier between tile fill and compute removed
   double iterations_skip = 0;         // hotspot: fraction of the launches skipped
+  int loop_skip = 1;                  // window loop perforation: every loop_skip-th tap visited
+  bool computed_weights = false;      // spatial weights by exp() instead of a table (bilateral)
   std::string canonical() const;  // "accurate", "stencil", "rows:2", "cols:3"
   std::string label() const;      // canonical plus "/nn" where the reconstruction matters
   bool is_accurate() const;       // the input scheme loads everything
@@ -168,6 +170,8 @@ struct AxesSpec {
   std::string perforates = "device";
   std::string relaxes = "none";
   std::string iterations_skips = "0";
+  std::string loop_skips = "1";
+  std::string weights = "table";
 };
 // The cross product of every axis, with accurate and stencil once each (their reconstruction
 // does not vary) and output reconstruction only under an output scheme. Throws
@@ -201,7 +205,7 @@ OutputSource output_source(int p, int n, int k, Recon recon);
 // perforation) on tiles filled by the variant, outputs computed and rebuilt by its output scheme.
 // The load path does not change values; a relaxed barrier is modelled as kept.
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
-                const GridD* power, int iterations);
+                const GridD* power, int iterations, const AppParams& params = {});
 
 // Which input elements work-group (group_x, group_y) reads from global memory (1 = read).
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,

@@ -292,6 +292,7 @@ bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &input
   rc.reps = timed ? cfg_.reps : 1;
   rc.kernel_root = cfg_.kernel_root;
   rc.extra_build_options = cfg_.extra_build_options;
+  rc.compile_worker_exe = cfg_.compile_worker_exe;
   if (save) rc.save_outputs_dir = cfg_.outputs_dir;
   rc.ssim = save;  // the search needs the primary metric alone; SSIM costs the most
   rc.progress = cfg_.progress;

@@ -98,6 +98,7 @@ struct TuneConfig {
   double percentile = 95;
   std::size_t max_combinations = 32;
   std::string kernel_root, extra_build_options, outputs_dir;
+  std::string compile_worker_exe;  // see RunConfig
   bool progress = false;
 };
 

@@ -158,6 +158,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
   cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
   check_kernel_root(cfg.kernel_root);
+  cfg.compile_worker_exe = executable_path().string();
 
   std::vector<std::pair<int, int>> train_sizes, test_sizes;
   cfg.train = read_input_dir("--train", text("train"), train_sizes);

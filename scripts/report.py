@@ -593,6 +593,62 @@ def relaxed_table(all_rows):
     return lines
 
 
+# SagivTech's optimisation phases of the bilateral filter (SPEC 11), by load path and weights.
+BILATERAL_PHASES = {("global", "computed"): 1, ("global", "table"): 2, ("local", "table"): 3,
+                    ("image", "table"): 4}
+
+
+def bilateral_plain(r):
+    """An accurate-output bilateral row with every axis but load path and weights at its default."""
+    return (r["app"] == "bilateral" and r.get("output", "none") == "none"
+            and r.get("precision", "f32") == "f32" and r.get("perforate", "device") == "device"
+            and r.get("relax", "none") == "none")
+
+
+def bilateral_phases_table(all_rows):
+    """Phase x size: median (mean) ms of the accurate filter at each phase's best launch shape,
+    and its speedup over phase 1 at that size."""
+    cells = defaultdict(dict)
+    for r in best_rows(all_rows):
+        if not bilateral_plain(r) or r["scheme"] != "accurate" or r.get("loop_skip", 1) != 1:
+            continue
+        phase = BILATERAL_PHASES.get((r.get("load", "local"), r.get("weights", "table")))
+        if phase:
+            cells[(r["device"], r["input"]["width"], r["input"]["height"])][phase] = r["time_ns"]
+    lines = []
+    for (dev, w, h), phases in sorted(cells.items()):
+        base = phases.get(1, {}).get("median")
+        out = [f"| {dev} | {w}x{h} |"]
+        for p in (1, 2, 3, 4):
+            t = phases.get(p)
+            if not t:
+                out.append(" - |")
+                continue
+            speed = f", {base / t['median']:.2f}x" if base else ""
+            out.append(f" {t['median'] / 1e6:.4f} ({t['mean'] / 1e6:.4f}){speed} |")
+        lines.append("".join(out))
+    return lines
+
+
+def bilateral_perforation_table(all_rows):
+    """Perforation on bilateral (local tile, weight table): each input scheme and the window loop
+    perforation at its best launch shape, speedup over the accurate filter, and its error."""
+    lines = []
+    for r in sorted(best_rows(all_rows), key=lambda r: (r["device"], r["input"]["width"],
+                                                        r["input"]["name"], r["scheme"], r.get("loop_skip", 1))):
+        if (not bilateral_plain(r) or r.get("load", "local") != "local"
+                or r.get("weights", "table") != "table"
+                or (r["scheme"] == "accurate" and r.get("loop_skip", 1) == 1)):
+            continue
+        variant_name = r["scheme"] + ("" if r["scheme"] == "accurate" else "/" + r["recon"])
+        if r.get("loop_skip", 1) > 1:
+            variant_name += f" + loop:{r['loop_skip']}"
+        lines.append(f"| {r['device']} | {r['input']['name']} | {r['input']['width']}x{r['input']['height']} | "
+                     f"{variant_name} | {r['time_ns']['median'] / 1e6:.4f} | "
+                     f"{r.get('speedup') or float('nan'):.2f}x | {100 * primary_error(r):.3g} % |")
+    return lines
+
+
 # SYprox (ICS'25 Section 7, Fig. 5): ranges over its apps on an NVIDIA V100S, skip factor 2.
 PUBLISHED_SYPROX = ("host perforation: transfers 1.3-2x (float), 2.5-4.2x (half); kernels 1.7-4.2x. "
                     "Device perforation: kernels 0.5-3.5x, column schemes slowest (cache misses)")
@@ -1024,6 +1080,8 @@ def main(argv=None):
     has_axes = any(r["axes"] for r in all_rows)
     paraprox = fig_paraprox(all_rows, args.out, written) if has_axes else []
     relaxed = relaxed_table(all_rows)
+    phases = bilateral_phases_table(all_rows)
+    bilateral_perforation = bilateral_perforation_table(all_rows)
     syprox = syprox_table(all_rows)
     hv_lines = hypervolume_table(all_rows) if has_axes else []
     has_wrong = fig_wrong_fraction(all_rows, args.out, written)
@@ -1105,6 +1163,22 @@ def main(argv=None):
         md += ["", "## Relaxed barriers: error over repeated launches", "",
                "| device | configuration | min error | max error | downloads | speedup |", "|---|---|---|---|---|---|"]
         md += relaxed
+    if phases:
+        md += ["", "## Bilateral: SagivTech's optimisation phases", "",
+               "The note's method: each phase 10 warm-up launches, then 50 timed (it reports the mean; "
+               "here the median of the profiling-event samples, the mean in parentheses), at each "
+               "phase's best launch shape. Phase 1 reads global memory and computes every weight with "
+               "exp(); 2 takes the spatial weights from a table; 3 loads a local-memory tile; 4 fills "
+               "the tile from an image object. ms, speedup over phase 1.", "",
+               "| device | size | 1: global, exp() | 2: global, table | 3: local tile | 4: image tile |",
+               "|---|---|---|---|---|---|"] + phases
+    if bilateral_perforation:
+        md += ["", "## Bilateral: perforation of a compute-bound filter", "",
+               "Input schemes and the window-loop perforation (every other tap, weights renormalised) "
+               "on the local tile with the weight table; speedup over the accurate filter at its "
+               "best launch shape.", "",
+               "| device | input | size | configuration | median ms | speedup | MRE |",
+               "|---|---|---|---|---|---|---|"] + bilateral_perforation
     if fidelity:
         md += ["", "## Cross-device fidelity (scripts/compare_devices.py)", ""] + fidelity
     if tunes:

@@ -291,5 +291,59 @@ TEST(IterationsSkip, RunsFewerStepsOfTheAccurateSolver) {
   EXPECT_EQ(img.rows[0].status, "not_applicable");
 }
 
+// Bilateral's own axes at non-default sigmas: loop perforation (every other window tap) and
+// computed spatial weights, on every load path and under input perforation, each against the CPU
+// model; the perforated loop really skips taps (it differs from the exact filter).
+TEST(Bilateral, LoopPerforationAndWeightsMatchTheirModels) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app("bilateral");
+  AppParams params;
+  params.sigma_color = 30.0;
+  params.sigma_space = 1.5;
+  AxesSpec a = axes("accurate,stencil,rows:2", "nn,li", "local,global,image");
+  a.loop_skips = "1,2";
+  a.weights = "table,computed";
+  const auto variants = parse_variants(a);
+  ASSERT_EQ(variants.size(), 48u);
+  const Grid input = test::random_grid(37, 29, 11);
+  const GridD in = to_double(input.data, 37, 29);
+  const std::vector<WorkGroup> wgs = {{8, 4}, {4, 2, 2, 2}};
+  const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, input, nullptr, 1,
+                                             KPERF_TEST_KERNEL_ROOT, false, params);
+  const GridD exact = reference_run(app, in, nullptr, 1, params);
+  for (const auto& v : variants)
+    for (const auto& wg : wgs) {
+      const ResultRow* row = o.find(app.name, v, wg);
+      ASSERT_TRUE(row) << v.axes_key();
+      ASSERT_TRUE(row->ok()) << row->key << ": " << row->status << " " << row->reason;
+      EXPECT_EQ(row->loop_skip, v.loop_skip);
+      EXPECT_EQ(row->weights, v.computed_weights ? "computed" : "table");
+      const Grid& out = o.outputs.at(row->key);
+      EXPECT_TRUE(test::within_tolerance(out, model_run(app, v, wg, in, nullptr, 1, params)))
+          << row->key;
+      if (v.is_accurate() && v.loop_skip == 1) EXPECT_TRUE(test::within_tolerance(out, exact));
+      if (v.is_accurate() && v.loop_skip == 2) {
+        EXPECT_FALSE(test::within_tolerance(out, exact)) << row->key;
+        EXPECT_GT(row->error->mre, 1e-4) << row->key;
+      }
+    }
+  // The default sigmas differ from these: the parameters reach the kernel.
+  EXPECT_FALSE(test::within_tolerance(o.outputs.at(o.find(app.name, variants[0], wgs[0])->key),
+                                      reference_run(app, in, nullptr, 1)));
+  // Apps without a window loop or a weight table get not_applicable rows.
+  AxesSpec b = axes("accurate", "nn", "local");
+  b.loop_skips = "2";
+  AxesSpec c = axes("accurate", "nn", "local");
+  c.weights = "computed";
+  for (const AxesSpec& spec : {b, c}) {
+    const Outcome img =
+        test::run_through_runner(*env, {&find_app("gaussian5")}, parse_variants(spec), {{8, 4}},
+                                 test::random_grid(16, 16, 4));
+    ASSERT_EQ(img.rows.size(), 1u);
+    EXPECT_EQ(img.rows[0].status, "not_applicable");
+    EXPECT_NE(img.rows[0].reason.find("bilateral"), std::string::npos) << img.rows[0].reason;
+  }
+}
+
 }  // namespace
 }  // namespace kperf

@@ -64,6 +64,13 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
   const BadCase cases[] = {
       {"run --bogus-flag", "bogus"},
       {"run --wg 16y8", "invalid work-group size '16y8'"},
+      {"run --apps bilateral --bilateral-sigmas 0,2", "sigma_color must be a positive number"},
+      {"run --apps bilateral --bilateral-sigmas 25,-1", "sigma_space must be a positive number"},
+      {"run --apps bilateral --bilateral-sigmas abc,2", "sigma_color must be a positive number"},
+      {"run --apps bilateral --bilateral-sigmas 25", "expected two numbers C,S"},
+      {"run --loop-skip 3", "invalid --loop-skip '3'"},
+      {"run --weights lut", "unknown --weights 'lut'"},
+      {"run --preset sagiv", "unknown --preset 'sagiv'"},
       {"run --wg 0x8", "invalid work-group size '0x8'"},
       {"run --input /no/such/file.png", "/no/such/file.png: no such file"},
       {"run --input junk.png", "junk.png: not a readable image"},
@@ -346,6 +353,49 @@ TEST(Cli, BinaryCacheStoresThenLoadsAndMissesOnEditedSources) {
   const auto third = run("c.json");
   EXPECT_EQ(third["context"]["binary_cache"]["hits"], 0);
   EXPECT_EQ(third["context"]["binary_cache"]["stores"], 4);
+}
+
+TEST(Cli, CompileWorkersGiveTheSameRowsAndReportBuildFailures) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  fs::create_directories(dir / "root");
+  for (const char* sub : {"kernels", "schemes"})
+    fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / sub, dir / "root" / sub,
+             fs::copy_options::recursive);
+  {
+    std::ofstream broken((dir / "root/kernels/sobel3.cl").string(), std::ios::trunc);
+    broken << "#include \"kperf_tile.cl\"\nthis is not OpenCL C;\n";
+  }
+  fs::create_directories(dir / "tmp");
+  auto run = [&](const std::string& workers, const std::string& name) {
+    const CliRun r = kperf_cli(
+        "run --apps gaussian3,sobel3 --schemes accurate,stencil,rows:2 --wg 8x8,16x4 "
+        "--size 40x24 --warmup 0 --reps 1 --quiet --kernel-dir " +
+            (dir / "root").string() + " --out " + (dir / name).string(),
+        dir, "TMPDIR=" + (dir / "tmp").string() + " KPERF_COMPILE_WORKERS=" + workers);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(read_file((dir / name).string()));
+  };
+  const auto in_process = run("0", "a.json"), workers = run("2", "b.json");
+  EXPECT_EQ(in_process["context"]["harness"]["compile_workers"]["processes"], 0);
+  EXPECT_EQ(workers["context"]["harness"]["compile_workers"]["processes"], 2);
+  EXPECT_EQ(workers["context"]["harness"]["compile_workers"]["programs"], 12);
+  ASSERT_EQ(in_process["results"].size(), 12u);
+  ASSERT_EQ(workers["results"].size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) {
+    const auto &a = in_process["results"][i], &b = workers["results"][i];
+    EXPECT_EQ(a["key"], b["key"]);
+    EXPECT_EQ(a["status"], b["status"]) << a["key"];
+    if (a["app"] == "sobel3") {
+      EXPECT_EQ(b["status"], "build_failed") << b["key"];
+      EXPECT_FALSE(b.value("build_log", std::string()).empty()) << b["key"];
+    } else {
+      EXPECT_EQ(b["status"], "ok") << b["key"];
+      EXPECT_EQ(a["error"], b["error"]) << a["key"];
+    }
+  }
+  // The scratch directory (worker jobs, binaries, JIT cache) goes with the process.
+  EXPECT_TRUE(fs::is_empty(dir / "tmp"));
 }
 
 TEST(Cli, TuneBadInputGetsOneLineAndNoOutput) {

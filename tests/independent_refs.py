@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Holds kperf's accurate kernels against independent numpy implementations of the OpenCV /
-SciPy semantics (replicate border): GaussianBlur 3/5, Sobel magnitude 3/5, 3x3 median, 255-x;
+SciPy semantics (replicate border): GaussianBlur 3/5, Sobel magnitude 3/5, 3x3 median, 255-x,
+bilateralFilter d = 5 (SPEC 11, with and without loop perforation, at non-default sigmas);
 and its half-precision, host-perforated kernels against a numpy model of SPEC sections 3, 4 and
 10 (numpy's float16 rounding, tile-local reconstruction of rows:k / cols:k).
 
@@ -42,6 +43,48 @@ def correlate(img, ky, kx):
     return out
 
 
+def bilateral(img, sigma_color=25.0, sigma_space=2.0, loop_skip=1):
+    """SPEC 11: OpenCV's round d = 5 window (dy^2 + dx^2 <= 4), replicate border; with loop
+    perforation only every loop_skip-th tap in row-major order, weights renormalised."""
+    h, w = img.shape
+    p = np.pad(img, 2, mode="edge")
+    taps = [(dy, dx) for dy in range(-2, 3) for dx in range(-2, 3) if dy * dy + dx * dx <= 4]
+    num, den = np.zeros_like(img), np.zeros_like(img)
+    for dy, dx in taps[::loop_skip]:
+        q = p[2 + dy:2 + dy + h, 2 + dx:2 + dx + w]
+        weight = (np.exp(-(dy * dy + dx * dx) / (2 * sigma_space ** 2)) *
+                  np.exp(-(q - img) ** 2 / (2 * sigma_color ** 2)))
+        num += weight * q
+        den += weight
+    return num / den
+
+
+def check_bilateral_options(binary, path, img, tmp):
+    """Loop perforation and computed weights at sigmas 30,1.5 against the numpy filter."""
+    out_dir = os.path.join(tmp, "out-bilateral")
+    cmd = [binary, "run", "--apps", "bilateral", "--schemes", "accurate", "--loop-skip", "1,2",
+           "--weights", "table,computed", "--load", "local,global,image",
+           "--bilateral-sigmas", "30,1.5", "--wg", "16x8", "--input", path, "--warmup", "0",
+           "--reps", "1", "--quiet", "--out", os.path.join(tmp, "b.json"),
+           "--save-outputs", out_dir]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rows = json.load(open(os.path.join(tmp, "b.json")))["results"]
+    passed = failures = 0
+    for row in rows:
+        if row["status"] != "ok":
+            print(f"FAIL {row['key']}: {row['status']} {row.get('reason', '')}")
+            failures += 1
+            continue
+        want = bilateral(img, 30.0, 1.5, row["loop_skip"])
+        got = read_npy_output(row["output_file"])
+        worst = float(np.max(np.abs(got - want)))
+        ok = bool(np.all(np.abs(got - want) <= np.maximum(1e-3, 1e-5 * np.abs(want))))
+        failures += not ok
+        passed += ok
+        print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path):16s} {row['key']:60s} max |kperf - numpy| = {worst:.3g}")
+    return passed, failures
+
+
 def references(img):
     b3, d3 = [1, 2, 1], [-1, 0, 1]
     b5, d5 = [1, 4, 6, 4, 1], [-1, -2, 0, 2, 1]
@@ -55,6 +98,7 @@ def references(img):
         "sobel5": np.hypot(correlate(img, b5, d5), correlate(img, d5, b5)),
         "median": np.median(stack, axis=0),
         "inversion": 255.0 - img,
+        "bilateral": bilateral(img),
     }
 
 
@@ -191,8 +235,8 @@ def main():
             inputs.append((path, field.astype(np.float32).astype(np.float64)))
         for path, img in inputs:
             out_dir = os.path.join(tmp, "out")
-            cmd = [binary, "run", "--apps", "gaussian3,gaussian5,sobel3,sobel5,median,inversion",
-                   "--schemes", "accurate", "--wg", "16x8", "--input", path, "--warmup", "0",
+            cmd = [binary, "run", "--apps",
+                   "gaussian3,gaussian5,sobel3,sobel5,median,inversion,bilateral", "--schemes", "accurate", "--wg", "16x8", "--input", path, "--warmup", "0",
                    "--reps", "1", "--quiet", "--out", os.path.join(tmp, "r.json"),
                    "--save-outputs", out_dir]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -215,9 +259,10 @@ def main():
                 passed += ok
                 print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path):16s} {row['app']:10s} "
                       f"max |kperf - {source}| = {worst:.3g}")
-        p, f = check_half_and_host(binary, inputs[0][0], inputs[0][1], tmp)
-        passed += p
-        failures += f
+        for check in (check_half_and_host, check_bilateral_options):
+            p, f = check(binary, inputs[0][0], inputs[0][1], tmp)
+            passed += p
+            failures += f
     print(f"{passed} passed, {failures} failed")
     return 1 if failures else 0
 

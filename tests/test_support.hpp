@@ -95,9 +95,10 @@ inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescrip
                                   const std::vector<WorkGroup>& wgs, const Grid& input,
                                   const Grid* power = nullptr, int iterations = 1,
                                   const std::string& kernel_root = KPERF_TEST_KERNEL_ROOT,
-                                  bool transfers = false) {
+                                  bool transfers = false, const AppParams& params = {}) {
   TempDir dir;
   RunConfig cfg;
+  cfg.params = params;
   cfg.apps = apps;
   cfg.variants = variants;
   cfg.wgs = wgs;

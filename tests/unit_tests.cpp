@@ -736,5 +736,44 @@ TEST(Hotspot, CoefficientsFollowRodinia) {
   EXPECT_NEAR(hotspot_stability_factor(2048, 2048) / hotspot_stability_factor(1024, 1024), 4.0, 0.05);
 }
 
+// SPEC 11 by hand on one window: the 13 taps of the round d = 5 window, and under loop
+// perforation the 7 taps of even row-major index (the centre's row and column).
+TEST(Bilateral, WindowAndLoopPerforationByHand) {
+  const AppDescriptor& app = find_app("bilateral");
+  GridD in(5, 5);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 5; ++x) in.at(y, x) = 10.0 * y + 3.0 * x + ((x * y) % 3) * 7.0;
+  auto filter = [&](const std::vector<std::pair<int, int>>& taps, double c, double s) {
+    double num = 0, den = 0;
+    for (auto [dy, dx] : taps) {
+      const double q = in.at(2 + dy, 2 + dx), d = q - in.at(2, 2);
+      const double w =
+          std::exp(-(dy * dy + dx * dx) / (2 * s * s)) * std::exp(-d * d / (2 * c * c));
+      num += w * q, den += w;
+    }
+    return num / den;
+  };
+  const std::vector<std::pair<int, int>> round = {{-2, 0}, {-1, -1}, {-1, 0}, {-1, 1}, {0, -2},
+                                                  {0, -1}, {0, 0},   {0, 1},  {0, 2},  {1, -1},
+                                                  {1, 0},  {1, 1},   {2, 0}};
+  const std::vector<std::pair<int, int>> cross = {{-2, 0}, {-1, 0}, {0, -2}, {0, 0},
+                                                  {0, 2},  {1, 0},  {2, 0}};
+  AppParams p;
+  p.sigma_color = 12.0;
+  p.sigma_space = 1.5;
+  EXPECT_NEAR(reference_run(app, in, nullptr, 1, p).at(2, 2), filter(round, 12.0, 1.5), 1e-12);
+  EXPECT_NEAR(reference_run(app, in, nullptr, 1).at(2, 2), filter(round, 25.0, 2.0), 1e-12);
+  Variant v = parse_scheme("accurate");
+  v.loop_skip = 2;
+  EXPECT_NEAR(model_run(app, v, {8, 8}, in, nullptr, 1, p).at(2, 2), filter(cross, 12.0, 1.5),
+              1e-12);
+  EXPECT_GT(std::fabs(filter(cross, 12.0, 1.5) - filter(round, 12.0, 1.5)), 1e-3);
+  EXPECT_THROW(parse_bilateral_sigmas("0,2"), std::invalid_argument);
+  EXPECT_THROW(parse_bilateral_sigmas("25,x"), std::invalid_argument);
+  EXPECT_THROW(parse_bilateral_sigmas("25"), std::invalid_argument);
+  EXPECT_THROW(parse_bilateral_sigmas("nan,2"), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(parse_bilateral_sigmas("10,0.5").sigma_space, 0.5);
+}
+
 }  // namespace
 }  // namespace kperf

@@ -1,0 +1,43 @@
+// Compiling a run's programs in worker processes: NVIDIA's and PoCL's compilers serialise the
+// builds of one process, so the programs are spread over child processes that leave binaries in
+// the program-binary cache, which the parent then loads.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cl_env.hpp"
+
+namespace kperf {
+
+// A directory private to this kperf process (created on first use under $TMPDIR, removed with
+// its contents when the process that made it exits).
+const std::string& scratch_dir();
+
+// Points NVIDIA's JIT cache at a fresh directory of scratch_dir() and turns it on. NVIDIA's cache
+// keys source builds on the top-level file only and so misses edits of #included scheme files
+// across runs; a cache that lives for one run cannot be stale, and it is how the parent reuses
+// the machine code its workers compiled. Call before the first OpenCL call.
+void use_private_jit_cache();
+
+// How many worker processes compile_in_workers() uses: KPERF_COMPILE_WORKERS when set (0 or 1:
+// none), else the hardware threads, at most 16. Without KPERF_COMPILE_WORKERS, only GPU devices
+// get workers.
+unsigned compile_worker_count();
+
+// Compiles the (source, options) pairs that `env` has neither built nor cached, spread over
+// child processes of `worker_exe` (a kperf binary, run as `kperf __compile-worker`); each stores
+// its binaries in env's binary cache, which is turned on in scratch_dir() when the user gave none.
+// A job a worker cannot build is left to the parent, whose build() reports the log. Returns how
+// many processes ran and how many programs went to them (none when too few to be worth a start).
+struct WorkerCompile {
+  std::size_t processes = 0, programs = 0;
+};
+WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
+                                 const std::vector<std::pair<std::string, std::string>>& jobs);
+
+// The child's entry point: `kperf __compile-worker JOBS_FILE INDEX COUNT`.
+int compile_worker_main(int argc, char** argv);
+
+}  // namespace kperf
