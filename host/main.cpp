@@ -93,6 +93,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("precision", "storage precision: f32, f16in (half input), f16 (half input and output); a list", cxxopts::value<std::string>()->default_value("f32"))
     ("perforate", "where rows:K / cols:K perforate: device, host (the host uploads only kept lines); a list", cxxopts::value<std::string>()->default_value("device"))
     ("binary-cache", "keep compiled program binaries in DIR (keyed by the contents of every kernel and scheme file, the options, device and driver); later runs load them instead of compiling", cxxopts::value<std::string>())
+    ("metrics-on", "where error metrics are computed: auto (the device if a GPU with double precision), device, host", cxxopts::value<std::string>()->default_value("auto"))
     ("cold", "flush the cache before every timed sample (a fill of a buffer larger than the last-level cache)")
     ("transfers", "also time upload (pinned memory), host packing and download per repetition: end-to-end times")
     ("relax", "barrier relaxation: none, skip (barrier after the tile fill removed); a list", cxxopts::value<std::string>()->default_value("none"))
@@ -180,6 +181,9 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   cfg.verify = given("verify");
   cfg.transfers = given("transfers");
   cfg.cold = given("cold");
+  cfg.metrics_on = text("metrics-on");
+  if (cfg.metrics_on != "auto" && cfg.metrics_on != "device" && cfg.metrics_on != "host")
+    throw UsageError("unknown --metrics-on '" + cfg.metrics_on + "' (valid: auto, device, host)");
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
 
   const std::vector<int> vecs = parse_vec_list(text("vec"));
@@ -355,6 +359,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                       {"timed_kernel_s", timed_ns * 1e-9},
                       {"builds", env.builds_done()},
                       {"compile_workers", runner.compile_workers_json()},
+                      {"metrics", runner.metrics_json()},
                       {"configurations", rows.size() - resumed_rows},
                       {"phases_s", phases}};
     doc["context"] = ctx;

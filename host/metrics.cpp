@@ -2,6 +2,7 @@
 #include "metrics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -10,6 +11,31 @@
 #include "parallel.hpp"
 
 namespace kperf {
+
+ErrorMetrics errors_from_sums(const ErrorSums& s, std::int64_t n_all) {
+  ErrorMetrics e;
+  e.nonfinite = s.nonfinite;
+  e.mre_excluded = s.excluded;
+  e.max_abs = s.max_abs;
+  if (s.n == 0) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    e.mre = e.me = e.mae = e.psnr_db = e.max_abs = e.wrong_fraction = e.ssim = nan;
+    return e;
+  }
+  e.wrong_fraction = static_cast<double>(s.wrong) / static_cast<double>(n_all);
+  e.mre = s.n_rel > 0 ? s.rel / static_cast<double>(s.n_rel) : 0.0;
+  e.mae = s.abs / static_cast<double>(s.n);
+  const double range = s.max_t - s.min_t;
+  e.me = range > 0 ? e.mae / range : e.mae;
+  const double mse = s.sq / static_cast<double>(s.n);
+  if (mse == 0)
+    e.psnr_db = std::numeric_limits<double>::infinity();
+  else if (range > 0)
+    e.psnr_db = 10.0 * std::log10(range * range / mse);
+  else
+    e.psnr_db = -std::numeric_limits<double>::infinity();  // constant truth, some error
+  return e;
+}
 
 ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<float>& approx,
                             int width, int height, bool with_ssim) {
@@ -79,27 +105,14 @@ ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<
     t.n += s.n, t.n_rel += s.n_rel, t.excluded += s.excluded, t.nonfinite += s.nonfinite;
     t.wrong += s.wrong;
   }
-  ErrorMetrics e;
-  e.nonfinite = t.nonfinite;
-  e.mre_excluded = t.excluded;
-  e.max_abs = t.max_abs;
-  if (t.n == 0) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    e.mre = e.me = e.mae = e.psnr_db = e.max_abs = e.wrong_fraction = e.ssim = nan;
-    return e;
-  }
-  e.wrong_fraction = static_cast<double>(t.wrong) / static_cast<double>(n_all);
-  e.mre = t.n_rel > 0 ? t.rel / static_cast<double>(t.n_rel) : 0.0;
-  e.mae = t.abs / static_cast<double>(t.n);
-  const double range = all.max_t - all.min_t;
-  e.me = range > 0 ? e.mae / range : e.mae;
-  const double mse = t.sq / static_cast<double>(t.n);
-  if (mse == 0)
-    e.psnr_db = std::numeric_limits<double>::infinity();
-  else if (range > 0)
-    e.psnr_db = 10.0 * std::log10(range * range / mse);
-  else
-    e.psnr_db = -std::numeric_limits<double>::infinity();  // constant truth, some error
+  ErrorSums all_sums;
+  all_sums.max_t = all.max_t;
+  all_sums.min_t = all.min_t;
+  all_sums.rel = t.rel, all_sums.abs = t.abs, all_sums.sq = t.sq, all_sums.max_abs = t.max_abs;
+  all_sums.n = t.n, all_sums.n_rel = t.n_rel, all_sums.excluded = t.excluded;
+  all_sums.nonfinite = t.nonfinite, all_sums.wrong = t.wrong;
+  ErrorMetrics e = errors_from_sums(all_sums, n_all);
+  if (t.n == 0) return e;
   e.ssim = with_ssim ? mean_ssim(truth, approx, width, height)
                     : std::numeric_limits<double>::quiet_NaN();
   return e;
@@ -109,13 +122,25 @@ namespace {
 
 }  // namespace
 
-double mean_ssim(const std::vector<double>& truth, const std::vector<float>& approx, int width,
-                 int height) {
+std::pair<double, double> ssim_constants(const std::vector<double>& truth) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (double t : truth)
     if (std::isfinite(t)) lo = std::min(lo, t), hi = std::max(hi, t);
   const double range = hi > lo ? hi - lo : 1.0;
-  const double c1 = (0.01 * range) * (0.01 * range), c2 = (0.03 * range) * (0.03 * range);
+  return {(0.01 * range) * (0.01 * range), (0.03 * range) * (0.03 * range)};
+}
+
+std::array<double, 11> ssim_window() {
+  std::array<double, 11> g;
+  double sum = 0;
+  for (int i = 0; i < 11; ++i) sum += g[i] = std::exp(-(i - 5) * (i - 5) / (2 * 1.5 * 1.5));
+  for (double& v : g) v /= sum;
+  return g;
+}
+
+double mean_ssim(const std::vector<double>& truth, const std::vector<float>& approx, int width,
+                 int height) {
+  const auto [c1, c2] = ssim_constants(truth);
   auto x_at = [&](std::size_t i) { return std::isfinite(truth[i]) ? truth[i] : 0.0; };
   auto y_at = [&](std::size_t i) {
     const double a = static_cast<double>(approx[i]);
@@ -135,9 +160,7 @@ double mean_ssim(const std::vector<double>& truth, const std::vector<float>& app
     }
     return ssim_of(m[0] / n, m[1] / n, m[2] / n, m[3] / n, m[4] / n);
   }
-  double g[kWin], sum = 0;
-  for (int i = 0; i < kWin; ++i) sum += g[i] = std::exp(-(i - 5) * (i - 5) / (2 * 1.5 * 1.5));
-  for (double& v : g) v /= sum;
+  const std::array<double, 11> g = ssim_window();
   // Separable filtering of the five maps (x, y, x^2, y^2, xy): each thread slides over its band
   // of output rows with a ring of the last 11 horizontally filtered input rows (small memory,
   // each input row filtered once per band).

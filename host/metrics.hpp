@@ -1,10 +1,11 @@
 // Error metrics of an approximate output against the accurate one (SPEC section 5).
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "apps.hpp"
 
@@ -23,6 +24,15 @@ struct ErrorMetrics {
   double value(Metric m) const { return m == Metric::kMre ? mre : me; }
 };
 
+// The reductions every metric but SSIM follows from: the truth's range over the elements where
+// truth and output are finite, and the sums and counts of the differences there.
+struct ErrorSums {
+  double max_t = 0, min_t = 0, rel = 0, abs = 0, sq = 0, max_abs = 0;
+  std::int64_t n = 0, n_rel = 0, excluded = 0, nonfinite = 0, wrong = 0;
+};
+// The metrics of SPEC 5 and 10 from those sums over n_all elements (SSIM left at its default).
+ErrorMetrics errors_from_sums(const ErrorSums& sums, std::int64_t n_all);
+
 // Every metric of SPEC sections 5 and 10 for width x height grids (row-major). Without
 // `with_ssim` the SSIM (by far the costliest) is left NaN: for error-only passes that need the
 // primary metric alone.
@@ -35,6 +45,9 @@ ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<
 // of its own size with uniform weights. Non-finite elements count as 0. Threads split the rows.
 double mean_ssim(const std::vector<double>& truth, const std::vector<float>& approx, int width,
                  int height);
+// SSIM's constants (K1 L)^2 and (K2 L)^2 for this truth, and its window's 11 normalised weights.
+std::pair<double, double> ssim_constants(const std::vector<double>& truth);
+std::array<double, 11> ssim_window();
 
 nlohmann::ordered_json to_json(const ErrorMetrics& e);
 ErrorMetrics errors_from_json(const nlohmann::json& j);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "compile_workers.hpp"
+#include "device_metrics.hpp"
 #include "metrics.hpp"
 #include "stats.hpp"
 #include "storage.hpp"
@@ -138,6 +139,7 @@ struct Runner::Workload {
   GridD input_d;                  // the inputs in double, for the reference and --verify
   std::optional<GridD> power_d;
   GridD truth;
+  bool device_truth = false;  // the truth is on the device: metrics are computed there
   std::string alloc_problem;  // non-empty: every configuration is invalid_config
   std::string note;           // caveat copied onto every row
   DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
@@ -198,6 +200,32 @@ Runner::Runner(ClEnv& env, RunConfig config) : env_(env), cfg_(std::move(config)
         std::min<std::size_t>(flush_bytes_, dev.max_mem_alloc_size / 2) & ~std::size_t{3};
     flush_ = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, flush_bytes_);
   }
+  // Metrics on the device by default where the host would be the bottleneck (a GPU); on a CPU
+  // device the host's separable SSIM costs less than the device's direct windows.
+  const std::string& where = cfg_.metrics_on;
+  if (where != "host") {
+    const auto problem = DeviceMetrics::unsupported(env_.device());
+    if (problem) {
+      metrics_reason_ = *problem;
+    } else if (where == "device" || env_.info().is_gpu()) {
+      try {
+        device_metrics_.emplace(env_, cfg_.kernel_root);
+      } catch (const std::exception& e) {
+        metrics_reason_ = std::string("metrics kernels did not build: ") + e.what();
+        std::fprintf(stderr, "warning: %s; measuring on the host\n", metrics_reason_.c_str());
+      }
+    } else {
+      metrics_reason_ = "a CPU device: the host's separable SSIM is cheaper";
+    }
+  } else {
+    metrics_reason_ = "--metrics-on host";
+  }
+}
+
+nlohmann::ordered_json Runner::metrics_json() const {
+  nlohmann::ordered_json j = {{"on", device_metrics_ ? "device" : "host"}};
+  if (!metrics_reason_.empty()) j["reason"] = metrics_reason_;
+  return j;
 }
 
 Runner::~Runner() {
@@ -449,6 +477,13 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
   }
   std::optional<PhaseTimer> upload_timer;
   upload_timer.emplace(phase_s_, "upload");
+  if (device_metrics_) {
+    try {
+      w.device_truth = device_metrics_->set_truth(w.truth.data, w.width, w.height);
+    } catch (const cl::Error&) {
+      w.device_truth = false;  // no room: measured on the host
+    }
+  }
 
   const DeviceInfo& dev = env_.info();
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
@@ -963,23 +998,52 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
       std::memcpy(values.data(), result + guard, interior);
     return values;
   };
-  std::vector<float> output = download(ping_pong);
-  if (output.empty()) return;
-  {
+  // Measured where the output is: on the device when it can (nothing downloaded but the canary
+  // bands), else on the host. --verify and --save-outputs need the output on the host anyway.
+  const bool on_device = w.device_truth && !cfg_.verify && cfg_.save_outputs_dir.empty();
+  std::vector<float> output;
+  auto measure = [&](bool rerun) -> std::optional<ErrorMetrics> {
+    if (!on_device) {
+      output = download(rerun);
+      if (output.empty()) return std::nullopt;
+      PhaseTimer timer(phase_s_, "metrics");
+      return compute_errors(w.truth.data, output, w.width, w.height, cfg_.ssim);
+    }
+    const int final_buffer = ping_pong ? launches % 2 : 0;
+    {
+      PhaseTimer timer(phase_s_, "download");
+      if (rerun) {
+        reset_buffers();
+        enqueue_sample(nullptr);
+        q.finish();
+      }
+      std::vector<unsigned char> band(guard);
+      for (int b : ping_pong ? std::vector<int>{0, 1} : std::vector<int>{0})
+        for (std::size_t offset : {std::size_t{0}, guard + interior}) {
+          q.enqueueReadBuffer(w.buf->out_parent[b], CL_TRUE, offset, guard, band.data());
+          if (std::memcmp(band.data(), out_init.data() + offset, guard) != 0) {
+            row.status = "run_failed";
+            row.reason = "kernel wrote outside its output buffer (canary band overwritten)";
+            return std::nullopt;
+          }
+        }
+    }
     PhaseTimer timer(phase_s_, "metrics");
-    row.error = compute_errors(w.truth.data, output, w.width, w.height, cfg_.ssim);
-  }
+    return device_metrics_->compute(w.buf->out_view[out_half][final_buffer], out_half == 1,
+                                    cfg_.ssim);
+  };
+  const std::optional<ErrorMetrics> first = measure(ping_pong);
+  if (!first) return;
+  row.error = *first;
   if (v.relax) {
     // A race by design: outputs may differ from launch to launch. Keep the primary error of
     // several independent launches, each from a freshly poisoned output buffer.
     constexpr int kRelaxedDownloads = 5;
     row.error_reps.push_back(row.error->value(w.app->primary_metric));
     for (int i = 1; i < kRelaxedDownloads; ++i) {
-      const std::vector<float> again = download(true);
-      if (again.empty()) return;
-      PhaseTimer timer(phase_s_, "metrics");
-      row.error_reps.push_back(
-          compute_errors(w.truth.data, again, w.width, w.height, cfg_.ssim).value(w.app->primary_metric));
+      const std::optional<ErrorMetrics> again = measure(true);
+      if (!again) return;
+      row.error_reps.push_back(again->value(w.app->primary_metric));
     }
   }
   if (cfg_.verify) {

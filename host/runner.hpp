@@ -6,15 +6,15 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "apps.hpp"
 #include "cl_env.hpp"
+#include "device_metrics.hpp"
 #include "io.hpp"
 #include "results.hpp"
 #include "schemes.hpp"
@@ -61,6 +61,9 @@ struct RunConfig {
   bool progress = false;
   bool ssim = true;        // false: SSIM left NaN (error-only passes of the tuner)
   std::string progress_label;  // printed before the progress bar
+  // Where error metrics are computed: "auto" (the device when it is a GPU with double precision),
+  // "device" (wherever supported) or "host".
+  std::string metrics_on = "auto";
   std::set<std::string> skip_keys;  // --resume: keys already measured
   // When set, only the configurations it accepts run (and count): the tuner's per-app,
   // per-variant selections.
@@ -96,6 +99,8 @@ class Runner {
   // Where the harness's wall time went, in seconds per phase (compile, reference, upload,
   // timed_launches, transfers, download, metrics, verify, save_outputs, copy_bandwidth).
   nlohmann::ordered_json phases_json() const;
+  // Where the error metrics were computed, and why not on the device.
+  nlohmann::ordered_json metrics_json() const;
   // Programs compiled by worker processes, and the most processes at once.
   nlohmann::ordered_json compile_workers_json() const {
     return {{"processes", worker_processes_}, {"programs", worker_programs_}};
@@ -118,6 +123,8 @@ class Runner {
   };
   DeviceBuffers buffers_;
   std::size_t worker_processes_ = 0, worker_programs_ = 0;
+  std::optional<DeviceMetrics> device_metrics_;
+  std::string metrics_reason_;
   struct CopyResult {
     int width, height;
     double scalar_gbps, vec4_gbps;

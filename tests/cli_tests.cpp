@@ -69,6 +69,7 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --apps bilateral --bilateral-sigmas abc,2", "sigma_color must be a positive number"},
       {"run --apps bilateral --bilateral-sigmas 25", "expected two numbers C,S"},
       {"run --loop-skip 3", "invalid --loop-skip '3'"},
+      {"run --metrics-on gpu", "unknown --metrics-on 'gpu'"},
       {"run --weights lut", "unknown --weights 'lut'"},
       {"run --preset sagiv", "unknown --preset 'sagiv'"},
       {"run --wg 0x8", "invalid work-group size '0x8'"},
@@ -396,6 +397,34 @@ TEST(Cli, CompileWorkersGiveTheSameRowsAndReportBuildFailures) {
   }
   // The scratch directory (worker jobs, binaries, JIT cache) goes with the process.
   EXPECT_TRUE(fs::is_empty(dir / "tmp"));
+}
+
+TEST(Cli, MetricsOnTheDeviceEqualTheHostsWithoutDownloadingOutputs) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  auto run = [&](const std::string& where) {
+    const CliRun r = kperf_cli(
+        "run --apps gaussian3,hotspot,bilateral --schemes accurate,stencil,rows:2 --precision "
+        "f32,f16 --wg 16x8 --size 48x40 --warmup 0 --reps 1 --quiet --metrics-on " +
+            where + " --out " + (dir / (where + ".json")).string(),
+        dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(read_file((dir / (where + ".json")).string()));
+  };
+  const auto host = run("host"), device = run("device");
+  EXPECT_EQ(host["context"]["harness"]["metrics"]["on"], "host");
+  EXPECT_EQ(device["context"]["harness"]["metrics"]["on"], "device");
+  ASSERT_EQ(host["results"].size(), device["results"].size());
+  ASSERT_EQ(host["results"].size(), 18u);
+  for (std::size_t i = 0; i < host["results"].size(); ++i) {
+    const auto &a = host["results"][i], &b = device["results"][i];
+    ASSERT_EQ(a["status"], "ok") << a["key"];
+    ASSERT_EQ(b["status"], "ok") << b["key"];
+    for (const char* m : {"mre", "me", "mae", "max_abs", "wrong_fraction", "ssim"}) {
+      const double x = a["error"][m].get<double>(), y = b["error"][m].get<double>();
+      EXPECT_NEAR(x, y, 1e-10 * std::max(1.0, std::fabs(x))) << a["key"] << " " << m;
+    }
+  }
 }
 
 TEST(Cli, TuneBadInputGetsOneLineAndNoOutput) {

@@ -7,7 +7,10 @@
 
 #include "apps.hpp"
 #include "cli.hpp"
+#include "device_metrics.hpp"
+#include "metrics.hpp"
 #include "schemes.hpp"
+#include "storage.hpp"
 #include "synthetic.hpp"
 #include "test_support.hpp"
 
@@ -264,6 +267,53 @@ TEST(Validation, RejectedWorkGroupsAreRowsWithReasons) {
   EXPECT_EQ(status["inversion/stencil/nn/wg:16x4"].rfind("not_applicable", 0), 0u);
   EXPECT_EQ(status["gaussian3/rows:4/nn/wg:16x4"].rfind("ok", 0), 0u) << status["gaussian3/rows:4/nn/wg:16x4"];
   EXPECT_EQ(o.rows.size(), 2u * 2u * 3u);
+}
+
+// The device's metrics against the host's on outputs with NaN, infinities, exact elements and a
+// non-finite truth element, stored as float and as half, on grids larger and smaller than SSIM's
+// window: the same counts, the same values up to summation order.
+TEST(DeviceMetrics, AgreeWithTheHostIncludingNonFiniteAndHalfOutputs) {
+  KPERF_REQUIRE_DEVICE();
+  if (auto why = DeviceMetrics::unsupported(env->device())) GTEST_SKIP() << *why;
+  DeviceMetrics metrics(*env, KPERF_TEST_KERNEL_ROOT);
+  for (auto [w, h] : {std::pair<int, int>{70, 53}, {9, 7}}) {
+    const Grid base = test::random_grid(w, h, 21), noise = test::random_grid(w, h, 22, -3, 3);
+    std::vector<double> truth(base.data.begin(), base.data.end());
+    truth[5] = std::numeric_limits<double>::quiet_NaN();
+    std::vector<float> approx(truth.size());
+    for (std::size_t i = 0; i < approx.size(); ++i)
+      approx[i] = i % 7 == 0 ? static_cast<float>(truth[i]) : base.data[i] + noise.data[i];
+    approx[11] = std::numeric_limits<float>::quiet_NaN();
+    approx[12] = std::numeric_limits<float>::infinity();
+    approx[13] = 1e-30f;
+    ASSERT_TRUE(metrics.set_truth(truth, w, h));
+    for (bool half : {false, true}) {
+      std::vector<float> stored = approx;
+      std::vector<std::uint16_t> halves(approx.size());
+      floats_to_halves(approx.data(), halves.data(), approx.size());
+      if (half) halves_to_floats(halves.data(), stored.data(), stored.size());
+      const std::size_t bytes = approx.size() * (half ? 2 : 4);
+      cl::Buffer buffer(env->context(), CL_MEM_READ_ONLY, bytes);
+      env->queue().enqueueWriteBuffer(
+          buffer, CL_TRUE, 0, bytes,
+          half ? static_cast<const void*>(halves.data()) : static_cast<const void*>(approx.data()));
+      const ErrorMetrics d = metrics.compute(buffer, half, true);
+      const ErrorMetrics e = compute_errors(truth, stored, w, h, true);
+      SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + (half ? " half" : " float"));
+      EXPECT_EQ(d.nonfinite, e.nonfinite);
+      EXPECT_EQ(d.nonfinite, 3);
+      EXPECT_EQ(d.mre_excluded, e.mre_excluded);
+      EXPECT_GT(e.wrong_fraction, 0.5);
+      for (auto [name, a, b] : {std::tuple<const char*, double, double>{"mre", d.mre, e.mre},
+                                {"me", d.me, e.me},
+                                {"mae", d.mae, e.mae},
+                                {"psnr_db", d.psnr_db, e.psnr_db},
+                                {"max_abs", d.max_abs, e.max_abs},
+                                {"wrong_fraction", d.wrong_fraction, e.wrong_fraction},
+                                {"ssim", d.ssim, e.ssim}})
+        EXPECT_NEAR(a, b, 1e-10 * std::max(1.0, std::fabs(b))) << name;
+    }
+  }
 }
 
 }  // namespace

@@ -432,7 +432,7 @@ TEST(Parsers, SchemesAndReconstructions) {
   EXPECT_THROW(parse_variants("accurate", "cubic"), std::invalid_argument);
   EXPECT_EQ(parse_variants("all", "all").size(), 12u);
   EXPECT_THROW(parse_apps("gaussian3,blur"), std::invalid_argument);
-  EXPECT_EQ(parse_apps("all").size(), 7u);
+  EXPECT_EQ(parse_apps("all").size(), 8u);
 }
 
 TEST(Parsers, ApproximationAxes) {

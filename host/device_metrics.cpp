@@ -1,0 +1,139 @@
+// Error metrics on the OpenCL device (see device_metrics.hpp).
+#include "device_metrics.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "io.hpp"
+#include "storage.hpp"
+
+namespace kperf {
+
+namespace {
+
+constexpr int kGroup = 256;   // work-items per group (GROUP in metrics.cl)
+constexpr int kGroups = 512;  // fixed, so the sums' order never depends on the device
+
+}  // namespace
+
+std::optional<std::string> DeviceMetrics::unsupported(const cl::Device& device) {
+  const std::string ext = device.getInfo<CL_DEVICE_EXTENSIONS>();
+  if (ext.find("cl_khr_fp64") == std::string::npos)
+    return "the device has no double precision (cl_khr_fp64)";
+  if (device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>() < static_cast<std::size_t>(kGroup))
+    return "the device's work-groups hold fewer than 256 work-items";
+  return std::nullopt;
+}
+
+DeviceMetrics::DeviceMetrics(ClEnv& env, const std::string& kernel_root) : env_(env) {
+  const std::string source = read_file(kernel_root + "/kernels/metrics.cl");
+  for (int half = 0; half < 2; ++half)
+    program_[half] =
+        env_.build(source, std::string("-cl-std=CL1.2 -DOUT_HALF=") + (half ? "1" : "0") +
+                               " -DGROUP=" + std::to_string(kGroup));
+  const std::array<double, 11> g = ssim_window();
+  window_ = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, sizeof g);
+  env_.queue().enqueueWriteBuffer(window_, CL_TRUE, 0, sizeof g, g.data());
+  partial_ = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, sizeof(double) * 4 * kGroups);
+  counts_ = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, sizeof(cl_long) * 5 * kGroups);
+}
+
+bool DeviceMetrics::set_truth(const std::vector<double>& truth, int width, int height) {
+  const std::size_t bytes = truth.size() * sizeof(double);
+  if (bytes > env_.info().max_mem_alloc_size) return false;
+  truth_ = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, bytes);
+  env_.queue().enqueueWriteBuffer(truth_, CL_TRUE, 0, bytes, truth.data());
+  width_ = width;
+  height_ = height;
+  max_abs_truth_ = 0;
+  for (double t : truth)
+    if (std::isfinite(t)) max_abs_truth_ = std::max(max_abs_truth_, std::fabs(t));
+  std::tie(c1_, c2_) = ssim_constants(truth);
+  return true;
+}
+
+ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, bool half, bool with_ssim) {
+  auto& q = env_.queue();
+  const cl_int n = width_ * height_;
+  const cl::NDRange global(static_cast<std::size_t>(kGroup) * kGroups), local(kGroup);
+  std::vector<double> partial(4 * kGroups);
+  std::vector<cl_long> counts(5 * kGroups);
+
+  cl::Kernel range(program_[half], "error_range");
+  range.setArg(0, truth_);
+  range.setArg(1, output);
+  range.setArg(2, n);
+  range.setArg(3, partial_);
+  q.enqueueNDRangeKernel(range, cl::NullRange, global, local);
+  q.enqueueReadBuffer(partial_, CL_TRUE, 0, sizeof(double) * 3 * kGroups, partial.data());
+  ErrorSums s;
+  s.max_t = -std::numeric_limits<double>::infinity();
+  s.min_t = std::numeric_limits<double>::infinity();
+  double max_abs_t = 0;
+  for (int g = 0; g < kGroups; ++g) {
+    s.max_t = std::max(s.max_t, partial[3 * g]);
+    s.min_t = std::min(s.min_t, partial[3 * g + 1]);
+    max_abs_t = std::max(max_abs_t, partial[3 * g + 2]);
+  }
+
+  cl::Kernel sums(program_[half], "error_sums");
+  sums.setArg(0, truth_);
+  sums.setArg(1, output);
+  sums.setArg(2, n);
+  sums.setArg(3, 1e-6 * max_abs_t);
+  sums.setArg(4, 1e-3 * std::max(1.0, max_abs_truth_));
+  sums.setArg(5, partial_);
+  sums.setArg(6, counts_);
+  q.enqueueNDRangeKernel(sums, cl::NullRange, global, local);
+  q.enqueueReadBuffer(partial_, CL_FALSE, 0, sizeof(double) * 4 * kGroups, partial.data());
+  q.enqueueReadBuffer(counts_, CL_TRUE, 0, sizeof(cl_long) * 5 * kGroups, counts.data());
+  for (int g = 0; g < kGroups; ++g) {  // in group order: reproducible
+    s.rel += partial[4 * g];
+    s.abs += partial[4 * g + 1];
+    s.sq += partial[4 * g + 2];
+    s.max_abs = std::max(s.max_abs, partial[4 * g + 3]);
+    s.n += counts[5 * g];
+    s.n_rel += counts[5 * g + 1];
+    s.excluded += counts[5 * g + 2];
+    s.nonfinite += counts[5 * g + 3];
+    s.wrong += counts[5 * g + 4];
+  }
+  ErrorMetrics e = errors_from_sums(s, n);
+  if (s.n == 0) return e;
+  e.ssim = std::numeric_limits<double>::quiet_NaN();
+  if (!with_ssim) return e;
+  if (width_ < 11 || height_ < 11) {
+    // Smaller than SSIM's window: one uniform window, as on the host.
+    std::vector<float> values(static_cast<std::size_t>(n));
+    if (half) {
+      std::vector<std::uint16_t> halves(values.size());
+      q.enqueueReadBuffer(output, CL_TRUE, 0, halves.size() * 2, halves.data());
+      halves_to_floats(halves.data(), values.data(), values.size());
+    } else {
+      q.enqueueReadBuffer(output, CL_TRUE, 0, values.size() * 4, values.data());
+    }
+    std::vector<double> truth(values.size());
+    q.enqueueReadBuffer(truth_, CL_TRUE, 0, truth.size() * 8, truth.data());
+    e.ssim = mean_ssim(truth, values, width_, height_);
+    return e;
+  }
+  cl::Kernel ssim(program_[half], "ssim_sum");
+  ssim.setArg(0, truth_);
+  ssim.setArg(1, output);
+  ssim.setArg(2, static_cast<cl_int>(width_));
+  ssim.setArg(3, static_cast<cl_int>(height_));
+  ssim.setArg(4, c1_);
+  ssim.setArg(5, c2_);
+  ssim.setArg(6, window_);
+  ssim.setArg(7, partial_);
+  q.enqueueNDRangeKernel(ssim, cl::NullRange, global, local);
+  q.enqueueReadBuffer(partial_, CL_TRUE, 0, sizeof(double) * kGroups, partial.data());
+  double total = 0;
+  for (int g = 0; g < kGroups; ++g) total += partial[g];
+  e.ssim = total / (static_cast<double>(width_ - 10) * (height_ - 10));
+  return e;
+}
+
+}  // namespace kperf

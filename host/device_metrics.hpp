@@ -1,0 +1,36 @@
+// Error metrics computed where the output already is: on the OpenCL device (kernels/metrics.cl),
+// against a double-precision truth uploaded once per workload, so a GPU run never downloads a
+// full output grid to measure it. Same definitions as compute_errors; sums differ from the
+// host's in rounding only.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cl_env.hpp"
+#include "metrics.hpp"
+
+namespace kperf {
+
+class DeviceMetrics {
+ public:
+  // Why `device` cannot compute the metrics (no double precision), or nullopt.
+  static std::optional<std::string> unsupported(const cl::Device& device);
+
+  DeviceMetrics(ClEnv& env, const std::string& kernel_root);
+  // Uploads the accurate output of a width x height workload; false when it does not fit in
+  // one allocation (the caller measures on the host instead).
+  bool set_truth(const std::vector<double>& truth, int width, int height);
+  // The metrics of `output` (elements of float, or half when `half`) against the truth.
+  ErrorMetrics compute(const cl::Buffer& output, bool half, bool with_ssim);
+
+ private:
+  ClEnv& env_;
+  cl::Program program_[2];  // [half]
+  cl::Buffer truth_, window_, partial_, counts_;
+  int width_ = 0, height_ = 0;
+  double max_abs_truth_ = 0, c1_ = 0, c2_ = 0;
+};
+
+}  // namespace kperf
