@@ -8,6 +8,7 @@
 #include <cctype>
 #include <csignal>
 #include <ctime>
+#include <iostream>
 
 #include "io.hpp"
 #include "kperf_git_sha.h"  // generated at build time
@@ -77,6 +78,30 @@ void require_writable_dir(const std::string &option, const std::string &dir) {
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
     throw UsageError(option + " " + dir + ": cannot create or write directory");
+}
+
+void add_common_options(cxxopts::Options &options) {
+  // clang-format off
+  options.add_options()
+    ("device", "P:D or a device-name substring (default: first GPU, else first device)", cxxopts::value<std::string>()->default_value(""))
+    ("binary-cache", "keep compiled program binaries in DIR (keyed by the contents of every kernel and scheme file, the options, device and driver); later runs load them instead of compiling", cxxopts::value<std::string>())
+    ("cl-options", "extra OpenCL build options for every kernel (e.g. -DKPERF_MATERIALIZE_ROWS=1); recorded in the context", cxxopts::value<std::string>())
+    ("kernel-dir", "directory holding kernels/ and schemes/ (default: beside the binary)", cxxopts::value<std::string>())
+    ("quiet", "no progress bar")
+    ("h,help", "show this help");
+  // clang-format on
+}
+
+std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options &options, int argc,
+                                                  char **argv) {
+  cxxopts::ParseResult args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return std::nullopt;
+  }
+  if (!args.unmatched().empty())
+    throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  return args;
 }
 
 DeviceEntry choose_device_entry(const std::string &selector) {

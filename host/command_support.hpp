@@ -3,8 +3,10 @@
 // every JSON document carries.
 #pragma once
 
+#include <cxxopts.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -39,6 +41,13 @@ void require_writable(const std::string &path);
 // Creates `dir` if needed; throws UsageError naming `option` when it cannot be
 // written.
 void require_writable_dir(const std::string &option, const std::string &dir);
+
+// The options every command that runs kernels takes: --device, --binary-cache, --cl-options,
+// --kernel-dir, --quiet, --help.
+void add_common_options(cxxopts::Options &options);
+// Parses argv; prints the help and returns nullopt for --help; throws UsageError for a stray
+// positional argument.
+std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options &options, int argc, char **argv);
 
 // The device chosen by `selector` (see `kperf run --help`).
 DeviceEntry choose_device_entry(const std::string &selector);

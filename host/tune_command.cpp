@@ -14,6 +14,7 @@
 #include <iostream>
 #include <set>
 
+#include "axis_options.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "io.hpp"
@@ -85,43 +86,27 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                            "on held-out test inputs (SPEC 12)");
   // clang-format off
   options.add_options()
-    ("apps", "image apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion or all", cxxopts::value<std::string>()->default_value("all"))
+    ("apps", "image apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,bilateral or all", cxxopts::value<std::string>()->default_value("all"))
     ("budget", "error budget(s): fractions in (0, 1] of the primary metric (0.02 = 2 %); a list tunes once and chooses per budget", cxxopts::value<std::string>())
     ("train", "directory of training images (all one size, or give --size)", cxxopts::value<std::string>())
     ("test", "directory of held-out test images", cxxopts::value<std::string>())
     ("size", "resize every train and test image to N or WxH", cxxopts::value<std::string>())
-    ("schemes", "input schemes searched", cxxopts::value<std::string>()->default_value("accurate,stencil,rows:2,rows:3,cols:2,cols:3"))
-    ("recon", "input reconstructions searched", cxxopts::value<std::string>()->default_value("nn,li"))
-    ("perforate", "where rows:K / cols:K perforate: device, host", cxxopts::value<std::string>()->default_value("device,host"))
-    ("load", "load paths searched", cxxopts::value<std::string>()->default_value("local,global,image"))
-    ("output", "output schemes searched (Paraprox)", cxxopts::value<std::string>()->default_value("none,rows:2,cols:2,center:2"))
-    ("output-recon", "output reconstructions searched", cxxopts::value<std::string>()->default_value("nn,li"))
-    ("precision", "storage precisions searched", cxxopts::value<std::string>()->default_value("f32,f16in,f16"))
-    ("relax", "barrier relaxations searched", cxxopts::value<std::string>()->default_value("none,skip"))
     ("wg", "work-groups WXxWY,... (default: 16x8,32x4,32x8,64x4 on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
     ("vec", "outputs per work-item along x, a list (default: 1,4 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
     ("py", "outputs per work-item along y, a list (default: 1,4 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
     ("max-combinations", "combinations of the axis fronts tried per app, fastest predicted first", cxxopts::value<std::string>()->default_value("32"))
     ("percentile", "the training (and test) statistic held to the budget: this percentile over inputs", cxxopts::value<std::string>()->default_value("95"))
-    ("device", "P:D or a device-name substring (default: first GPU, else first device)", cxxopts::value<std::string>()->default_value(""))
     ("warmup", "untimed launches per timed configuration", cxxopts::value<std::string>()->default_value("10"))
     ("reps", "timed launches per timed configuration", cxxopts::value<std::string>()->default_value("30"))
     ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for the test outputs of the choices and the accurate kernel (default: beside --out)", cxxopts::value<std::string>())
-    ("resume", "continue an interrupted tune from --out")
-    ("binary-cache", "keep compiled program binaries in DIR (see kperf run --help)", cxxopts::value<std::string>())
-    ("cl-options", "extra OpenCL build options for every kernel", cxxopts::value<std::string>())
-    ("kernel-dir", "directory holding kernels/ and schemes/ (default: beside the binary)", cxxopts::value<std::string>())
-    ("quiet", "no progress bar")
-    ("h,help", "show this help");
+    ("resume", "continue an interrupted tune from --out");
   // clang-format on
-  auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help();
-    return 0;
-  }
-  if (!args.unmatched().empty())
-    throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  add_axis_options(options, true);
+  add_common_options(options);
+  const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
+  if (!parsed) return 0;  // --help
+  const cxxopts::ParseResult &args = *parsed;
   auto given = [&](const char *name) { return args.count(name) > 0; };
   auto text = [&](const char *name) { return args[name].as<std::string>(); };
   for (const char *required : {"budget", "train", "test"})
@@ -140,14 +125,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
             "kperf tune takes image apps; hotspot has no photo "
             "inputs (use kperf run)");
   }
-  cfg.axes.schemes = text("schemes");
-  cfg.axes.recons = text("recon");
-  cfg.axes.perforates = text("perforate");
-  cfg.axes.loads = text("load");
-  cfg.axes.outputs = text("output");
-  cfg.axes.output_recons = text("output-recon");
-  cfg.axes.precisions = text("precision");
-  cfg.axes.relaxes = text("relax");
+  cfg.axes = axes_from(args, true);
   make_space(cfg.axes);  // a bad value fails here, before any work
   cfg.max_combinations = static_cast<std::size_t>(
       parse_count("max-combinations", text("max-combinations"), 0, 100000));

@@ -96,11 +96,12 @@ def load(paths, tunes=None):
         dev = doc["context"].get("device", {})
         name = dev.get("name", "unknown device")
         devices.setdefault(name, dict(dev, copy_gbps=doc["context"].get("copy_gbps")))
+        cache = "cold" if doc["context"].get("cold") else "warm"  # --cold runs flush the cache
         for r in doc["results"]:
             if not isinstance(r, dict) or "key" not in r:
                 raise ReportError(f"{path}: malformed result row")
             # Version 1 rows have every SPEC 10 axis at its default.
-            rows.append(dict(r, device=name, axes=r.get("axes", "")))
+            rows.append(dict(r, device=name, axes=r.get("axes", ""), cache=cache, source=path))
     if not rows and not tunes:
         raise ReportError("no result rows in " + ", ".join(paths))
     return rows, devices
@@ -593,6 +594,29 @@ def relaxed_table(all_rows):
     return lines
 
 
+def cache_table(all_rows):
+    """The size study warm and cold (--cold: the cache flushed before every sample): accurate's
+    median and roofline, and the rows1/rows2 speedups, per app and size, where both exist."""
+    cell = {}
+    for r in best_rows(all_rows):
+        if r["axes"] == "":
+            cell[(r["device"], r["app"], r["input"]["width"], variant(r), r["cache"])] = r
+    lines = []
+    for dev, app, width in sorted({(d, a, w) for d, a, w, _, _ in cell}):
+        acc = [cell.get((dev, app, width, "accurate", c)) for c in ("warm", "cold")]
+        if not all(acc):
+            continue
+        out = [f"| {dev} | {app} | {width} |"]
+        for c in acc:
+            out.append(f" {c['time_ns']['median'] / 1e3:.1f} us ({c.get('roofline') or float('nan'):.2f}) |")
+        for v in ("rows:2/nn", "rows:3/nn"):
+            for c in ("warm", "cold"):
+                r = cell.get((dev, app, width, v, c))
+                out.append(f" {r['speedup']:.2f}x |" if r and r.get("speedup") else " - |")
+        lines.append("".join(out))
+    return lines
+
+
 # SagivTech's optimisation phases of the bilateral filter (SPEC 11), by load path and weights.
 BILATERAL_PHASES = {("global", "computed"): 1, ("global", "table"): 2, ("local", "table"): 3,
                     ("image", "table"): 4}
@@ -613,10 +637,13 @@ def bilateral_phases_table(all_rows):
         if not bilateral_plain(r) or r["scheme"] != "accurate" or r.get("loop_skip", 1) != 1:
             continue
         phase = BILATERAL_PHASES.get((r.get("load", "local"), r.get("weights", "table")))
-        if phase:
-            cells[(r["device"], r["input"]["width"], r["input"]["height"])][phase] = r["time_ns"]
+        if phase:  # per file: a phases run is read apart from other runs of the same filter
+            dev = r["device"] + (" (cold)" if r["cache"] == "cold" else "")
+            cells[(dev, r["input"]["width"], r["input"]["height"], r["source"])][phase] = r["time_ns"]
     lines = []
-    for (dev, w, h), phases in sorted(cells.items()):
+    for (dev, w, h, _), phases in sorted(cells.items()):
+        if len(phases) < 2:  # not a phases run: the plain filter alone
+            continue
         base = phases.get(1, {}).get("median")
         out = [f"| {dev} | {w}x{h} |"]
         for p in (1, 2, 3, 4):
@@ -643,7 +670,8 @@ def bilateral_perforation_table(all_rows):
         variant_name = r["scheme"] + ("" if r["scheme"] == "accurate" else "/" + r["recon"])
         if r.get("loop_skip", 1) > 1:
             variant_name += f" + loop:{r['loop_skip']}"
-        lines.append(f"| {r['device']} | {r['input']['name']} | {r['input']['width']}x{r['input']['height']} | "
+        dev = r["device"] + (" (cold)" if r["cache"] == "cold" else "")
+        lines.append(f"| {dev} | {r['input']['name']} | {r['input']['width']}x{r['input']['height']} | "
                      f"{variant_name} | {r['time_ns']['median'] / 1e6:.4f} | "
                      f"{r.get('speedup') or float('nan'):.2f}x | {100 * primary_error(r):.3g} % |")
     return lines
@@ -742,7 +770,8 @@ def fig_wrong_fraction(all_rows, out, written):
     groups = defaultdict(list)
     for r in all_rows:
         if (r.get("status") == "ok" and r.get("best_wg") and r.get("speedup") and r.get("error")
-                and r["error"].get("wrong_fraction") is not None and r["scheme"] + r["axes"] != "accurate"):
+                and isinstance(r["error"].get("wrong_fraction"), (int, float))  # "nan": diverged
+                and r["scheme"] + r["axes"] != "accurate"):
             groups[r["app"]].append((r["error"]["wrong_fraction"], 1.0 / r["speedup"]))
     if not groups:
         return False
@@ -1056,6 +1085,8 @@ def main(argv=None):
         return 0
     # The papers' figures: configurations with every SPEC 10 axis at its default.
     rows = [r for r in all_rows if r["axes"] == ""] or all_rows
+    if {r["cache"] for r in rows} == {"warm", "cold"}:  # both: the figures show the warm runs
+        rows = [r for r in rows if r["cache"] == "warm"]
     fidelity = []
     if len(args.results) >= 2:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -1081,6 +1112,7 @@ def main(argv=None):
     paraprox = fig_paraprox(all_rows, args.out, written) if has_axes else []
     relaxed = relaxed_table(all_rows)
     phases = bilateral_phases_table(all_rows)
+    cache = cache_table(all_rows)
     bilateral_perforation = bilateral_perforation_table(all_rows)
     syprox = syprox_table(all_rows)
     hv_lines = hypervolume_table(all_rows) if has_axes else []
@@ -1163,6 +1195,14 @@ def main(argv=None):
         md += ["", "## Relaxed barriers: error over repeated launches", "",
                "| device | configuration | min error | max error | downloads | speedup |", "|---|---|---|---|---|---|"]
         md += relaxed
+    if cache:
+        md += ["", "## Size study in and out of the cache", "",
+               "Warm: consecutive launches, the input may stay in the last-level cache; cold: a fill "
+               "larger than that cache before every timed sample (`--cold`). Accurate's median at its "
+               "best launch shape with its roofline (fraction of copy bandwidth), and the rows1/rows2 "
+               "speedups, warm and cold.", "",
+               "| device | app | N | accurate warm | accurate cold | rows1 warm | rows1 cold | "
+               "rows2 warm | rows2 cold |", "|---|---|---|---|---|---|---|---|---|"] + cache
     if phases:
         md += ["", "## Bilateral: SagivTech's optimisation phases", "",
                "The note's method: each phase 10 warm-up launches, then 50 timed (it reports the mean; "

@@ -94,6 +94,34 @@ def main():
         check(run.returncode == 0 and "## Gallery" in md4 and
               all(os.path.exists(os.path.join(out4, f"gallery_{a}_synthetic-smooth.png")) for a in ("gaussian3", "median")),
               f"gallery for both apps ({run.stderr.strip()})")
+        # The bilateral phases preset and its perforation: both tables; a --cold run beside a warm
+        # one: the size study in and out of the cache.
+        ph = os.path.join(tmp, "phases.json")
+        subprocess.run([binary, "run", "--preset", "bilateral-phases", "--size", "48x40,64x48", "--wg", "16x8",
+                        "--input", "synthetic:smooth", "--warmup", "1", "--reps", "3", "--quiet", "--out", ph],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        runs = {}
+        for mode in ("warm", "cold"):
+            runs[mode] = os.path.join(tmp, f"{mode}.json")
+            subprocess.run([binary, "run", "--apps", "gaussian3,bilateral", "--schemes", "accurate,rows1,rows2",
+                            "--loop-skip", "1,2", "--wg", "16x8", "--input", "synthetic:smooth", "--size", "48x40,64x48",
+                            "--warmup", "1", "--reps", "3", "--quiet", "--out", runs[mode]]
+                           + (["--cold"] if mode == "cold" else []),
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out5 = os.path.join(tmp, "report5")
+        run = subprocess.run([sys.executable, report, ph, runs["warm"], runs["cold"], "--out", out5],
+                             capture_output=True, text=True)
+        md5 = open(os.path.join(out5, "report.md")).read() if run.returncode == 0 else ""
+        phase_rows = [l for l in md5.splitlines() if l.startswith("| ") and l.count(" | ") == 5 and "x48 |" in l
+                      or l.startswith("| ") and l.count(" | ") == 5 and "x40 |" in l]
+        check(run.returncode == 0 and "SagivTech's optimisation phases" in md5 and len(phase_rows) == 2
+              and all(l.count("x |") == 4 for l in phase_rows),
+              f"bilateral phases table: 2 sizes x 4 phases with speedups ({run.stderr.strip()})")
+        check("| bilateral + loop:2" not in md5 and "accurate + loop:2" in md5 and "rows:3/nn + loop:2" in md5,
+              "bilateral perforation table lists the loop perforation alone and combined")
+        cache_rows = [l for l in md5.splitlines() if l.startswith("| ") and l.count(" | ") == 8 and " us (" in l]
+        check("in and out of the cache" in md5 and len(cache_rows) == 4,
+              f"size study warm and cold: 2 apps x 2 sizes ({len(cache_rows)}: {cache_rows})")
         # The same file as version 1 (axes stripped, default-axis rows only) still reads.
         doc = json.load(open(axes))
         doc["schema_version"] = 1

@@ -1,0 +1,336 @@
+// `kperf run`: options, presets and input checks, then the runner, with the results written
+// atomically (checkpoints while it runs) as versioned JSON (SPEC sections 8-9).
+#include "run_command.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <optional>
+
+#include "axis_options.hpp"
+#include "cli.hpp"
+#include "command_support.hpp"
+#include "io.hpp"
+#include "parallel.hpp"
+#include "results.hpp"
+#include "runner.hpp"
+
+namespace kperf {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Expands every input and decodes it fully, so a bad file stops the run before any work; checks
+// the hotspot pair and that every output scheme fits the smallest grid. Returns the largest
+// grid's element count.
+std::size_t check_inputs(const cxxopts::ParseResult& args,
+                         const std::vector<std::pair<int, int>>& sizes, RunConfig& cfg) {
+  auto given = [&](const char* name) { return args.count(name) > 0; };
+  auto text = [&](const char* name) { return args[name].as<std::string>(); };
+  const std::optional<std::pair<int, int>> size =
+      sizes.empty() ? std::nullopt : std::make_optional(sizes.front());
+  std::vector<std::string> input_specs;
+  if (given("input")) {
+    input_specs = args["input"].as<std::vector<std::string>>();
+  } else {
+    const fs::path photos = executable_dir() / ".." / "datasets" / "images";
+    input_specs = {fs::exists(photos / "camera.png") ? (photos / "camera.png").string()
+                                                     : std::string("synthetic:smooth")};
+  }
+  bool image_apps = false, hotspot = false;
+  for (auto* a : cfg.apps) (a->is_hotspot ? hotspot : image_apps) = true;
+  // The largest grid the run will allocate, checked against the device before any work.
+  std::size_t largest = 0;
+  // The smallest sides of any grid the run will use: an output scheme must fit in every one.
+  int min_width = std::numeric_limits<int>::max(), min_height = min_width;
+  auto saw_grid = [&](int w, int h) {
+    largest = std::max(largest, static_cast<std::size_t>(w) * h);
+    min_width = std::min(min_width, w);
+    min_height = std::min(min_height, h);
+  };
+  for (const auto& [w, h] : sizes) saw_grid(w, h);
+  if (image_apps) {
+    cfg.image_inputs = expand_inputs(input_specs);
+    for (const auto& src : cfg.image_inputs) {
+      if (!src.synthetic.empty()) {
+        if (sizes.empty()) saw_grid(512, 512);
+        continue;  // generated at the run's sizes, nothing to validate
+      }
+      const Grid g = load_image_source(src, std::nullopt);  // decodes fully: a bad file fails here
+      if (sizes.empty()) saw_grid(g.width, g.height);
+    }
+  }
+  if (hotspot && !given("temp") && sizes.empty()) saw_grid(512, 512);
+  if (given("temp") != given("power")) throw UsageError("--temp and --power go together");
+  if (given("temp")) {
+    cfg.temp_path = text("temp");
+    cfg.power_path = text("power");
+  }
+  if (hotspot && given("temp")) {
+    int w = 0, h = 0;
+    if (size) std::tie(w, h) = *size;
+    auto load = [&](const std::string& p) {
+      return fs::path(p).extension() == ".npy" ? read_npy(p) : read_rodinia(p, w, h);
+    };
+    const Grid t = load(cfg.temp_path), p = load(cfg.power_path);
+    saw_grid(t.width, t.height);
+    if (t.width != p.width || t.height != p.height)
+      throw InputError(cfg.power_path + ": power grid is " + std::to_string(p.width) + "x" +
+                       std::to_string(p.height) + " but temperature grid " + cfg.temp_path +
+                       " is " + std::to_string(t.width) + "x" + std::to_string(t.height));
+  }
+
+  for (const auto& v : cfg.variants)
+    if (v.output.ky() > min_height || v.output.kx() > min_width)
+      throw UsageError("--output " + v.output.canonical() + " is larger than the " +
+                       std::to_string(min_width) + "x" + std::to_string(min_height) +
+                       " grid (K must not exceed the grid's side along the scheme's axis)");
+
+  return largest;
+}
+
+// The context block of a run's JSON: what was run, how, and with which device state.
+nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv& env,
+                                   const RunConfig& cfg, const Runner& runner,
+                                   const std::string& binary_cache) {
+  nlohmann::ordered_json ctx = base_context(command_line, env);
+  ctx["warmup"] = cfg.warmup;
+  ctx["reps"] = cfg.reps;
+  ctx["iterations"] = cfg.iterations;
+  ctx["bilateral_sigmas"] = {{"color", cfg.params.sigma_color}, {"space", cfg.params.sigma_space}};
+  ctx["extra_build_options"] = cfg.extra_build_options;
+  ctx["copy_gbps"] = runner.largest_copy_gbps();
+  ctx["copy"] = runner.copy_json();
+  ctx["binary_cache"] = !binary_cache.empty()
+                            ? nlohmann::ordered_json{{"dir", binary_cache},
+                                                     {"hits", env.binary_cache_hits()},
+                                                     {"stores", env.binary_cache_stores()}}
+                            : nlohmann::ordered_json(false);
+  ctx["cold"] = cfg.cold ? nlohmann::ordered_json{{"flush_bytes", runner.flush_bytes()},
+                                                  {"method",
+                                                   "clEnqueueFillBuffer of flush_bytes "
+                                                   "before every timed sample (hotspot: "
+                                                   "before its first step)"}}
+                         : nlohmann::ordered_json(false);
+  if (cfg.transfers)
+    ctx["transfers"] = {
+        {"host_memory",
+         "pinned: CL_MEM_ALLOC_HOST_PTR buffers, mapped once, as upload source and "
+         "download target"},
+        {"host_pack",
+         "steady_clock around packing and/or half conversion into the pinned upload "
+         "buffer, on " +
+             std::to_string(host_threads()) +
+             " threads; 0 for f32 "
+             "device perforation, whose input already sits in pinned memory"},
+        {"end_to_end",
+         "host_pack + write + kernels + read, per repetition; the queue drains "
+         "between repetitions"}};
+  return ctx;
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv, const std::string& command_line) {
+  cxxopts::Options options("kperf run", "Benchmark perforated kernels and write JSON results");
+  // clang-format off
+  options.add_options()
+    ("apps", "apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot,bilateral or all; by default the papers' seven (all but bilateral)", cxxopts::value<std::string>()->default_value("gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot"))
+    ("metrics-on", "where error metrics are computed: auto (the device if a GPU with double precision), device, host", cxxopts::value<std::string>()->default_value("auto"))
+    ("cold", "flush the cache before every timed sample (a fill of a buffer larger than the last-level cache)")
+    ("transfers", "also time upload (pinned memory), host packing and download per repetition: end-to-end times")
+    ("bilateral-sigmas", "bilateral's sigma_color,sigma_space", cxxopts::value<std::string>()->default_value("25,2"))
+    ("wg", "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
+    ("input", "image, .npy, directory or synthetic:NAME (smooth, noise, zoneplate, document, all); repeatable", cxxopts::value<std::vector<std::string>>())
+    ("size", "resize/generate inputs to N or WxH; a list runs each size", cxxopts::value<std::string>())
+    ("temp", "hotspot temperature grid (Rodinia text or .npy)", cxxopts::value<std::string>())
+    ("power", "hotspot power grid (Rodinia text or .npy)", cxxopts::value<std::string>())
+    ("iterations", "hotspot steps per sample", cxxopts::value<std::string>()->default_value("60"))
+    ("vec", "outputs per work-item along x, a list of 1, 2, 4 (4: float4 loads and stores)", cxxopts::value<std::string>()->default_value("1"))
+    ("py", "outputs per work-item along y, a list of 1..16 (taller blocks, same work-items)", cxxopts::value<std::string>()->default_value("1"))
+    ("warmup", "untimed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
+    ("reps", "timed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
+    ("out", "results JSON path (default: kperf-<device>-<time>.json)", cxxopts::value<std::string>())
+    ("save-outputs", "directory for each output grid as float32 .npy", cxxopts::value<std::string>())
+    ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, its 6 apps and hotspot, 4 schemes, nn, full sweep); bilateral-phases: SagivTech's four bilateral phases (global + computed weights, global + table, local tile, image tile) at 256^2, 512^2, 1024^2, 10+50 launches", cxxopts::value<std::string>())
+    ("resume", "skip configurations already in --out and append the rest")
+    ("verify", "also check every output against the CPU model of its scheme");
+  // clang-format on
+  add_axis_options(options, false);
+  add_common_options(options);
+  const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
+  if (!parsed) return 0;  // --help
+  const cxxopts::ParseResult& args = *parsed;
+  auto given = [&](const char* name) { return args.count(name) > 0; };
+  auto text = [&](const char* name) { return args[name].as<std::string>(); };
+
+  // Presets only fill what the command line leaves open.
+  std::string preset = given("preset") ? text("preset") : "";
+  if (!preset.empty() && preset != "paper" && preset != "bilateral-phases")
+    throw UsageError("unknown --preset '" + preset + "' (valid: paper, bilateral-phases)");
+  const bool phases = preset == "bilateral-phases";
+  auto preset_or = [&](const char* name, const char* preset_value) {
+    return given(name) || !preset_value ? text(name) : std::string(preset_value);
+  };
+  std::string apps_text = preset_or(
+      "apps", preset == "paper" ? "gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot"
+              : phases          ? "bilateral"
+                                : nullptr);
+  std::vector<std::pair<int, int>> sizes;
+  if (given("size"))
+    for (const auto& item : split_list(text("size"))) sizes.push_back(parse_size(item));
+  if (preset == "paper" && !given("size")) sizes = {{512, 512}};
+  if (phases && !given("size")) sizes = {{256, 256}, {512, 512}, {1024, 1024}};
+
+  RunConfig cfg;
+  cfg.apps = parse_apps(apps_text);
+  AxesSpec axes = axes_from(args, false);
+  axes.schemes = preset_or("schemes", phases ? "accurate" : nullptr);
+  axes.loads = preset_or("load", phases ? "global,local,image" : nullptr);
+  axes.weights = preset_or("weights", phases ? "computed,table" : nullptr);
+  cfg.variants = parse_variants(axes);
+  cfg.params = parse_bilateral_sigmas(text("bilateral-sigmas"));
+  if (phases && !given("load") && !given("weights"))
+    // The four phases: computed weights only with global loads (phase 1).
+    cfg.only = [](const AppDescriptor&, const Variant& v, const WorkGroup&) {
+      return !v.computed_weights || std::string(v.load_path().name) == "global";
+    };
+  cfg.warmup = parse_count("warmup", preset_or("warmup", phases ? "10" : nullptr), 0, 1000000);
+  cfg.reps = parse_count("reps", text("reps"), 1, 1000000);  // 50: SagivTech's count too
+  cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
+  cfg.sizes = sizes;
+  cfg.verify = given("verify");
+  cfg.transfers = given("transfers");
+  cfg.cold = given("cold");
+  cfg.metrics_on = text("metrics-on");
+  if (cfg.metrics_on != "auto" && cfg.metrics_on != "device" && cfg.metrics_on != "host")
+    throw UsageError("unknown --metrics-on '" + cfg.metrics_on + "' (valid: auto, device, host)");
+  if (given("cl-options")) cfg.extra_build_options = text("cl-options");
+
+  const std::vector<int> vecs = parse_vec_list(text("vec"));
+  const std::vector<int> pys = parse_py_list(text("py"));
+  std::optional<std::vector<WorkGroup>> wgs;
+  bool wg_auto = preset == "paper";
+  if (given("wg")) {
+    if (text("wg") == "auto")
+      wg_auto = true;
+    else
+      wgs = parse_wg_list(text("wg"));
+  }
+
+  cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
+  check_kernel_root(cfg.kernel_root);
+  cfg.compile_worker_exe = executable_path().string();
+
+  // Inputs: validated (fully decoded) before any work so a bad file stops the run up front.
+  const std::size_t largest = check_inputs(args, sizes, cfg);
+
+  if (given("save-outputs")) {
+    cfg.save_outputs_dir = text("save-outputs");
+    require_writable_dir("--save-outputs", cfg.save_outputs_dir);
+  }
+  if (given("out")) require_writable(text("out"));
+  if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
+
+  // Device.
+  ClEnv env(choose_device_entry(text("device")));
+  if (given("binary-cache")) enable_binary_cache(env, text("binary-cache"), cfg.kernel_root);
+  const std::uint64_t need = static_cast<std::uint64_t>(largest) * sizeof(float);
+  if (need > env.info().max_mem_alloc_size)
+    throw UsageError("a grid of " + std::to_string(largest) + " elements needs " +
+                     std::to_string(need >> 20) + " MiB per buffer, more than " + env.info().name +
+                     " allows (CL_DEVICE_MAX_MEM_ALLOC_SIZE = " +
+                     std::to_string(env.info().max_mem_alloc_size >> 20) + " MiB)");
+  const bool cpu_device = env.info().type.find("CPU") != std::string::npos;
+  cfg.wgs = with_outputs_per_item(wgs                        ? *wgs
+                                  : (wg_auto || !cpu_device) ? spec_wg_candidates()
+                                                             : cpu_wg_candidates(),
+                                  vecs, pys);
+
+  const std::string out_path =
+      given("out") ? text("out")
+                   : "kperf-" + slug(env.info().name) + "-" +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count()) +
+                         ".json";
+  if (!given("out")) require_writable(out_path);
+
+  std::vector<ResultRow> rows;
+  if (given("resume") && fs::exists(out_path)) {
+    nlohmann::json old;
+    try {
+      old = nlohmann::json::parse(read_file(out_path));
+      for (const auto& j : old.at("results")) rows.push_back(row_from_json(j));
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError("--resume: " + out_path + " is not a kperf results file (" + e.what() + ")");
+    }
+    for (const auto& r : rows) cfg.skip_keys.insert(r.key);
+  }
+  cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
+
+  catch_interrupts();
+
+  Runner runner(env, cfg);
+  const auto run_start = std::chrono::steady_clock::now();
+  const std::size_t resumed_rows = rows.size();
+  double write_s = 0;  // time spent writing result files
+  auto write_results = [&](bool complete) {
+    std::vector<ResultRow> annotated = rows;
+    annotate(annotated);
+    nlohmann::ordered_json doc;
+    doc["schema_version"] = kSchemaVersion;
+    nlohmann::ordered_json ctx = run_context(command_line, env, cfg, runner,
+                                             given("binary-cache") ? text("binary-cache") : "");
+    ctx["complete"] = complete;
+    // Harness overhead: this run's wall time against the kernel time it measured.
+    double timed_ns = 0;
+    for (std::size_t i = resumed_rows; i < rows.size(); ++i)
+      for (auto s : rows[i].samples_ns) timed_ns += static_cast<double>(s);
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    nlohmann::ordered_json phases = runner.phases_json();
+    phases["write"] = write_s;  // the checkpoints written before this one
+    ctx["harness"] = {{"wall_s", wall_s},
+                      {"timed_kernel_s", timed_ns * 1e-9},
+                      {"builds", env.builds_done()},
+                      {"compile_workers", runner.compile_workers_json()},
+                      {"metrics", runner.metrics_json()},
+                      {"configurations", rows.size() - resumed_rows},
+                      {"phases_s", phases}};
+    doc["context"] = ctx;
+    doc["results"] = nlohmann::ordered_json::array();
+    for (const auto& r : annotated) doc["results"].push_back(to_json(r));
+    const auto write_start = std::chrono::steady_clock::now();
+    write_file_atomic(out_path, doc.dump(1) + "\n");
+    write_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
+    return annotated;
+  };
+
+  auto last_checkpoint = std::chrono::steady_clock::now();
+  runner.run([&](ResultRow row) {
+    rows.push_back(std::move(row));
+    // Checkpoint now and then, so a killed run leaves a valid file to --resume from.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_checkpoint > std::chrono::seconds(10)) {
+      write_results(false);
+      last_checkpoint = now;
+    }
+  });
+  const bool complete = !runner.interrupted();
+  const auto annotated = write_results(complete);
+  std::cout << summary_table(annotated);
+  std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
+               complete ? "done" : "interrupted", annotated.size(), env.builds_done(),
+               out_path.c_str());
+  return complete ? 0 : kExitInterrupted;
+}
+
+}  // namespace kperf
