@@ -29,10 +29,14 @@ std::optional<std::string> DeviceMetrics::unsupported(const cl::Device& device) 
 
 DeviceMetrics::DeviceMetrics(ClEnv& env, const std::string& kernel_root) : env_(env) {
   const std::string source = read_file(kernel_root + "/kernels/metrics.cl");
-  for (int half = 0; half < 2; ++half)
+  for (int half = 0; half < 2; ++half) {
     program_[half] =
         env_.build(source, std::string("-cl-std=CL1.2 -DOUT_HALF=") + (half ? "1" : "0") +
                                " -DGROUP=" + std::to_string(kGroup));
+    range_[half] = cl::Kernel(program_[half], "error_range");
+    sums_[half] = cl::Kernel(program_[half], "error_sums");
+    ssim_[half] = cl::Kernel(program_[half], "ssim_sum");
+  }
   const std::array<double, 11> g = ssim_window();
   window_ = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, sizeof g);
   env_.queue().enqueueWriteBuffer(window_, CL_TRUE, 0, sizeof g, g.data());
@@ -61,7 +65,7 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, bool half, bool wi
   std::vector<double> partial(4 * kGroups);
   std::vector<cl_long> counts(5 * kGroups);
 
-  cl::Kernel range(program_[half], "error_range");
+  cl::Kernel& range = range_[half];
   range.setArg(0, truth_);
   range.setArg(1, output);
   range.setArg(2, n);
@@ -78,7 +82,7 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, bool half, bool wi
     max_abs_t = std::max(max_abs_t, partial[3 * g + 2]);
   }
 
-  cl::Kernel sums(program_[half], "error_sums");
+  cl::Kernel& sums = sums_[half];
   sums.setArg(0, truth_);
   sums.setArg(1, output);
   sums.setArg(2, n);
@@ -119,7 +123,7 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, bool half, bool wi
     e.ssim = mean_ssim(truth, values, width_, height_);
     return e;
   }
-  cl::Kernel ssim(program_[half], "ssim_sum");
+  cl::Kernel& ssim = ssim_[half];
   ssim.setArg(0, truth_);
   ssim.setArg(1, output);
   ssim.setArg(2, static_cast<cl_int>(width_));

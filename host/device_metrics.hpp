@@ -28,6 +28,8 @@ class DeviceMetrics {
  private:
   ClEnv& env_;
   cl::Program program_[2];  // [half]
+  // Built once and reused for every configuration: [half]
+  cl::Kernel range_[2], sums_[2], ssim_[2];
   cl::Buffer truth_, window_, partial_, counts_;
   int width_ = 0, height_ = 0;
   double max_abs_truth_ = 0, c1_ = 0, c2_ = 0;

@@ -118,10 +118,6 @@ ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<
   return e;
 }
 
-namespace {
-
-}  // namespace
-
 std::pair<double, double> ssim_constants(const std::vector<double>& truth) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (double t : truth)

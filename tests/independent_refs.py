@@ -59,16 +59,21 @@ def bilateral(img, sigma_color=25.0, sigma_space=2.0, loop_skip=1):
     return num / den
 
 
+def run_rows(binary, args, tmp, name):
+    """Runs kperf with `args`, outputs saved, and returns its result rows."""
+    out = os.path.join(tmp, name + ".json")
+    cmd = [binary, "run"] + args + ["--warmup", "0", "--reps", "1", "--quiet", "--out", out,
+                                    "--save-outputs", os.path.join(tmp, "out-" + name)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return json.load(open(out))["results"]
+
+
 def check_bilateral_options(binary, path, img, tmp):
     """Loop perforation and computed weights at sigmas 30,1.5 against the numpy filter."""
-    out_dir = os.path.join(tmp, "out-bilateral")
-    cmd = [binary, "run", "--apps", "bilateral", "--schemes", "accurate", "--loop-skip", "1,2",
-           "--weights", "table,computed", "--load", "local,global,image",
-           "--bilateral-sigmas", "30,1.5", "--wg", "16x8", "--input", path, "--warmup", "0",
-           "--reps", "1", "--quiet", "--out", os.path.join(tmp, "b.json"),
-           "--save-outputs", out_dir]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rows = json.load(open(os.path.join(tmp, "b.json")))["results"]
+    rows = run_rows(binary, ["--apps", "bilateral", "--schemes", "accurate", "--loop-skip", "1,2",
+                             "--weights", "table,computed", "--load", "local,global,image",
+                             "--bilateral-sigmas", "30,1.5", "--wg", "16x8", "--input", path],
+                    tmp, "bilateral")
     passed = failures = 0
     for row in rows:
         if row["status"] != "ok":
@@ -181,13 +186,9 @@ def perforated_model(app, img, scheme, k, li, block_x, block_y):
 def check_half_and_host(binary, path, img, tmp):
     """f16in / f16 storage with host perforation against the numpy model: inputs rounded by
     numpy's float16 (round to nearest even), f16 outputs compared in half ulps."""
-    out_dir = os.path.join(tmp, "out-half")
-    cmd = [binary, "run", "--apps", "gaussian3,median,inversion", "--schemes", "rows:2,cols:3",
-           "--recon", "nn,li", "--precision", "f16in,f16", "--perforate", "host", "--wg", "16x8",
-           "--input", path, "--warmup", "0", "--reps", "1", "--quiet",
-           "--out", os.path.join(tmp, "h.json"), "--save-outputs", out_dir]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rows = json.load(open(os.path.join(tmp, "h.json")))["results"]
+    rows = run_rows(binary, ["--apps", "gaussian3,median,inversion", "--schemes", "rows:2,cols:3",
+                             "--recon", "nn,li", "--precision", "f16in,f16", "--perforate", "host",
+                             "--wg", "16x8", "--input", path], tmp, "half")
     rounded = img.astype(np.float32).astype(np.float16).astype(np.float64)
     passed = failures = 0
     for row in rows:
