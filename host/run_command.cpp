@@ -308,7 +308,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     doc["results"] = nlohmann::ordered_json::array();
     for (const auto& r : annotated) doc["results"].push_back(to_json(r));
     const auto write_start = std::chrono::steady_clock::now();
-    write_file_atomic(out_path, doc.dump(1) + "\n");
+    write_file_atomic(out_path, doc.dump() + "\n");
     write_s +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
     return annotated;

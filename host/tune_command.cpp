@@ -280,7 +280,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     doc["tune"] = complete ? tuner.summary_json() : nlohmann::ordered_json(nullptr);
     doc["results"] = nlohmann::ordered_json::array();
     for (const auto &r : rows) doc["results"].push_back(tune_row_json(r));
-    write_file_atomic(out_path, doc.dump(1) + "\n");
+    write_file_atomic(out_path, doc.dump() + "\n");
   };
   const bool complete = tuner.run([&](const std::vector<TuneRow> &rows) { write(rows, false); });
   write(tuner.rows(), complete);

@@ -76,7 +76,7 @@ def main():
     doc = {"tool": "cupy", "cupy_version": cp.__version__,
            "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "results": results}
     with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
+        json.dump(doc, f, separators=(",", ":"))
 
 
 if __name__ == "__main__":
