@@ -4,7 +4,16 @@
 # (cmake/aarch64-linux-gnu.cmake), then the host unit tests and a subset of the device tests run
 # on aarch64 PoCL inside the root under qemu-user. Idempotent; needs root (debootstrap, chroot,
 # binfmt_misc) and a Debian mirror for the first run. Exit 0: every emulated test passed.
+# --skip-if-unsupported: where the machine cannot run it (not root, no binfmt_misc), say so on
+# one line and exit 0 instead of 1 (how scripts/test.sh calls it).
 set -euo pipefail
+skip_if_unsupported=0
+for arg in "$@"; do
+  case "$arg" in
+    --skip-if-unsupported) skip_if_unsupported=1 ;;
+    *) echo "check-arm64: unknown argument '$arg' (only --skip-if-unsupported)" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
 root="${KPERF_ARM64_ROOT:-$repo/.arm64/root}"
@@ -15,8 +24,15 @@ device_filter="${KPERF_ARM64_DEVICE_TESTS:-Gaussian3.*:AllApps/AccurateApp.Match
 
 fail() { echo "check-arm64: $*" >&2; exit 1; }
 step() { echo "check-arm64: $*" >&2; }
+unsupported() {
+  if [ "$skip_if_unsupported" = 1 ]; then
+    echo "check-arm64: skipped: $*" >&2
+    exit 0
+  fi
+  fail "$*"
+}
 
-[ "$(id -u)" = 0 ] || fail "needs root (debootstrap, chroot and binfmt_misc registration)"
+[ "$(id -u)" = 0 ] || unsupported "needs root (debootstrap, chroot and binfmt_misc registration)"
 
 need=()
 for pkg in qemu-user-static crossbuild-essential-arm64 debootstrap cmake pkg-config; do
@@ -32,7 +48,7 @@ fi
 binfmt=/proc/sys/fs/binfmt_misc
 if [ ! -e "$binfmt/register" ]; then
   mount -t binfmt_misc binfmt_misc "$binfmt" 2> /dev/null ||
-    fail "binfmt_misc is not available and cannot be mounted at $binfmt (a container without it?)"
+    unsupported "binfmt_misc is not available and cannot be mounted at $binfmt (a container without it?)"
 fi
 if [ ! -e "$binfmt/qemu-aarch64" ]; then
   conf=/usr/lib/binfmt.d/qemu-aarch64.conf
@@ -44,10 +60,15 @@ fi
 # The arm64 root with PoCL and every -dev package kperf builds against.
 packages=pocl-opencl-icd,ocl-icd-opencl-dev,opencl-c-headers,opencl-clhpp-headers,libcxxopts-dev
 packages=$packages,nlohmann-json3-dev,libstb-dev,libgtest-dev
+# One check at a time per root: the root is shared by clones (scripts/test.sh) and bind mounts
+# must not interleave.
+mkdir -p "$(dirname "$root")"
+exec 9> "$root.lock"
+flock 9
 if [ ! -e "$root/.kperf-ready" ]; then
   step "bootstrapping an arm64 Debian 12 root in $root (first run: several minutes)"
-  rm -rf "$root"
-  mkdir -p "$(dirname "$root")"
+  # A bind mount left by a killed run must not be descended into.
+  rm -rf --one-file-system "$root"
   debootstrap --arch=arm64 --variant=minbase --include="$packages" bookworm "$root" "$mirror" \
     > "$(dirname "$root")/debootstrap.log" 2>&1 ||
     fail "debootstrap failed (log: $(dirname "$root")/debootstrap.log)"
@@ -74,6 +95,8 @@ cleanup() {
 trap cleanup EXIT
 for m in /proc /sys /dev "$repo"; do
   mkdir -p "$root$m"
+  # A killed run's mount would otherwise stay stacked under this one.
+  if mountpoint -q "$root$m"; then umount -l "$root$m"; fi
   mount --bind "$m" "$root$m"
   mounts+=("$root$m")
 done

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test (host units, PoCL device tests,
 # command-line and script tests); then builds again with AddressSanitizer and
-# UndefinedBehaviorSanitizer (build-asan/) and runs the whole suite under them.
-# KPERF_SANITIZE=0 skips the sanitizer pass.
+# UndefinedBehaviorSanitizer (build-asan/) and runs the whole suite under them; last, where the
+# machine allows it (root, binfmt_misc), the arm64 build under emulation (scripts/check-arm64.sh)
+# with its Debian root cached in ~/.cache/kperf so that clones share it.
+# KPERF_SANITIZE=0 skips the sanitizer pass, KPERF_ARM64=0 the arm64 check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -23,4 +25,10 @@ if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp:use_tls=0" \
    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
    ctest --output-on-failure --parallel 2 "$@")
+fi
+
+if [ "${KPERF_ARM64:-1}" != 0 ]; then
+  echo "== the arm64 build on aarch64 PoCL under qemu (scripts/check-arm64.sh)" >&2
+  KPERF_ARM64_ROOT="${KPERF_ARM64_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/kperf/arm64-bookworm}" \
+    scripts/check-arm64.sh --skip-if-unsupported
 fi
