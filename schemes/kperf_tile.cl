@@ -140,6 +140,18 @@ inline void kperf_identity_source(int t, int* a, int* b, float* w) {
   *w = 0.0f;
 }
 
+// Differential probes (`--cl-options`), for telling memory time from compute time; their outputs
+// are not the app's. KPERF_PROBE_LOADS_ONLY stores each output's own (reconstructed) window
+// element instead of computing: the load path, the scheme and the stores, no arithmetic.
+// KPERF_PROBE_NO_LOADS fills the tile (or the window) from the work-item's ids instead of the
+// input: the arithmetic, the local-memory traffic and the stores, no global loads.
+#ifndef KPERF_PROBE_LOADS_ONLY
+#define KPERF_PROBE_LOADS_ONLY 0
+#endif
+#ifndef KPERF_PROBE_NO_LOADS
+#define KPERF_PROBE_NO_LOADS 0
+#endif
+
 #if RELAX_SKIP
 #define KPERF_FILL_BARRIER()
 #else
@@ -299,15 +311,44 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
   }
 }
 
+// KPERF_PROBE_NO_LOADS: values the compiler cannot fold, from ids only.
+inline float kperf_probe_value(int i) { return (float)((i + (int)get_group_id(0) * 7) & 1023); }
+inline void kperf_probe_fill_tile(__local float* tile) {
+  for (int i = kperf_local_linear_id(); i < TILE_ELEMS; i += WG_SIZE) tile[i] = kperf_probe_value(i);
+  KPERF_FILL_BARRIER();
+}
+
 // Fills float win[KPERF_WIN_H * KPERF_WIN_W] by the selected load path (declaring the local
 // tile at kernel scope where the path has one).
-#if KPERF_LOAD_TILE
+#if KPERF_PROBE_NO_LOADS && KPERF_LOAD_TILE
+#define KPERF_GATHER(win, in, width, height)                                \
+  __local float kperf_tile[TILE_ELEMS] __attribute__((aligned(16)));       \
+  kperf_probe_fill_tile(kperf_tile);                                        \
+  kperf_gather_window(kperf_tile, win, width, height)
+#elif KPERF_PROBE_NO_LOADS
+#define KPERF_GATHER(win, in, width, height)                                \
+  for (int i = 0; i < KPERF_WIN_H * KPERF_WIN_W; ++i)                       \
+    win[i] = kperf_probe_value(i + (int)get_local_id(0))
+#elif KPERF_LOAD_TILE
 #define KPERF_GATHER(win, in, width, height)                                \
   __local float kperf_tile[TILE_ELEMS] __attribute__((aligned(16)));       \
   kperf_fill_tile(kperf_tile, in, width, height);                           \
   kperf_gather_window(kperf_tile, win, width, height)
 #else
 #define KPERF_GATHER(win, in, width, height) kperf_gather_window_global(in, width, height, win)
+#endif
+
+// KPERF_PROBE_LOADS_ONLY: each output is its own window element.
+inline void kperf_probe_centres(const float* win, float* result) {
+#pragma unroll
+  for (int p = 0; p < PY; ++p)
+#pragma unroll
+    for (int v = 0; v < VEC; ++v) result[p * VEC + v] = win[(RADIUS + p) * KPERF_WIN_W + RADIUS + v];
+}
+#if KPERF_PROBE_LOADS_ONLY
+#define KPERF_COMPUTE(block_fn, win, result) kperf_probe_centres(win, result)
+#else
+#define KPERF_COMPUTE(block_fn, win, result) block_fn(win, result)
 #endif
 
 // Writes a work-item's PY x VEC outputs (float4 stores where the rows allow them).
@@ -343,7 +384,7 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                  \
     KPERF_GATHER(win, in, width, height);                                                  \
     float result[PY * VEC];                                                                \
-    block_fn(win, result);                                                                 \
+    KPERF_COMPUTE(block_fn, win, result);                                                  \
     KPERF_STORE(out, width, height, result);                                               \
   }
 

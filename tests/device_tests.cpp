@@ -134,6 +134,43 @@ TEST_P(PerforatedApp, MatchesSchemeModel) {
 
 INSTANTIATE_TEST_SUITE_P(AllApps, PerforatedApp, ::testing::ValuesIn(all_app_names()));
 
+// The differential probes of `--cl-options`. Loads-only stores each output's own window element:
+// the CPU model of the scheme for an app whose point function is its centre, on every shape. With
+// no loads, the input is never read: a NaN input leaves every output finite.
+TEST(Probes, LoadsOnlyIsTheSchemesInputAndNoLoadsNeverReadsTheInput) {
+  KPERF_REQUIRE_DEVICE();
+  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {8, 4, 4}, {8, 2, 4, 3}, {4, 1, 1, 2}};
+  const auto variants = parse_variants("accurate,stencil,rows:2,rows:3,cols:2", "nn,li");
+  const Grid in = test::random_grid(100, 37, 41);
+  const GridD in_d = to_double(in.data, in.width, in.height);
+  for (const char* name : {"gaussian5", "median"}) {
+    AppDescriptor centre = find_app(name);
+    centre.point = [](const Window& w, const PointArgs&) { return w(0, 0); };
+    const Outcome o = test::run_through_runner(*env, {&find_app(name)}, variants, wgs, in, nullptr, 1,
+                                               KPERF_TEST_KERNEL_ROOT, false, {},
+                                               "-DKPERF_PROBE_LOADS_ONLY=1");
+    int checked = 0;
+    for (const auto& v : variants)
+      for (const auto& wg : wgs) {
+        const ResultRow* row = o.find(name, v, wg);
+        ASSERT_NE(row, nullptr);
+        if (check_variant(v, centre.radius, wg)) continue;
+        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model_run(centre, v, wg, in_d, nullptr, 1)))
+            << row->key;
+        ++checked;
+      }
+    EXPECT_GE(checked, 20) << name;
+  }
+  const Grid nan_input = test::random_grid(100, 37, 43, NAN, NAN);
+  const Outcome o = test::run_through_runner(*env, one_app("gaussian5"), parse_variants("accurate,rows:2", "nn"),
+                                             wgs, nan_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {},
+                                             "-DKPERF_PROBE_NO_LOADS=1");
+  ASSERT_EQ(o.outputs.size(), 2 * wgs.size());
+  for (const auto& [key, out] : o.outputs)
+    for (const float x : out.data) ASSERT_TRUE(std::isfinite(x)) << key;
+}
+
 // Elements a scheme skips, poisoned with NaN, must not change the outputs: they were never loaded.
 class Poison : public ::testing::TestWithParam<std::string> {};
 

@@ -95,9 +95,11 @@ inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescrip
                                   const std::vector<WorkGroup>& wgs, const Grid& input,
                                   const Grid* power = nullptr, int iterations = 1,
                                   const std::string& kernel_root = KPERF_TEST_KERNEL_ROOT,
-                                  bool transfers = false, const AppParams& params = {}) {
+                                  bool transfers = false, const AppParams& params = {},
+                                  const std::string& extra_build_options = "") {
   TempDir dir;
   RunConfig cfg;
+  cfg.extra_build_options = extra_build_options;
   cfg.params = params;
   cfg.apps = apps;
   cfg.variants = variants;
