@@ -146,9 +146,9 @@ TEST(Probes, LoadsOnlyIsTheSchemesInputAndNoLoadsNeverReadsTheInput) {
   for (const char* name : {"gaussian5", "median"}) {
     AppDescriptor centre = find_app(name);
     centre.point = [](const Window& w, const PointArgs&) { return w(0, 0); };
-    const Outcome o = test::run_through_runner(*env, {&find_app(name)}, variants, wgs, in, nullptr, 1,
-                                               KPERF_TEST_KERNEL_ROOT, false, {},
-                                               "-DKPERF_PROBE_LOADS_ONLY=1");
+    const Outcome o =
+        test::run_through_runner(*env, {&find_app(name)}, variants, wgs, in, nullptr, 1,
+                                 KPERF_TEST_KERNEL_ROOT, false, {}, "-DKPERF_PROBE_LOADS_ONLY=1");
     int checked = 0;
     for (const auto& v : variants)
       for (const auto& wg : wgs) {
@@ -156,16 +156,17 @@ TEST(Probes, LoadsOnlyIsTheSchemesInputAndNoLoadsNeverReadsTheInput) {
         ASSERT_NE(row, nullptr);
         if (check_variant(v, centre.radius, wg)) continue;
         ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
-        EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model_run(centre, v, wg, in_d, nullptr, 1)))
+        EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key),
+                                           model_run(centre, v, wg, in_d, nullptr, 1)))
             << row->key;
         ++checked;
       }
     EXPECT_GE(checked, 20) << name;
   }
   const Grid nan_input = test::random_grid(100, 37, 43, NAN, NAN);
-  const Outcome o = test::run_through_runner(*env, one_app("gaussian5"), parse_variants("accurate,rows:2", "nn"),
-                                             wgs, nan_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {},
-                                             "-DKPERF_PROBE_NO_LOADS=1");
+  const Outcome o = test::run_through_runner(
+      *env, one_app("gaussian5"), parse_variants("accurate,rows:2", "nn"), wgs, nan_input, nullptr,
+      1, KPERF_TEST_KERNEL_ROOT, false, {}, "-DKPERF_PROBE_NO_LOADS=1");
   ASSERT_EQ(o.outputs.size(), 2 * wgs.size());
   for (const auto& [key, out] : o.outputs)
     for (const float x : out.data) ASSERT_TRUE(std::isfinite(x)) << key;
