@@ -238,7 +238,7 @@ inline void kperf_gather_window(__local const float* tile, float* win, int width
 #ifdef KPERF_FUSED_ROWS
     int above, below;
     float w;
-    kperf_line_source(row0 + dy, &above, &below, &w);
+    kperf_window_row_source(row0, dy, &above, &below, &w);
 #pragma unroll
     for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch) {
       float4 a = ((__local const float4*)tile)[above * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
@@ -267,7 +267,7 @@ inline void kperf_gather_window(__local const float* tile, float* win, int width
 #ifdef KPERF_FUSED_ROWS
     int above, below;
     float w;
-    kperf_line_source(row0 + dy, &above, &below, &w);
+    kperf_window_row_source(row0, dy, &above, &below, &w);
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
       float a = TILE_AT(tile, above, col0 + dx);

@@ -52,8 +52,7 @@ inline int kperf_first_kept_line(void) { return (SKIP - KPERF_LINE_BASE % SKIP) 
 // Where tile line t's values come from: lines `above` and `below` mixed with weight w (value =
 // mad(w, T[below] - T[above], T[above])), or one line when above == below (kept line or nn).
 // The fused row gather and the global load path read through it.
-inline void kperf_line_source(int t, int* above, int* below, float* w) {
-  const int offset = (t - kperf_first_kept_line() + SKIP) % SKIP;
+inline void kperf_line_source_at(int t, int offset, int* above, int* below, float* w) {
   *w = 0.0f;
   if (offset == 0) {
     *above = *below = t;
@@ -73,6 +72,26 @@ inline void kperf_line_source(int t, int* above, int* below, float* w) {
     *above = *below = has_above ? a : b;
   }
 }
+
+inline void kperf_line_source(int t, int* above, int* below, float* w) {
+  kperf_line_source_at(t, (t - kperf_first_kept_line() + SKIP) % SKIP, above, below, w);
+}
+
+#ifdef KPERF_FUSED_ROWS
+// The source of row dy of the window whose first row is tile row row0 (the fused gather). Where
+// work-items' row blocks are whole periods, row0 and the group's first kept row are multiples
+// of SKIP, so the offset is the compile-time dy % SKIP and the kept-row pattern folds away;
+// otherwise one modulo per work-item, not one per window row.
+inline void kperf_window_row_source(int row0, int dy, int* above, int* below, float* w) {
+#if OUT_KY == 1 && PY % SKIP == 0
+  const int offset = dy % SKIP;
+#else
+  int offset = (row0 - kperf_first_kept_line() + SKIP) % SKIP + dy % SKIP;
+  if (offset >= SKIP) offset -= SKIP;
+#endif
+  kperf_line_source_at(row0 + dy, offset, above, below, w);
+}
+#endif
 
 inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width, int height) {
   const int lid = kperf_local_linear_id();
