@@ -128,6 +128,25 @@ inline int kperf_out_x(int width) { return (int)get_group_id(0) * BLOCK_X + kper
 #include KPERF_STR(KPERF_PRECISION_FILE)
 #include KPERF_STR(KPERF_PERFORATE_FILE)
 
+// Differential probes (`--cl-options`), for telling memory time from compute time; their outputs
+// are not the app's. KPERF_PROBE_LOADS_ONLY stores each output's own (reconstructed) window
+// element instead of computing: the load path, the scheme and the stores, no arithmetic.
+// KPERF_PROBE_NO_LOADS turns every read of an input buffer into a value made from its index,
+// which the compiler cannot fold: the same addresses, local stores, reconstruction, arithmetic
+// and stores, with no global loads (buffer load paths; image reads stay).
+#ifndef KPERF_PROBE_LOADS_ONLY
+#define KPERF_PROBE_LOADS_ONLY 0
+#endif
+#ifndef KPERF_PROBE_NO_LOADS
+#define KPERF_PROBE_NO_LOADS 0
+#endif
+#if KPERF_PROBE_NO_LOADS
+#undef kperf_read_in
+#undef kperf_read_in4
+#define kperf_read_in(p, i) ((float)((i) & 1023))
+#define kperf_read_in4(p, i4) ((float4)((float)((i4) & 1023)))
+#endif
+
 // Clamp-to-edge read of a global buffer (the local and global load paths), at the storage
 // precision and through the perforation site's packing.
 inline float kperf_load_buffer(__global const KPERF_IN_T* in, int width, int height, int gy, int gx) {
@@ -139,18 +158,6 @@ inline void kperf_identity_source(int t, int* a, int* b, float* w) {
   *a = *b = t;
   *w = 0.0f;
 }
-
-// Differential probes (`--cl-options`), for telling memory time from compute time; their outputs
-// are not the app's. KPERF_PROBE_LOADS_ONLY stores each output's own (reconstructed) window
-// element instead of computing: the load path, the scheme and the stores, no arithmetic.
-// KPERF_PROBE_NO_LOADS fills the tile (or the window) from the work-item's ids instead of the
-// input: the arithmetic, the local-memory traffic and the stores, no global loads.
-#ifndef KPERF_PROBE_LOADS_ONLY
-#define KPERF_PROBE_LOADS_ONLY 0
-#endif
-#ifndef KPERF_PROBE_NO_LOADS
-#define KPERF_PROBE_NO_LOADS 0
-#endif
 
 #if RELAX_SKIP
 #define KPERF_FILL_BARRIER()
@@ -311,25 +318,9 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
   }
 }
 
-// KPERF_PROBE_NO_LOADS: values the compiler cannot fold, from ids only.
-inline float kperf_probe_value(int i) { return (float)((i + (int)get_group_id(0) * 7) & 1023); }
-inline void kperf_probe_fill_tile(__local float* tile) {
-  for (int i = kperf_local_linear_id(); i < TILE_ELEMS; i += WG_SIZE) tile[i] = kperf_probe_value(i);
-  KPERF_FILL_BARRIER();
-}
-
 // Fills float win[KPERF_WIN_H * KPERF_WIN_W] by the selected load path (declaring the local
 // tile at kernel scope where the path has one).
-#if KPERF_PROBE_NO_LOADS && KPERF_LOAD_TILE
-#define KPERF_GATHER(win, in, width, height)                                \
-  __local float kperf_tile[TILE_ELEMS] __attribute__((aligned(16)));       \
-  kperf_probe_fill_tile(kperf_tile);                                        \
-  kperf_gather_window(kperf_tile, win, width, height)
-#elif KPERF_PROBE_NO_LOADS
-#define KPERF_GATHER(win, in, width, height)                                \
-  for (int i = 0; i < KPERF_WIN_H * KPERF_WIN_W; ++i)                       \
-    win[i] = kperf_probe_value(i + (int)get_local_id(0))
-#elif KPERF_LOAD_TILE
+#if KPERF_LOAD_TILE
 #define KPERF_GATHER(win, in, width, height)                                \
   __local float kperf_tile[TILE_ELEMS] __attribute__((aligned(16)));       \
   kperf_fill_tile(kperf_tile, in, width, height);                           \

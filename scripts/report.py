@@ -73,6 +73,17 @@ class ReportError(Exception):
     pass
 
 
+# Runs built with these --cl-options: the in-place rows reconstruction and the two differential
+# probes (schemes/kperf_tile.cl), whose outputs are not the app's.
+BUILD_TAGS = (("-DKPERF_PROBE_LOADS_ONLY=1", "loads-only"), ("-DKPERF_PROBE_NO_LOADS=1", "no-loads"),
+              ("-DKPERF_MATERIALIZE_ROWS=1", "materialised"))
+
+
+def build_tag(options):
+    tags = [tag for flag, tag in BUILD_TAGS if flag in options.split()]
+    return "+".join(tags) if tags else ("other" if options.strip() else "")
+
+
 def load(paths, tunes=None):
     """Rows from every file, each tagged with its device name; `kperf tune` documents go to
     `tunes` (when given) instead."""
@@ -97,11 +108,12 @@ def load(paths, tunes=None):
         name = dev.get("name", "unknown device")
         devices.setdefault(name, dict(dev, copy_gbps=doc["context"].get("copy_gbps")))
         cache = "cold" if doc["context"].get("cold") else "warm"  # --cold runs flush the cache
+        build = build_tag(doc["context"].get("extra_build_options") or "")
         for r in doc["results"]:
             if not isinstance(r, dict) or "key" not in r:
                 raise ReportError(f"{path}: malformed result row")
             # Version 1 rows have every SPEC 10 axis at its default.
-            rows.append(dict(r, device=name, axes=r.get("axes", ""), cache=cache, source=path))
+            rows.append(dict(r, device=name, axes=r.get("axes", ""), cache=cache, build=build, source=path))
     if not rows and not tunes:
         raise ReportError("no result rows in " + ", ".join(paths))
     return rows, devices
@@ -617,6 +629,38 @@ def cache_table(all_rows):
     return lines
 
 
+def gaps_table(all_rows):
+    """The bandwidth-gap study: per app and size, accurate's time and roofline, the rows:2 and
+    rows:3 speedups fused and materialised, and the two probes' times (loads only: the memory
+    path alone; no loads: the arithmetic and stores alone). A variant cannot be faster than its
+    slower probe, so the speedup bound is accurate over that probe's time."""
+    cell = {}
+    for r in best_rows(all_rows):
+        if r["axes"] == "" and r["cache"] == "warm":
+            cell[(r["device"], r["app"], r["input"]["width"], variant(r), r["build"])] = r
+    if not any(b in ("loads-only", "no-loads") for *_, b in cell):
+        return []
+    ms = lambda r: r["time_ns"]["median"] / 1e6
+    lines = []
+    for dev, app, width in sorted({k[:3] for k in cell}):
+        acc = cell.get((dev, app, width, "accurate", ""))
+        if not acc:
+            continue
+        out = [f"| {dev} | {app} | {width} | {ms(acc):.4f} ({acc.get('roofline') or float('nan'):.2f}) |"]
+        for v in ("rows:2/nn", "rows:3/nn"):
+            for b in ("", "materialised"):
+                r = cell.get((dev, app, width, v, b))
+                out.append(f" {r['speedup']:.2f}x |" if r and r.get("speedup") else " - |")
+        for v in ("accurate", "rows:2/nn", "rows:3/nn"):
+            probes = [cell.get((dev, app, width, v, b)) for b in ("loads-only", "no-loads")]
+            text = " / ".join(f"{ms(p):.4f}" if p else "-" for p in probes)
+            bound = (f", bound {ms(acc) / max(ms(p) for p in probes):.2f}x"
+                     if v != "accurate" and all(probes) else "")
+            out.append(f" {text}{bound} |")
+        lines.append("".join(out))
+    return lines
+
+
 # SagivTech's optimisation phases of the bilateral filter (SPEC 11), by load path and weights.
 BILATERAL_PHASES = {("global", "computed"): 1, ("global", "table"): 2, ("local", "table"): 3,
                     ("image", "table"): 4}
@@ -1085,6 +1129,7 @@ def main(argv=None):
         return 0
     # The papers' figures: configurations with every SPEC 10 axis at its default.
     rows = [r for r in all_rows if r["axes"] == ""] or all_rows
+    rows = [r for r in rows if r["build"] == ""] or rows  # probes and variants by --cl-options apart
     if {r["cache"] for r in rows} == {"warm", "cold"}:  # both: the figures show the warm runs
         rows = [r for r in rows if r["cache"] == "warm"]
     fidelity = []
@@ -1113,6 +1158,7 @@ def main(argv=None):
     relaxed = relaxed_table(all_rows)
     phases = bilateral_phases_table(all_rows)
     cache = cache_table(all_rows)
+    gaps = gaps_table(all_rows)
     bilateral_perforation = bilateral_perforation_table(all_rows)
     syprox = syprox_table(all_rows)
     hv_lines = hypervolume_table(all_rows) if has_axes else []
@@ -1203,6 +1249,18 @@ def main(argv=None):
                "speedups, warm and cold.", "",
                "| device | app | N | accurate warm | accurate cold | rows1 warm | rows1 cold | "
                "rows2 warm | rows2 cold |", "|---|---|---|---|---|---|---|---|---|"] + cache
+    if gaps:
+        md += ["", "## Bandwidth gaps: where a perforated kernel's time goes", "",
+               "Runs of the same sweep built four ways (`--cl-options`): as is (rows rebuilt in the "
+               "window read), with the rows rebuilt in place in local memory (`-DKPERF_MATERIALIZE_ROWS=1`), "
+               "and the two differential probes: loads only (`-DKPERF_PROBE_LOADS_ONLY=1`: each output is "
+               "its own window element, so the load path, the scheme and the stores) and no loads "
+               "(`-DKPERF_PROBE_NO_LOADS=1`: the tile filled from ids, so the arithmetic, local memory "
+               "and the stores). Accurate: ms and roofline; speedups over accurate at each one's best "
+               "launch shape; probes: ms loads only / no loads, and the bound accurate over the slower "
+               "probe (a kernel that does both cannot beat the one that does either).", "",
+               "| device | app | N | accurate ms | rows1 | rows1 materialised | rows2 | rows2 materialised | "
+               "accurate probes | rows1 probes | rows2 probes |", "|---|---|---|---|---|---|---|---|---|---|---|"] + gaps
     if phases:
         md += ["", "## Bilateral: SagivTech's optimisation phases", "",
                "The note's method: each phase 10 warm-up launches, then 50 timed (it reports the mean; "
