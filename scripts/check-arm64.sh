@@ -4,8 +4,9 @@
 # (cmake/aarch64-linux-gnu.cmake), then the host unit tests and a subset of the device tests run
 # on aarch64 PoCL inside the root under qemu-user. Idempotent; needs root (debootstrap, chroot,
 # binfmt_misc) and a Debian mirror for the first run. Exit 0: every emulated test passed.
-# --skip-if-unsupported: where the machine cannot run it (not root, no binfmt_misc), say so on
-# one line and exit 0 instead of 1 (how scripts/test.sh calls it).
+# --skip-if-unsupported: where the machine cannot run it (not root, no binfmt_misc, no mirror for
+# a root not yet cached), say so on one line and exit 0 instead of 1 (how scripts/test.sh calls
+# it).
 set -euo pipefail
 skip_if_unsupported=0
 for arg in "$@"; do
@@ -41,7 +42,7 @@ done
 if [ ${#need[@]} -gt 0 ]; then
   step "installing ${need[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" > /dev/null ||
-    fail "could not install ${need[*]}"
+    unsupported "could not install ${need[*]} (no package mirror reachable?)"
 fi
 
 # The aarch64 interpreter, registered by hand where no binfmt service runs (containers).
@@ -66,6 +67,8 @@ mkdir -p "$(dirname "$root")"
 exec 9> "$root.lock"
 flock 9
 if [ ! -e "$root/.kperf-ready" ]; then
+  wget -q --spider -T 30 "$mirror/dists/bookworm/Release" ||
+    unsupported "no cached arm64 root in $root and the Debian mirror $mirror is unreachable"
   step "bootstrapping an arm64 Debian 12 root in $root (first run: several minutes)"
   # A bind mount left by a killed run must not be descended into.
   rm -rf --one-file-system "$root"
