@@ -12,9 +12,10 @@ inline float median_med3(float a, float b, float c) {
   return fmax(fmin(a, b), fmin(fmax(a, b), c));
 }
 
-// Output row p's column triples are window rows p..p+2; rows p+1 and p+2 are sorted once as a
-// pair that serves output rows p and p+1 (inserting a third element into a sorted pair takes 4
-// min/max, a sort of three 6).
+// Output row p's column triples are window rows p..p+2; rows p+1 and p+2 form a pair that serves
+// output rows p and p+1 (inserting a third element into a sorted pair takes 4 min/max, a sort of
+// three 6). median_block calls this twice with the same pair; after unrolling the compiler
+// computes the pair's min/max once.
 inline void median_columns(const float* win, int pair_row, int other_row, float* lo, float* mid,
                            float* hi) {
 #pragma unroll

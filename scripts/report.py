@@ -632,7 +632,7 @@ def cache_table(all_rows):
 def gaps_table(all_rows):
     """The bandwidth-gap study: per app and size, accurate's time and roofline, the rows:2 and
     rows:3 speedups fused and materialised, and the two probes' times (loads only: the memory
-    path alone; no loads: the arithmetic and stores alone). A variant cannot be faster than its
+    path alone; no loads: everything but the global loads). A variant cannot be faster than its
     slower probe, so the speedup bound is accurate over that probe's time."""
     cell = {}
     for r in best_rows(all_rows):
@@ -1255,8 +1255,8 @@ def main(argv=None):
                "window read), with the rows rebuilt in place in local memory (`-DKPERF_MATERIALIZE_ROWS=1`), "
                "and the two differential probes: loads only (`-DKPERF_PROBE_LOADS_ONLY=1`: each output is "
                "its own window element, so the load path, the scheme and the stores) and no loads "
-               "(`-DKPERF_PROBE_NO_LOADS=1`: the tile filled from ids, so the arithmetic, local memory "
-               "and the stores). Accurate: ms and roofline; speedups over accurate at each one's best "
+               "(`-DKPERF_PROBE_NO_LOADS=1`: every input read replaced by a value made from its index, so "
+               "the addresses, local memory, reconstruction, arithmetic and stores without global loads). Accurate: ms and roofline; speedups over accurate at each one's best "
                "launch shape; probes: ms loads only / no loads, and the bound accurate over the slower "
                "probe (a kernel that does both cannot beat the one that does either).", "",
                "| device | app | N | accurate ms | rows1 | rows1 materialised | rows2 | rows2 materialised | "
