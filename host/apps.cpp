@@ -156,7 +156,7 @@ const std::vector<AppDescriptor>& app_registry() {
       {"hotspot", "hotspot.cl", 1, Metric::kMre, true, true, hotspot,
        "Rodinia hotspot transient thermal step"},
       {"bilateral", "bilateral.cl", 2, Metric::kMre, false, true, bilateral,
-       "5x5 round-window bilateral filter (OpenCV semantics)", true, true, bilateral_options},
+       "5x5 round-window bilateral filter (OpenCV semantics)", bilateral_options},
   };
   return apps;
 }

@@ -64,8 +64,6 @@ struct AppDescriptor {
   bool accurate_uses_tile;  // false where the accurate kernel reads global memory directly
   PointFn point;            // one output from its window, in double precision
   const char* summary;
-  bool loop_perforable = false;  // its window loop can skip taps (--loop-skip)
-  bool weight_table = false;     // its spatial weights come from a table or exp() (--weights)
   // -D options carrying the app's parameters into its kernel (nullptr: none).
   std::string (*param_options)(const AppParams&) = nullptr;
 };

@@ -1,6 +1,8 @@
 // The approximation axes as command-line options (see axis_options.hpp).
 #include "axis_options.hpp"
 
+#include "kernel_axes.hpp"
+
 namespace kperf {
 
 const std::vector<AxisOption>& axis_options() {
@@ -13,29 +15,37 @@ const std::vector<AxisOption>& axis_options() {
     {"output-recon", "output reconstructions: nn, li, or all", "nn", "nn,li", &AxesSpec::output_recons},
     {"precision", "storage precision: f32, f16in (half input), f16 (half input and output)", "f32", "f32,f16in,f16", &AxesSpec::precisions},
     {"perforate", "where rows:K / cols:K perforate: device, host (the host uploads only kept lines)", "device", "device,host", &AxesSpec::perforates},
-    {"relax", "barrier relaxation: none, skip (barrier after the tile fill removed)", "none", "none,skip", &AxesSpec::relaxes},
     {"iterations-skip", "hotspot launch perforation: fractions R in [0, 1) of the steps skipped", "0", nullptr, &AxesSpec::iterations_skips},
-    {"loop-skip", "window loop perforation (bilateral): 1 (every tap), 2 (every other tap, weights renormalised)", "1", nullptr, &AxesSpec::loop_skips},
-    {"weights", "bilateral's spatial weights: table, computed (exp() at every tap)", "table", nullptr, &AxesSpec::weights},
   };
   // clang-format on
   return table;
 }
 
+namespace {
+
+void add_option(cxxopts::Options& options, bool tune, const char* flag, const char* help,
+                const char* run_default, const char* tune_default) {
+  const char* defaults = tune ? tune_default : run_default;
+  if (!defaults) return;
+  options.add_options()(flag, std::string(help) + (tune ? "; the values searched" : "; a list"),
+                        cxxopts::value<std::string>()->default_value(defaults));
+}
+
+}  // namespace
+
 void add_axis_options(cxxopts::Options& options, bool tune) {
-  for (const AxisOption& a : axis_options()) {
-    const char* defaults = tune ? a.tune_default : a.run_default;
-    if (!defaults) continue;
-    options.add_options()(a.flag,
-                          std::string(a.help) + (tune ? "; the values searched" : "; a list"),
-                          cxxopts::value<std::string>()->default_value(defaults));
-  }
+  for (const AxisOption& a : axis_options())
+    add_option(options, tune, a.flag, a.help, a.run_default, a.tune_default);
+  for (const KernelAxis& a : kernel_axes())
+    add_option(options, tune, a.flag, a.help, a.run_default, a.tune_default);
 }
 
 AxesSpec axes_from(const cxxopts::ParseResult& args, bool tune) {
   AxesSpec axes;
   for (const AxisOption& a : axis_options())
     if (tune ? a.tune_default : a.run_default) axes.*a.field = args[a.flag].as<std::string>();
+  for (const KernelAxis& a : kernel_axes())
+    if (tune ? a.tune_default : a.run_default) axes.kernel[a.flag] = args[a.flag].as<std::string>();
   return axes;
 }
 

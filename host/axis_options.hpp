@@ -1,5 +1,6 @@
-// The approximation axes as command-line options, one table that `kperf run` and `kperf tune`
-// share: a new axis is a line here, its registry descriptor and its kernel file.
+// The approximation axes as command-line options that `kperf run` and `kperf tune` share: the
+// structural axes (input and output schemes, load path, precision, perforation side, launch
+// skips) as one table here, then every kernel axis from its own descriptor (kernel_axes.hpp).
 #pragma once
 
 #include <cxxopts.hpp>

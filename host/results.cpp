@@ -1,12 +1,14 @@
 // Result rows, their JSON form, the derived best-work-group/speedup fields, and the summary.
 #include "results.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
 #include <tuple>
+
+#include "kernel_axes.hpp"
 
 namespace kperf {
 
@@ -45,10 +47,15 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["output_recon"] = r.output_recon;
   j["precision"] = r.precision;
   j["perforate"] = r.perforate;
-  j["relax"] = r.relax;
   j["iterations_skip"] = r.iterations_skip;
-  j["loop_skip"] = r.loop_skip;
-  if (!r.weights.empty()) j["weights"] = r.weights;
+  for (const KernelAxis& axis : kernel_axes()) {
+    const auto value = r.kernel_axes.find(axis.field);
+    if (value == r.kernel_axes.end()) continue;
+    if (axis.numeric_field)
+      j[axis.field] = std::stoi(value->second);
+    else
+      j[axis.field] = value->second;
+  }
   j["axes"] = r.axes;
   j["wg"] = {r.wg_x, r.wg_y};
   j["vec"] = r.vec;
@@ -118,10 +125,13 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.output_recon = j.value("output_recon", std::string("none"));
   r.precision = j.value("precision", std::string("f32"));
   r.perforate = j.value("perforate", std::string("device"));
-  r.relax = j.value("relax", std::string("none"));
   r.iterations_skip = j.value("iterations_skip", 0.0);
-  r.loop_skip = j.value("loop_skip", 1);
-  r.weights = j.value("weights", std::string());
+  for (const KernelAxis& axis : kernel_axes()) {
+    if (!j.contains(axis.field)) continue;  // an app it does not apply to, or an older row
+    const auto& value = j.at(axis.field);
+    r.kernel_axes[axis.field] =
+        value.is_number() ? std::to_string(value.get<int>()) : value.get<std::string>();
+  }
   r.wg_x = j.at("wg").at(0).get<int>();
   r.wg_y = j.at("wg").at(1).get<int>();
   r.vec = j.value("vec", 1);

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "metrics.hpp"
 #include "stats.hpp"
@@ -26,10 +26,9 @@ struct ResultRow {
   std::string output_recon = "none";
   std::string precision = "f32";
   std::string perforate = "device";
-  std::string relax = "none";
   double iterations_skip = 0;
-  int loop_skip = 1;
-  std::string weights;  // "table" or "computed" for apps with a weight table, else empty
+  // The kernel axes (kernel_axes.hpp) that apply to the app, by result field: "relax" -> "skip".
+  std::map<std::string, std::string> kernel_axes;
   std::string axes;  // the non-default axes as key segments ("load:global/out:rows:2/nn")
   int wg_x = 0, wg_y = 0;
   int vec = 1;  // outputs per work-item along x

@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "io.hpp"
+#include "kernel_axes.hpp"
 #include "parallel.hpp"
 #include "results.hpp"
 #include "runner.hpp"
@@ -193,13 +194,14 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   AxesSpec axes = axes_from(args, false);
   axes.schemes = preset_or("schemes", phases ? "accurate" : nullptr);
   axes.loads = preset_or("load", phases ? "global,local,image" : nullptr);
-  axes.weights = preset_or("weights", phases ? "computed,table" : nullptr);
+  axes.kernel["weights"] = preset_or("weights", phases ? "computed,table" : nullptr);
   cfg.variants = parse_variants(axes);
   cfg.params = parse_bilateral_sigmas(text("bilateral-sigmas"));
   if (phases && !given("load") && !given("weights"))
     // The four phases: computed weights only with global loads (phase 1).
     cfg.only = [](const AppDescriptor&, const Variant& v, const WorkGroup&) {
-      return !v.computed_weights || std::string(v.load_path().name) == "global";
+      return kernel_value_name(v, "weights") == std::string("table") ||
+             std::string(v.load_path().name) == "global";
     };
   cfg.warmup = parse_count("warmup", preset_or("warmup", phases ? "10" : nullptr), 0, 1000000);
   cfg.reps = parse_count("reps", text("reps"), 1, 1000000);  // 50: SagivTech's count too

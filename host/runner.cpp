@@ -15,6 +15,7 @@
 
 #include "compile_workers.hpp"
 #include "device_metrics.hpp"
+#include "kernel_axes.hpp"
 #include "metrics.hpp"
 #include "stats.hpp"
 #include "storage.hpp"
@@ -699,9 +700,7 @@ std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, 
 
 std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg) {
   const std::size_t shared = 0;
-  const bool direct = !app.accurate_uses_tile && v.is_accurate() && !v.load_path().reads_image &&
-                      v.output.none();
-  if (direct || !v.load_path().uses_tile) return shared;
+  if (!uses_local_tile(app, v)) return shared;
   // As kperf_tile.cl lays the tile out: rows padded to 16-byte chunks when the block width is a
   // multiple of 4.
   const WorkGroup block = block_of(v, wg);
@@ -733,10 +732,11 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   row.output_recon = recon_name(v.output_recon);
   row.precision = v.precision_info().name;
   row.perforate = v.host_perforate ? "host" : "device";
-  row.relax = v.relax ? "skip" : "none";
   row.iterations_skip = v.iterations_skip;
-  row.loop_skip = v.loop_skip;
-  if (app.weight_table) row.weights = v.computed_weights ? "computed" : "table";
+  for (std::size_t i = 0; i < kernel_axes().size(); ++i) {
+    const KernelAxis& axis = kernel_axes()[i];
+    if (axis.applies_to(app)) row.kernel_axes[axis.field] = axis.values[v.kernel_value(i)].name;
+  }
   row.axes = v.axes_key();
   row.wg_x = wg.x;
   row.wg_y = wg.y;
@@ -1035,7 +1035,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   const std::optional<ErrorMetrics> first = measure(ping_pong);
   if (!first) return;
   row.error = *first;
-  if (v.relax) {
+  if (races(v)) {
     // A race by design: outputs may differ from launch to launch. Keep the primary error of
     // several independent launches, each from a freshly poisoned output buffer.
     constexpr int kRelaxedDownloads = 5;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "kernel_axes.hpp"
 #include "storage.hpp"
 #include "strings.hpp"
 
@@ -231,14 +232,12 @@ std::string Variant::axes_key() const {
   if (!output.none()) key += "/out:" + output.canonical() + "/" + recon_name(output_recon);
   if (std::string(precision_info().name) != "f32") key += std::string("/") + precision_info().name;
   if (host_perforate) key += "/host";
-  if (relax) key += "/relax:skip";
   if (iterations_skip > 0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "/iskip:%g", iterations_skip);
     key += buf;
   }
-  if (loop_skip > 1) key += "/loop:" + std::to_string(loop_skip);
-  if (computed_weights) key += "/weights:computed";
+  key += kernel_axes_key(*this);
   return key.empty() ? key : key.substr(1);
 }
 
@@ -267,10 +266,7 @@ std::string Variant::build_options() const {
   if (host_perforate)
     options += std::string(" -DKPERF_PERFORATE_FILE=perforate_host.cl -DKPERF_PACKED_ROWS=") +
                (std::string(scheme->family) == "rows" ? "1" : "0");
-  if (relax) options += " -DRELAX_SKIP=1";
-  if (loop_skip > 1) options += " -DKPERF_LOOP_SKIP=" + std::to_string(loop_skip);
-  if (computed_weights) options += " -DBILATERAL_TABLE=0";
-  return options;
+  return options + kernel_axes_build_options(*this);
 }
 
 namespace {
@@ -366,23 +362,18 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
   const auto loads = parse_unique<const LoadDescriptor*>(
       axes.loads, [](const std::string& n) { return &find_load(n); });
   const auto outputs = parse_unique<OutputScheme>(axes.outputs, parse_output);
-  const auto relaxes = parse_unique<bool>(axes.relaxes, [](const std::string& n) {
-    if (n != "none" && n != "skip")
-      throw std::invalid_argument("unknown --relax '" + n + "' (valid: none, skip)");
-    return n == "skip";
-  });
   const auto iskips = parse_iterations_skip_list(axes.iterations_skips);
-  const auto loop_skips = parse_unique<int>(axes.loop_skips, [](const std::string& n) {
-    if (n != "1" && n != "2")
-      throw std::invalid_argument("invalid --loop-skip '" + n +
-                                  "' (valid: 1 (every tap), 2 (every other tap))");
-    return std::stoi(n);
-  });
-  const auto weights = parse_unique<bool>(axes.weights, [](const std::string& n) {
-    if (n != "table" && n != "computed")
-      throw std::invalid_argument("unknown --weights '" + n + "' (valid: table, computed)");
-    return n == "computed";
-  });
+  // Every combination of the kernel axes' values, each a vector of value indices.
+  std::vector<std::vector<int>> kernel_combos = {{}};
+  for (const auto& values : parse_kernel_axis_lists(axes.kernel)) {
+    std::vector<std::vector<int>> next;
+    for (const auto& combo : kernel_combos)
+      for (int value : values) {
+        next.push_back(combo);
+        next.back().push_back(value);
+      }
+    kernel_combos = std::move(next);
+  }
   const auto precisions = parse_unique<const PrecisionDescriptor*>(
       axes.precisions, [](const std::string& n) { return &find_precision(n); });
   const auto perforates = parse_unique<bool>(axes.perforates, [](const std::string& n) {
@@ -415,21 +406,17 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
         for (Recon out_recon : output.none() ? std::vector<Recon>{Recon::kNone} : out_recon_list)
           for (const auto* precision : precisions)
             for (bool host : perforates)
-              for (bool relax : relaxes)
-                for (double iskip : iskips)
-                  for (int loop_skip : loop_skips)
-                    for (bool computed : weights) {
-                      v.load = load;
-                      v.output = output;
-                      v.output_recon = out_recon;
-                      v.precision = precision;
-                      v.host_perforate = host;
-                      v.relax = relax;
-                      v.iterations_skip = iskip;
-                      v.loop_skip = loop_skip;
-                      v.computed_weights = computed;
-                      add(v);
-                    }
+              for (double iskip : iskips)
+                for (const auto& kernel_values : kernel_combos) {
+                  v.load = load;
+                  v.output = output;
+                  v.output_recon = out_recon;
+                  v.precision = precision;
+                  v.host_perforate = host;
+                  v.iterations_skip = iskip;
+                  v.kernel_values = kernel_values;
+                  add(v);
+                }
   return out;
 }
 
@@ -451,16 +438,9 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
                                          " computes one output per work-item along its axis: " +
                                          "vec and py must be 1 there"};
   if (v.iterations_skip > 0 && !app.is_hotspot)
-    return Verdict{"not_applicable", "launch perforation (--iterations-skip) applies to iterated "
-                                     "apps (hotspot)"};
-  if (v.loop_skip > 1 && !app.loop_perforable)
-    return Verdict{"not_applicable", std::string("loop perforation (--loop-skip) skips taps of a "
-                                                 "weighted window loop; ") +
-                                         app.name + " has none (bilateral has)"};
-  if (v.computed_weights && !app.weight_table)
-    return Verdict{"not_applicable", std::string("--weights chooses how spatial weights are "
-                                                 "found; ") +
-                                         app.name + " has none (bilateral has)"};
+    return Verdict{"not_applicable",
+                   "launch perforation (--iterations-skip) applies to iterated "
+                   "apps (hotspot)"};
   if (v.load_path().reads_image && app.is_hotspot)
     return Verdict{"not_applicable", "hotspot iterates on its output buffer and an OpenCL 1.2 "
                                      "kernel cannot write the image it reads"};
@@ -476,12 +456,15 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
     return Verdict{"not_applicable",
                    "hotspot's output is the next step's input: f16in would "
                    "store them at different precisions (use f16)"};
+  if (auto verdict = check_kernel_axes(v, app)) return verdict;
+  return check_variant(v, app.radius, wg);
+}
+
+bool uses_local_tile(const AppDescriptor& app, const Variant& v) {
+  // An accurate kernel of an app that reads its window straight from global memory has no tile.
   const bool direct = v.is_accurate() && !app.accurate_uses_tile && !v.load_path().reads_image &&
                       v.output.none();
-  if (v.relax && (!v.load_path().uses_tile || direct))
-    return Verdict{"not_applicable", "--relax skip removes the barrier after the tile fill and "
-                                     "this kernel has no tile"};
-  return check_variant(v, app.radius, wg);
+  return v.load_path().uses_tile && !direct;
 }
 
 std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg) {
@@ -549,7 +532,7 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
             PointArgs args;
             args.hotspot = &coef;
             args.params = &params;
-            args.loop_skip = v.loop_skip;
+            apply_kernel_axes(v, args);
             if (power) args.power = power->at(y0 + ly, x0 + lx);
             next.at(y0 + ly, x0 + lx) = app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
           }

@@ -4,9 +4,10 @@
 // tests hold kernels to.
 #pragma once
 
+#include <map>
 #include <optional>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "apps.hpp"
@@ -124,8 +125,8 @@ const std::vector<PrecisionDescriptor>& precision_registry();
 const PrecisionDescriptor& find_precision(const std::string& name);  // throws std::invalid_argument
 
 // One runnable approximation: an input scheme with its skip factor and reconstruction, a load
-// path, an output scheme with its reconstruction, barrier relaxation and (hotspot) launch
-// perforation.
+// path, an output scheme with its reconstruction, a storage precision, where perforation happens,
+// (hotspot) launch perforation and the kernel axes.
 struct Variant {
   const SchemeDescriptor* scheme = nullptr;
   int skip = 1;
@@ -135,10 +136,13 @@ struct Variant {
   Recon output_recon = Recon::kNone;  // nn or li under an output scheme
   const PrecisionDescriptor* precision = nullptr;  // nullptr: f32
   bool host_perforate = false;  // the host packs the kept lines (rows:K / cols:K) before upload
-  bool relax = false;                 // barrier between tile fill and compute removed
-  double iterations_skip = 0;         // hotspot: fraction of the launches skipped
-  int loop_skip = 1;                  // window loop perforation: every loop_skip-th tap visited
-  bool computed_weights = false;      // spatial weights by exp() instead of a table (bilateral)
+  double iterations_skip = 0;   // hotspot: fraction of the launches skipped
+  // The value (an index into its descriptor's values) of each kernel axis (kernel_axes.hpp:
+  // barrier relaxation, loop perforation, bilateral's weights...), by registry position.
+  std::vector<int> kernel_values;
+  int kernel_value(std::size_t axis) const {
+    return axis < kernel_values.size() ? kernel_values[axis] : 0;  // 0: the axis's default
+  }
   std::string canonical() const;  // "accurate", "stencil", "rows:2", "cols:3"
   std::string label() const;      // canonical plus "/nn" where the reconstruction matters
   bool is_accurate() const;       // the input scheme loads everything
@@ -168,10 +172,9 @@ struct AxesSpec {
   std::string output_recons = "nn";
   std::string precisions = "f32";
   std::string perforates = "device";
-  std::string relaxes = "none";
   std::string iterations_skips = "0";
-  std::string loop_skips = "1";
-  std::string weights = "table";
+  // The kernel axes (kernel_axes.hpp) by flag; an absent one: its default alone.
+  std::map<std::string, std::string> kernel;
 };
 // The cross product of every axis, with accurate and stencil once each (their reconstruction
 // does not vary) and output reconstruction only under an output scheme. Throws
@@ -184,6 +187,9 @@ std::vector<double> parse_iterations_skip_list(const std::string& text);
 // The block of outputs a work-group accounts for: its work-items times their outputs, times
 // the output scheme's period along each axis.
 WorkGroup block_of(const Variant& v, WorkGroup wg);
+
+// Whether the kernel of `app` under `v` fills a local tile (and so has a barrier after it).
+bool uses_local_tile(const AppDescriptor& app, const Variant& v);
 
 // Why this variant cannot run for `app` with launch shape `wg` (device limits aside).
 std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app, WorkGroup wg);

@@ -11,6 +11,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "kernel_axes.hpp"
+
 namespace kperf {
 
 namespace {
@@ -67,8 +69,8 @@ std::string variant_id(const ResultRow &row) {
 }
 
 bool is_exact(const Variant &v) {
-  return v.is_accurate() && v.output.none() && !v.precision_info().in_half && !v.relax &&
-         v.iterations_skip == 0;
+  return v.is_accurate() && v.output.none() && !v.precision_info().in_half &&
+         kernel_axes_exact(v) && v.iterations_skip == 0;
 }
 
 std::string family_of(const Variant &v) {
@@ -77,51 +79,49 @@ std::string family_of(const Variant &v) {
     kinds.push_back(v.host_perforate ? "host perforation" : "input perforation");
   if (!v.output.none()) kinds.push_back("output approximation");
   if (v.precision_info().in_half) kinds.push_back("mixed precision");
-  if (v.relax) kinds.push_back("relaxed barrier");
   if (v.iterations_skip > 0) kinds.push_back("launch perforation");
+  for (const auto &family : kernel_axes_families(v)) kinds.push_back(family);
   if (kinds.empty()) return "accurate";
   return kinds.size() == 1 ? kinds[0] : "combination";
 }
 
-const char *group_name(AxisGroup group) {
-  switch (group) {
-    case AxisGroup::kInput:
-      return "input";
-    case AxisGroup::kLoad:
-      return "load";
-    case AxisGroup::kOutput:
-      return "output";
-    case AxisGroup::kPrecision:
-      return "precision";
-    case AxisGroup::kRelax:
-      return "relax";
-  }
-  return "?";
+std::vector<AxisGroup> all_groups() {
+  std::vector<AxisGroup> groups = {AxisGroup::kInput, AxisGroup::kLoad, AxisGroup::kOutput,
+                                   AxisGroup::kPrecision};
+  for (std::size_t i = 0; i < kernel_axes().size(); ++i)
+    if (kernel_axes()[i].tune_default) groups.push_back(AxisGroup::kernel(i));
+  return groups;
 }
 
-Variant default_variant() { return parse_variants(AxesSpec{"accurate"}).front(); }
+std::string group_name(AxisGroup group) {
+  if (group.is_kernel()) return kernel_axes()[group.kernel_axis()].flag;
+  static const char *const names[] = {"input", "load", "output", "precision"};
+  return names[group.id];
+}
+
+Variant default_variant() {
+  AxesSpec axes;
+  axes.schemes = "accurate";
+  return parse_variants(axes).front();
+}
 
 Variant with_group(Variant base, AxisGroup group, const Variant &donor) {
-  switch (group) {
-    case AxisGroup::kInput:
-      base.scheme = donor.scheme;
-      base.skip = donor.skip;
-      base.recon = donor.recon;
-      base.host_perforate = donor.host_perforate;
-      break;
-    case AxisGroup::kLoad:
-      base.load = donor.load;
-      break;
-    case AxisGroup::kOutput:
-      base.output = donor.output;
-      base.output_recon = donor.output_recon;
-      break;
-    case AxisGroup::kPrecision:
-      base.precision = donor.precision;
-      break;
-    case AxisGroup::kRelax:
-      base.relax = donor.relax;
-      break;
+  if (group.is_kernel()) {
+    const std::size_t axis = group.kernel_axis();
+    if (base.kernel_values.size() <= axis) base.kernel_values.resize(axis + 1, 0);
+    base.kernel_values[axis] = donor.kernel_value(axis);
+  } else if (group == AxisGroup::kInput) {
+    base.scheme = donor.scheme;
+    base.skip = donor.skip;
+    base.recon = donor.recon;
+    base.host_perforate = donor.host_perforate;
+  } else if (group == AxisGroup::kLoad) {
+    base.load = donor.load;
+  } else if (group == AxisGroup::kOutput) {
+    base.output = donor.output;
+    base.output_recon = donor.output_recon;
+  } else if (group == AxisGroup::kPrecision) {
+    base.precision = donor.precision;
   }
   return base;
 }
@@ -158,10 +158,14 @@ TuneSpace make_space(const AxesSpec &axes) {
     s.precisions = axes.precisions;
     space.values[AxisGroup::kPrecision] = read(s);
   }
-  {
+  for (const AxisGroup g : all_groups()) {
+    if (!g.is_kernel()) continue;
+    const char *flag = kernel_axes()[g.kernel_axis()].flag;
+    const auto list = axes.kernel.find(flag);
+    if (list == axes.kernel.end()) continue;
     AxesSpec s = one;
-    s.relaxes = axes.relaxes;
-    space.values[AxisGroup::kRelax] = read(s);
+    s.kernel[flag] = list->second;
+    space.values[g] = read(s);
   }
   return space;
 }
@@ -192,8 +196,7 @@ std::vector<Combination> propose_combinations(const std::vector<AtomStanding> &a
     bool is_default;
   };
   std::map<AxisGroup, std::vector<Member>> fronts;
-  for (AxisGroup g : {AxisGroup::kInput, AxisGroup::kLoad, AxisGroup::kOutput,
-                      AxisGroup::kPrecision, AxisGroup::kRelax}) {
+  for (AxisGroup g : all_groups()) {
     std::vector<const AtomStanding *> members;
     std::vector<FrontPoint> points;
     for (const auto &a : atoms)
@@ -510,9 +513,8 @@ bool Tuner::run(const std::function<void(const std::vector<TuneRow> &)> &checkpo
     for (auto &[id, s] : m)
       if (s.origin.rfind("atom:", 0) == 0 && s.problem.empty() && s.best) {
         AxisGroup g = AxisGroup::kInput;
-        for (AxisGroup c : {AxisGroup::kInput, AxisGroup::kLoad, AxisGroup::kOutput,
-                            AxisGroup::kPrecision, AxisGroup::kRelax})
-          if (s.origin == std::string("atom:") + group_name(c)) g = c;
+        for (AxisGroup c : all_groups())
+          if (s.origin == "atom:" + group_name(c)) g = c;
         standings.push_back({g, s.v, s.best_time, s.probe_error});
       }
     for (const auto &c :

@@ -50,8 +50,23 @@ std::string family_of(const Variant &v);
 // applied to a variant without touching the others. Input perforation carries
 // its reconstruction and where it happens (device or host) since they only
 // exist together.
-enum class AxisGroup { kInput, kLoad, kOutput, kPrecision, kRelax };
-const char *group_name(AxisGroup group);
+// After the four structural groups, every kernel axis that kperf tune searches
+// (kernel_axes.hpp: a tune default) is a group of its own.
+struct AxisGroup {
+  int id = 0;
+  static const AxisGroup kInput, kLoad, kOutput, kPrecision;
+  static AxisGroup kernel(std::size_t axis) { return {4 + static_cast<int>(axis)}; }
+  bool is_kernel() const { return id >= 4; }
+  std::size_t kernel_axis() const { return static_cast<std::size_t>(id - 4); }
+  bool operator<(AxisGroup o) const { return id < o.id; }
+  bool operator==(AxisGroup o) const { return id == o.id; }
+};
+inline const AxisGroup AxisGroup::kInput{0}, AxisGroup::kLoad{1}, AxisGroup::kOutput{2},
+    AxisGroup::kPrecision{3};
+// The structural groups, then the searched kernel axes.
+std::vector<AxisGroup> all_groups();
+// "input", "load", "output", "precision", or the kernel axis's flag ("relax").
+std::string group_name(AxisGroup group);
 struct TuneSpace {
   std::map<AxisGroup, std::vector<Variant>> values;  // donors: only their group's fields count
 };

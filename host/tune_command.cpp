@@ -18,6 +18,7 @@
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "io.hpp"
+#include "kernel_axes.hpp"
 #include "runner.hpp"
 #include "strings.hpp"
 #include "tune.hpp"
@@ -221,21 +222,21 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     nlohmann::ordered_json budgets = cfg.budgets;
     nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
     for (const auto &s : cfg.shapes) shapes.push_back(wg_label(s.x, s.y, s.vec, s.py));
+    nlohmann::ordered_json space = {
+        {"schemes", cfg.axes.schemes},      {"recon", cfg.axes.recons},
+        {"perforate", cfg.axes.perforates}, {"load", cfg.axes.loads},
+        {"output", cfg.axes.outputs},       {"output_recon", cfg.axes.output_recons},
+        {"precision", cfg.axes.precisions}};
+    for (const KernelAxis &axis : kernel_axes())
+      if (const auto list = cfg.axes.kernel.find(axis.flag); list != cfg.axes.kernel.end())
+        space[axis.field] = list->second;
     ctx["tune"] = {{"budgets", budgets},
                    {"percentile", cfg.percentile},
                    {"train", inputs_json(cfg.train, text("train"))},
                    {"test", inputs_json(cfg.test, text("test"))},
                    {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
                                      : nlohmann::ordered_json(nullptr)},
-                   {"space",
-                    {{"schemes", cfg.axes.schemes},
-                     {"recon", cfg.axes.recons},
-                     {"perforate", cfg.axes.perforates},
-                     {"load", cfg.axes.loads},
-                     {"output", cfg.axes.outputs},
-                     {"output_recon", cfg.axes.output_recons},
-                     {"precision", cfg.axes.precisions},
-                     {"relax", cfg.axes.relaxes}}},
+                   {"space", space},
                    {"shapes", shapes},
                    {"max_combinations", cfg.max_combinations},
                    {"outputs_dir", cfg.outputs_dir},

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "apps.hpp"
+#include "kernel_axes.hpp"
 #include "schemes.hpp"
 #include "synthetic.hpp"
 #include "test_support.hpp"
@@ -219,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(AllApps, PoisonLoadPaths, ::testing::ValuesIn(all_app_n
 TEST(Relax, SingleItemGroupsEqualTheModelAndRowsKeepTheSpread) {
   KPERF_REQUIRE_DEVICE();
   AxesSpec a = axes("accurate,stencil,rows:2,cols:2", "li", "local,image");
-  a.relaxes = "skip";
+  a.kernel["relax"] = "skip";
   const auto variants = parse_variants(a);
   for (const auto* name : {"gaussian5", "median"}) {
     const AppDescriptor& app = find_app(name);
@@ -240,7 +241,7 @@ TEST(Relax, SingleItemGroupsEqualTheModelAndRowsKeepTheSpread) {
                                          model_run(app, v, {1, 1}, model_in, nullptr, 1)))
           << single->key;
       ASSERT_EQ(group->status, "ok") << group->key << ": " << group->reason;
-      EXPECT_EQ(group->relax, "skip");
+      EXPECT_EQ(group->kernel_axes.at("relax"), "skip");
       ASSERT_EQ(group->error_reps.size(), 5u) << group->key;
       EXPECT_NE(group->key.find("/relax:skip/"), std::string::npos) << group->key;
     }
@@ -251,7 +252,7 @@ TEST(Relax, SingleItemGroupsEqualTheModelAndRowsKeepTheSpread) {
 TEST(Relax, GlobalPathIsNotApplicable) {
   KPERF_REQUIRE_DEVICE();
   AxesSpec a = axes("rows:2", "nn", "global");
-  a.relaxes = "skip";
+  a.kernel["relax"] = "skip";
   const Outcome o = test::run_through_runner(*env, {&find_app("gaussian3")}, parse_variants(a), {{8, 4}},
                                              test::random_grid(16, 16, 3));
   ASSERT_EQ(o.rows.size(), 1u);
@@ -301,8 +302,8 @@ TEST(Bilateral, LoopPerforationAndWeightsMatchTheirModels) {
   params.sigma_color = 30.0;
   params.sigma_space = 1.5;
   AxesSpec a = axes("accurate,stencil,rows:2", "nn,li", "local,global,image");
-  a.loop_skips = "1,2";
-  a.weights = "table,computed";
+  a.kernel["loop-skip"] = "1,2";
+  a.kernel["weights"] = "table,computed";
   const auto variants = parse_variants(a);
   ASSERT_EQ(variants.size(), 48u);
   const Grid input = test::random_grid(37, 29, 11);
@@ -316,13 +317,14 @@ TEST(Bilateral, LoopPerforationAndWeightsMatchTheirModels) {
       const ResultRow* row = o.find(app.name, v, wg);
       ASSERT_TRUE(row) << v.axes_key();
       ASSERT_TRUE(row->ok()) << row->key << ": " << row->status << " " << row->reason;
-      EXPECT_EQ(row->loop_skip, v.loop_skip);
-      EXPECT_EQ(row->weights, v.computed_weights ? "computed" : "table");
+      const std::string loop_skip = kernel_value_name(v, "loop-skip");
+      EXPECT_EQ(row->kernel_axes.at("loop_skip"), loop_skip);
+      EXPECT_EQ(row->kernel_axes.at("weights"), kernel_value_name(v, "weights"));
       const Grid& out = o.outputs.at(row->key);
       EXPECT_TRUE(test::within_tolerance(out, model_run(app, v, wg, in, nullptr, 1, params)))
           << row->key;
-      if (v.is_accurate() && v.loop_skip == 1) EXPECT_TRUE(test::within_tolerance(out, exact));
-      if (v.is_accurate() && v.loop_skip == 2) {
+      if (v.is_accurate() && loop_skip == "1") EXPECT_TRUE(test::within_tolerance(out, exact));
+      if (v.is_accurate() && loop_skip == "2") {
         EXPECT_FALSE(test::within_tolerance(out, exact)) << row->key;
         EXPECT_GT(row->error->mre, 1e-4) << row->key;
       }
@@ -332,9 +334,9 @@ TEST(Bilateral, LoopPerforationAndWeightsMatchTheirModels) {
                                       reference_run(app, in, nullptr, 1)));
   // Apps without a window loop or a weight table get not_applicable rows.
   AxesSpec b = axes("accurate", "nn", "local");
-  b.loop_skips = "2";
+  b.kernel["loop-skip"] = "2";
   AxesSpec c = axes("accurate", "nn", "local");
-  c.weights = "computed";
+  c.kernel["weights"] = "computed";
   for (const AxesSpec& spec : {b, c}) {
     const Outcome img =
         test::run_through_runner(*env, {&find_app("gaussian5")}, parse_variants(spec), {{8, 4}},

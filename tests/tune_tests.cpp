@@ -50,7 +50,7 @@ AxesSpec small_space() {
   axes.outputs = "none,rows:2";
   axes.output_recons = "nn";
   axes.precisions = "f32,f16";
-  axes.relaxes = "none,skip";
+  axes.kernel["relax"] = "none,skip";
   return axes;
 }
 

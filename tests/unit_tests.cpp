@@ -1,23 +1,25 @@
 // Host unit tests: statistics, JSON rows, device selection, readers/writers, parsers, metrics,
 // result annotation, generators and the CPU scheme model. No OpenCL device needed.
 #include <gtest/gtest.h>
+#include <stb_image_write.h>
 
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "cli.hpp"
 #include "io.hpp"
+#include "kernel_axes.hpp"
 #include "metrics.hpp"
 #include "results.hpp"
+#include "runner.hpp"
 #include "schemes.hpp"
 #include "stats.hpp"
 #include "synthetic.hpp"
-#include "runner.hpp"
 #include "test_support.hpp"
-
-#include <stb_image_write.h>
+#include "tune.hpp"
 
 namespace kperf {
 namespace {
@@ -107,7 +109,7 @@ TEST(Results, VersionTwoAxesInKeysAndJson) {
   a.loads = "global";
   a.outputs = "rows:2";
   a.output_recons = "li";
-  a.relaxes = "none";
+  a.kernel["relax"] = "none";
   const auto vs = parse_variants(a);
   ASSERT_EQ(vs.size(), 1u);
   EXPECT_EQ(vs[0].axes_key(), "load:global/out:rows:2/li");
@@ -117,7 +119,7 @@ TEST(Results, VersionTwoAxesInKeysAndJson) {
   EXPECT_EQ(parse_variants("rows2", "nn")[0].axes_key(), "");
   ResultRow r = timed_row("rows:2", 16, 8, 100);
   r.load = "image";
-  r.relax = "skip";
+  r.kernel_axes["relax"] = "skip";
   r.axes = "load:image/relax:skip";
   r.error = ErrorMetrics{};
   r.error->wrong_fraction = 0.25;
@@ -450,10 +452,10 @@ TEST(Parsers, ApproximationAxes) {
   a.loads = "local,global";
   a.outputs = "none,rows:2";
   a.output_recons = "all";
-  a.relaxes = "none,skip";
+  a.kernel["relax"] = "none,skip";
   // 2 input variants x 2 loads x (none + rows:2 x {nn, li}) x 2 relaxations.
   EXPECT_EQ(parse_variants(a).size(), 2u * 2u * 3u * 2u);
-  a.relaxes = "sometimes";
+  a.kernel["relax"] = "sometimes";
   EXPECT_THROW(parse_variants(a), std::invalid_argument);
   EXPECT_EQ(parse_iterations_skip_list("0,0.5,0.5").size(), 2u);
   for (const char* bad : {"1", "-0.1", "1.5", "x", "", "nan"})
@@ -464,6 +466,60 @@ TEST(Parsers, ApproximationAxes) {
 }
 
 // --- metrics --------------------------------------------------------------------------------
+// Every layer reads a kernel axis from its descriptor: the variant list, the result key, the build
+// options, the verdict for apps it does not apply to, the row field and the tuner's exactness. A
+// new descriptor is held to all of it without a new test.
+TEST(KernelAxes, EveryLayerReadsTheRegistry) {
+  AxesSpec defaults;
+  defaults.schemes = "accurate";
+  const Variant base = parse_variants(defaults).at(0);
+  EXPECT_EQ(base.axes_key(), "");
+  EXPECT_TRUE(is_exact(base));
+  std::set<std::string> flags, keys, fields;
+  for (std::size_t axis = 0; axis < kernel_axes().size(); ++axis) {
+    const KernelAxis& desc = kernel_axes()[axis];
+    EXPECT_TRUE(flags.insert(desc.flag).second && keys.insert(desc.key).second &&
+                fields.insert(desc.field).second)
+        << desc.flag << ": flag, key prefix and row field are unique";
+    ASSERT_GE(desc.values.size(), 2u) << desc.flag;
+    EXPECT_STREQ(desc.values[0].build_options, "") << desc.flag << ": the default builds as before";
+    EXPECT_THROW(desc.parse("no-such-value"), std::invalid_argument);
+    for (std::size_t value = 1; value < desc.values.size(); ++value) {
+      const KernelAxisValue& val = desc.values[value];
+      AxesSpec spec = defaults;
+      spec.kernel[desc.flag] = std::string(desc.values[0].name) + "," + val.name + "," + val.name;
+      const auto variants = parse_variants(spec);
+      ASSERT_EQ(variants.size(), 2u) << desc.flag;
+      const Variant& v = variants[1];
+      EXPECT_EQ(v.kernel_value(axis), static_cast<int>(value));
+      EXPECT_STREQ(kernel_value_name(v, desc.flag), val.name);
+      EXPECT_EQ(v.axes_key(), std::string(desc.key) + ":" + val.name);
+      EXPECT_NE(v.build_options().find(val.build_options), std::string::npos) << v.build_options();
+      EXPECT_EQ(v.build_options(), base.build_options() + " " + val.build_options);
+      EXPECT_EQ(is_exact(v), val.exact) << v.axes_key();
+      EXPECT_EQ(races(v), val.races) << v.axes_key();
+      for (const AppDescriptor& app : app_registry()) {
+        const auto verdict = check_variant(v, app, {8, 8});
+        if (!desc.applies_to(app)) {
+          ASSERT_TRUE(verdict) << desc.flag << " on " << app.name;
+          EXPECT_EQ(verdict->status, "not_applicable");
+          EXPECT_NE(verdict->reason.find(app.name), std::string::npos) << verdict->reason;
+        } else if (verdict) {
+          EXPECT_TRUE(desc.check) << desc.flag << " on " << app.name << ": " << verdict->reason;
+        }
+      }
+      ResultRow row = timed_row("accurate", 8, 8, 10);
+      row.kernel_axes[desc.field] = val.name;
+      const auto j = to_json(row);
+      ASSERT_TRUE(j.contains(desc.field)) << desc.field;
+      EXPECT_EQ(j[desc.field].is_number(), desc.numeric_field);
+      EXPECT_EQ(row_from_json(nlohmann::json::parse(j.dump())).kernel_axes.at(desc.field),
+                val.name);
+    }
+  }
+  EXPECT_THROW(kernel_axis_index("no-such-axis"), std::invalid_argument);
+}
+
 TEST(Metrics, HandComputedCases) {
   // T = {0, 10, 20, 30}, A = {1, 10, 18, 30}: the zero is excluded from mre.
   const ErrorMetrics e = compute_errors({0, 10, 20, 30}, {1, 10, 18, 30}, 4, 1);
@@ -763,8 +819,11 @@ TEST(Bilateral, WindowAndLoopPerforationByHand) {
   p.sigma_space = 1.5;
   EXPECT_NEAR(reference_run(app, in, nullptr, 1, p).at(2, 2), filter(round, 12.0, 1.5), 1e-12);
   EXPECT_NEAR(reference_run(app, in, nullptr, 1).at(2, 2), filter(round, 25.0, 2.0), 1e-12);
-  Variant v = parse_scheme("accurate");
-  v.loop_skip = 2;
+  AxesSpec loop;
+  loop.schemes = "accurate";
+  loop.kernel["loop-skip"] = "2";
+  const Variant v = parse_variants(loop).at(0);
+  ASSERT_EQ(kernel_value_name(v, "loop-skip"), std::string("2"));
   EXPECT_NEAR(model_run(app, v, {8, 8}, in, nullptr, 1, p).at(2, 2), filter(cross, 12.0, 1.5),
               1e-12);
   EXPECT_GT(std::fabs(filter(cross, 12.0, 1.5) - filter(round, 12.0, 1.5)), 1e-3);
