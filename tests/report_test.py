@@ -126,7 +126,8 @@ def main():
         # figures and fill the table with each variant's bound.
         gap_runs = []
         for name, options in (("as-is", []), ("loads", ["--cl-options=-DKPERF_PROBE_LOADS_ONLY=1"]),
-                              ("no-loads", ["--cl-options=-DKPERF_PROBE_NO_LOADS=1"])):
+                              ("no-loads", ["--cl-options=-DKPERF_PROBE_NO_LOADS=1"]),
+                              ("skeleton", ["--cl-options=-DKPERF_PROBE_LOADS_ONLY=1 -DKPERF_PROBE_NO_LOADS=1"])):
             gap_runs.append(os.path.join(tmp, f"gaps-{name}.json"))
             subprocess.run([binary, "run", "--apps", "gaussian3", "--schemes", "accurate,rows1,rows2", "--wg", "16x8",
                             "--input", "synthetic:smooth", "--size", "64x48", "--warmup", "1", "--reps", "3",
@@ -138,8 +139,9 @@ def main():
         gap_rows = [l for l in md6.splitlines() if l.startswith("| ") and "| gaussian3 | 64 |" in l]
         fig5 = [l for l in md6.splitlines() if l.startswith("| gaussian3 | ") and l.endswith(" % |")]
         fig5_errors = [float(x.strip(" %")) for x in fig5[0].split("|")[2:-1]] if len(fig5) == 1 else []
-        check("Bandwidth gaps" in md6 and len(gap_rows) == 1 and gap_rows[0].count("bound") == 2,
-              f"bandwidth-gap table with two bounds ({gap_rows}, {run.stderr.strip()})")
+        check("Bandwidth gaps" in md6 and len(gap_rows) == 1 and gap_rows[0].count("bound") == 2
+              and gap_rows[0].count(" / ") == 6,
+              f"bandwidth-gap table with two bounds and three probe times per variant ({gap_rows}, {run.stderr.strip()})")
         check(len(fig5_errors) == 2 and max(fig5_errors) < 50,
               f"Fig. 5 errors from the plain run, not the probes' outputs ({fig5})")
         # The same file as version 1 (axes stripped, default-axis rows only) still reads.
