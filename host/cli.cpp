@@ -102,6 +102,16 @@ int parse_count(const std::string& option, const std::string& text, int min_valu
   return static_cast<int>(v);
 }
 
+double parse_fraction(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !(v > 0.0 && v < 1.0))
+    throw std::invalid_argument("invalid --" + option + " '" + text +
+                                "' (expected a fraction in (0, 1), e.g. 0.01)");
+  return v;
+}
+
 std::vector<const AppDescriptor*> parse_apps(const std::string& text) {
   std::vector<const AppDescriptor*> out;
   for (const auto& name : split_list(text)) {

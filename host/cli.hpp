@@ -31,6 +31,8 @@ std::pair<int, int> parse_size(const std::string& text);
 
 // Non-negative (min 0) or positive (min 1) integer option values.
 int parse_count(const std::string& option, const std::string& text, int min_value, int max_value);
+// A number in (0, 1) for --option; throws std::invalid_argument naming the option.
+double parse_fraction(const std::string& option, const std::string& text);
 
 // "gaussian3,sobel5" or "all".
 std::vector<const AppDescriptor*> parse_apps(const std::string& text);

@@ -29,7 +29,7 @@ const std::vector<KernelAxis>& kernel_axes() {
      nullptr, "", needs_tile, nullptr},
     {"loop-skip", "loop", "loop_skip", true,
      "window loop perforation (bilateral): 1 (every tap), 2 (every other tap, weights "
-     "renormalised)", "1", nullptr, "loop perforation",
+     "renormalised)", "1", "1,2", "loop perforation",
      {{"1", "", true, false}, {"2", "-DKPERF_LOOP_SKIP=2", false, false}},
      "bilateral", "loop perforation (--loop-skip) skips taps of a weighted window loop", nullptr,
      [](int index, PointArgs& args) { args.loop_skip = index + 1; }},

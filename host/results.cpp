@@ -70,6 +70,7 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   if (r.time) {
     j["time_ns"] = stats_json(*r.time);
     j["samples_ns"] = r.samples_ns;
+    if (!r.stop_reason.empty()) j["stop_reason"] = r.stop_reason;
     j["bytes_model"] = r.bytes_model;
     j["gbps"] = r.gbps;
     j["copy_gbps"] = r.copy_gbps;
@@ -144,6 +145,7 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.reason = j.value("reason", std::string());
   r.build_log = j.value("build_log", std::string());
   r.note = j.value("note", std::string());
+  r.stop_reason = j.value("stop_reason", std::string());
   if (j.contains("time_ns")) {
     const auto& t = j.at("time_ns");
     r.time = TimingStats{t.at("median").get<double>(), t.at("mean").get<double>(),

@@ -40,6 +40,8 @@ struct ResultRow {
   std::string reason, build_log;
   std::string note;  // a caveat on an ok row (e.g. a diverging hotspot)
   std::vector<std::uint64_t> samples_ns;
+  // --max-cv: why sampling stopped: "cv" (the samples' cv reached the limit) or "max_reps".
+  std::string stop_reason;
   std::optional<TimingStats> time;
   double bytes_model = 0, gbps = 0, copy_gbps = 0, roofline = 0;
   std::string primary_metric;

@@ -103,6 +103,7 @@ nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv&
   nlohmann::ordered_json ctx = base_context(command_line, env);
   ctx["warmup"] = cfg.warmup;
   ctx["reps"] = cfg.reps;
+  if (cfg.max_cv > 0) ctx["max_cv"] = {{"max_cv", cfg.max_cv}, {"max_reps", cfg.max_reps}};
   ctx["iterations"] = cfg.iterations;
   ctx["bilateral_sigmas"] = {{"color", cfg.params.sigma_color}, {"space", cfg.params.sigma_space}};
   ctx["extra_build_options"] = cfg.extra_build_options;
@@ -157,6 +158,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("py", "outputs per work-item along y, a list of 1..16 (taller blocks, same work-items)", cxxopts::value<std::string>()->default_value("1"))
     ("warmup", "untimed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
     ("reps", "timed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
+    ("max-cv", "noise-based stop: after --reps samples, more batches of --reps until the samples' coefficient of variation is at most this (e.g. 0.01) or --max-reps is reached; rows say why they stopped", cxxopts::value<std::string>())
+    ("max-reps", "the most timed samples under --max-cv (default: 10 x --reps)", cxxopts::value<std::string>())
     ("out", "results JSON path (default: kperf-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for each output grid as float32 .npy", cxxopts::value<std::string>())
     ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, its 6 apps and hotspot, 4 schemes, nn, full sweep); bilateral-phases: SagivTech's four bilateral phases (global + computed weights, global + table, local tile, image tile) at 256^2, 512^2, 1024^2, 10+50 launches", cxxopts::value<std::string>())
@@ -205,6 +208,15 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     };
   cfg.warmup = parse_count("warmup", preset_or("warmup", phases ? "10" : nullptr), 0, 1000000);
   cfg.reps = parse_count("reps", text("reps"), 1, 1000000);  // 50: SagivTech's count too
+  if (given("max-reps") && !given("max-cv")) throw UsageError("--max-reps needs --max-cv");
+  if (given("max-cv")) {
+    cfg.max_cv = parse_fraction("max-cv", text("max-cv"));
+    cfg.max_reps = given("max-reps") ? parse_count("max-reps", text("max-reps"), 1, 10000000)
+                                     : std::min(10 * cfg.reps, 10000000);
+    if (cfg.max_reps < cfg.reps)
+      throw UsageError("--max-reps " + std::to_string(cfg.max_reps) + " is below --reps " +
+                       std::to_string(cfg.reps));
+  }
   cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
   cfg.sizes = sizes;
   cfg.verify = given("verify");

@@ -938,27 +938,40 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     }
   }
   q.finish();
-  std::vector<cl::Event> events;
   const int per_sample = launches * events_per_launch;
-  events.reserve(static_cast<std::size_t>(cfg_.reps) * per_sample);
-  for (int r = 0; r < cfg_.reps; ++r) {
-    // --cold: the in-order queue finishes overwriting a buffer larger than the cache before the
-    // sample starts, so its first launch finds none of its data cached.
-    if (flush_bytes_) q.enqueueFillBuffer(flush_, static_cast<cl_uint>(r + 1), 0, flush_bytes_);
-    enqueue_sample(&events);
-  }
-  q.finish();
-  if (interrupt_requested()) throw Abandoned{};
-  for (int r = 0; r < cfg_.reps; ++r) {
-    std::uint64_t total = 0;
-    for (int it = 0; it < per_sample; ++it) {
-      cl::Event& ev = events[static_cast<std::size_t>(r) * per_sample + it];
-      total += ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-               ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+  // Batches of --reps samples, each enqueued whole and then read; with --max-cv more batches
+  // follow until the samples are quiet enough or --max-reps is reached.
+  auto time_batch = [&](int samples) {
+    std::vector<cl::Event> events;
+    events.reserve(static_cast<std::size_t>(samples) * per_sample);
+    for (int r = 0; r < samples; ++r) {
+      // --cold: the in-order queue finishes overwriting a buffer larger than the cache before
+      // the sample starts, so its first launch finds none of its data cached.
+      if (flush_bytes_)
+        q.enqueueFillBuffer(flush_, static_cast<cl_uint>(row.samples_ns.size() + r + 1), 0,
+                            flush_bytes_);
+      enqueue_sample(&events);
     }
-    row.samples_ns.push_back(total);
+    q.finish();
+    if (interrupt_requested()) throw Abandoned{};
+    for (int r = 0; r < samples; ++r) {
+      std::uint64_t total = 0;
+      for (int it = 0; it < per_sample; ++it) {
+        cl::Event& ev = events[static_cast<std::size_t>(r) * per_sample + it];
+        total += ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                 ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+      }
+      row.samples_ns.push_back(total);
+    }
+    row.time = summarize(row.samples_ns);
+  };
+  time_batch(cfg_.reps);
+  if (cfg_.max_cv > 0) {
+    const std::size_t cap = static_cast<std::size_t>(std::max(cfg_.max_reps, cfg_.reps));
+    while (row.time->cv > cfg_.max_cv && row.samples_ns.size() < cap)
+      time_batch(static_cast<int>(std::min<std::size_t>(cfg_.reps, cap - row.samples_ns.size())));
+    row.stop_reason = row.time->cv <= cfg_.max_cv ? "cv" : "max_reps";
   }
-  row.time = summarize(row.samples_ns);
   launch_timer.reset();
   if (cfg_.transfers) {
     PhaseTimer timer(phase_s_, "transfers");

@@ -49,6 +49,10 @@ struct RunConfig {
   AppParams params;  // --bilateral-sigmas
   int warmup = 50;
   int reps = 50;
+  // Noise-based stop (--max-cv): after `reps` samples, more batches of `reps` until the samples'
+  // coefficient of variation is at most max_cv or there are max_reps of them. 0: off.
+  double max_cv = 0;
+  int max_reps = 0;
   std::string kernel_root;  // holds kernels/ and schemes/
   std::string extra_build_options;  // --cl-options, appended to every kernel build
   // A kperf binary that compiles programs in worker processes (compile_workers.hpp); empty:

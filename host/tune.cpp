@@ -487,9 +487,12 @@ bool Tuner::run(const std::function<void(const std::vector<TuneRow> &)> &checkpo
   // 1. Atoms: each axis value alone, probed on every training input.
   const std::vector<Variant> atoms = atoms_of(space);
   for (auto *app : cfg_.apps)
-    for (const auto &[group, donors] : space.values)
+    for (const auto &[group, donors] : space.values) {
+      // A kernel axis only some apps have (bilateral's loop) is not searched for the others.
+      if (group.is_kernel() && !kernel_axes()[group.kernel_axis()].applies_to(*app)) continue;
       for (const auto &donor : donors)
         add(*app, with_group(base, group, donor), std::string("atom:") + group_name(group));
+    }
   for (auto *app : cfg_.apps) {
     // The baselines run whatever the lists say: speedups are against them.
     add(*app, base, "atom:input");

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io.hpp"
+#include "stats.hpp"
 #include "test_support.hpp"
 
 namespace kperf {
@@ -70,6 +71,9 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --apps bilateral --bilateral-sigmas 25", "expected two numbers C,S"},
       {"run --loop-skip 3", "unknown --loop-skip '3' (valid: 1, 2)"},
       {"run --metrics-on gpu", "unknown --metrics-on 'gpu'"},
+      {"run --max-cv 1.5", "invalid --max-cv '1.5' (expected a fraction in (0, 1)"},
+      {"run --max-reps 100", "--max-reps needs --max-cv"},
+      {"run --max-cv 0.01 --reps 20 --max-reps 10", "--max-reps 10 is below --reps 20"},
       {"run --weights lut", "unknown --weights 'lut' (valid: table, computed)"},
       {"run --preset sagiv", "unknown --preset 'sagiv'"},
       {"run --wg 0x8", "invalid work-group size '0x8'"},
@@ -312,6 +316,45 @@ TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
       EXPECT_EQ(row.at("status"), "ok") << row.at("key");
       EXPECT_EQ(row.at("samples_ns").size(), 3u);
     }
+  }
+}
+
+// --max-cv: batches of --reps samples until the cv is within the limit or --max-reps is reached;
+// every row says which, and its samples are all kept. A limit no timing meets runs to the cap.
+TEST(Cli, MaxCvStopsOnQuietSamplesOrTheCap) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  for (const std::string limit : {"0.5", "0.000000001"}) {
+    const CliRun r = kperf_cli(
+        "run --apps gaussian3,hotspot --schemes accurate,rows1 --wg 8x8 "
+        "--size 32 --iterations 2 --warmup 1 --reps 3 --max-reps 7 "
+        "--quiet --max-cv " +
+            limit + " --out " + (dir / "r.json").string(),
+        dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
+    EXPECT_EQ(doc["context"]["max_cv"]["max_reps"], 7);
+    ASSERT_EQ(doc["results"].size(), 4u);
+    const double max_cv = std::stod(limit);
+    for (const auto& row : doc["results"]) {
+      ASSERT_EQ(row.at("status"), "ok") << row.at("key");
+      const auto samples = row.at("samples_ns").get<std::vector<std::uint64_t>>();
+      // Sampling stops at the first batch end (3, 6, then the cap 7) whose samples so far have
+      // a cv within the limit.
+      std::size_t expected = 7;
+      for (std::size_t end : {3u, 6u, 7u})
+        if (end <= samples.size() &&
+            summarize({samples.begin(), samples.begin() + end}).cv <= max_cv) {
+          expected = end;
+          break;
+        }
+      EXPECT_EQ(samples.size(), expected) << row.at("key");
+      const bool quiet = summarize(samples).cv <= max_cv;
+      EXPECT_EQ(row.at("stop_reason"), quiet ? "cv" : "max_reps") << row.at("key");
+      EXPECT_DOUBLE_EQ(row.at("time_ns").at("cv").get<double>(), summarize(samples).cv);
+    }
+    if (limit == "0.000000001")  // no timing is that steady: every row ran to the cap
+      for (const auto& row : doc["results"]) EXPECT_EQ(row.at("samples_ns").size(), 7u);
   }
 }
 
