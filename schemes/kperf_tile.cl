@@ -364,6 +364,113 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 
 #include KPERF_STR(KPERF_OUTPUT_FILE)
 
+// Experimental pipelined tile (-DKPERF_PIPELINE_BLOCKS=N): each work-group computes N blocks
+// down a column, in turn, with two tiles; the global loads of block b + 1 are issued into
+// registers before block b is computed, so they are in flight during its arithmetic. The host
+// launches the usual grid and groups past the first 1/N of each column exit at once. Supported:
+// local float tiles in the aligned float4 layout, accurate or fused rows:k with PY % SKIP == 0,
+// no output scheme; anything else does not build.
+#ifndef KPERF_PIPELINE_BLOCKS
+#define KPERF_PIPELINE_BLOCKS 1
+#endif
+#if KPERF_PIPELINE_BLOCKS > 1
+#if !(KPERF_VEC_ROWS && KPERF_LOAD_TILE && KPERF_LOAD_BUFFER && VEC == 4 && OUT_KY == 1 && \
+      OUT_KX == 1 && KPERF_IN_BYTES == 4 && (defined(KPERF_SCHEME_IS_ACCURATE) ||           \
+                                            (defined(KPERF_FUSED_ROWS) && PY % SKIP == 0)))
+#error "KPERF_PIPELINE_BLOCKS: local f32 float4 tiles, accurate or fused rows:k (PY % SKIP == 0)"
+#endif
+#ifndef KPERF_PIPE_TILES
+#define KPERF_PIPE_TILES 2  // 1: one tile and a second barrier per block (half the local memory)
+#endif
+#ifdef KPERF_SCHEME_IS_ACCURATE
+#define KPERF_PIPE_STEP 1
+#else
+#define KPERF_PIPE_STEP SKIP  // whole periods per block: tile row 0 is kept in every block
+#endif
+#define KPERF_PIPE_ROWS ((TILE_H + KPERF_PIPE_STEP - 1) / KPERF_PIPE_STEP)
+#define KPERF_PIPE_ITERS ((KPERF_PIPE_ROWS * TILE_CHUNKS + WG_SIZE - 1) / WG_SIZE)
+
+// Issues this work-item's share of block `by`'s tile loads (clamped to the grid).
+inline void kperf_pipe_stage(float4* staged, __global const float* in, int width, int height,
+                             int by) {
+  const int lid = kperf_local_linear_id();
+  const int gy0 = by * BLOCK_Y - RADIUS;
+  const int xa = (int)get_group_id(0) * BLOCK_X - 4;
+  const bool inside = (width & 3) == 0 && xa >= 0 && xa + TILE_STRIDE <= width;
+#pragma unroll
+  for (int k = 0; k < KPERF_PIPE_ITERS; ++k) {
+    const int i = lid + k * WG_SIZE;
+    if (i < KPERF_PIPE_ROWS * TILE_CHUNKS) {
+      const int j = i / TILE_CHUNKS;
+      const int c = i - j * TILE_CHUNKS;
+      const int gy = clamp(gy0 + j * KPERF_PIPE_STEP, 0, height - 1);
+      if (inside) {
+        staged[k] = ((__global const float4*)in)[(gy * width + xa) / 4 + c];
+      } else {
+        const int x = xa + 4 * c;
+        staged[k] = (float4)(in[gy * width + clamp(x, 0, width - 1)],
+                             in[gy * width + clamp(x + 1, 0, width - 1)],
+                             in[gy * width + clamp(x + 2, 0, width - 1)],
+                             in[gy * width + clamp(x + 3, 0, width - 1)]);
+      }
+    }
+  }
+}
+
+inline void kperf_pipe_commit(const float4* staged, __local float* tile) {
+  const int lid = kperf_local_linear_id();
+#pragma unroll
+  for (int k = 0; k < KPERF_PIPE_ITERS; ++k) {
+    const int i = lid + k * WG_SIZE;
+    if (i < KPERF_PIPE_ROWS * TILE_CHUNKS) {
+      const int j = i / TILE_CHUNKS;
+      ((__local float4*)tile)[j * KPERF_PIPE_STEP * TILE_CHUNKS + (i - j * TILE_CHUNKS)] = staged[k];
+    }
+  }
+}
+
+inline void kperf_pipe_store(__global float* out, int width, int height, int by,
+                             const float* values) {
+  const int y0 = by * BLOCK_Y + (int)get_local_id(1) * PY;
+  const int x0 = (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC;
+#pragma unroll
+  for (int p = 0; p < PY; ++p) {
+    const int y = y0 + p;
+    if (y >= height) return;
+    if ((width & 3) == 0 && x0 + 3 < width) {
+      vstore4(vload4(p, values), 0, out + y * width + x0);
+      continue;
+    }
+#pragma unroll
+    for (int v = 0; v < VEC; ++v)
+      if (x0 + v < width) out[y * width + x0 + v] = values[p * VEC + v];
+  }
+}
+
+#define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                  \
+  __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out,     \
+                                        int width, int height) {                           \
+    __local float tiles[KPERF_PIPE_TILES][TILE_ELEMS] __attribute__((aligned(16)));        \
+    const int groups_y = (height + BLOCK_Y - 1) / BLOCK_Y;                                 \
+    const int first = (int)get_group_id(1) * KPERF_PIPELINE_BLOCKS;                        \
+    if (first >= groups_y) return; /* the whole group: no barrier is left waiting */       \
+    const int n = min(KPERF_PIPELINE_BLOCKS, groups_y - first);                            \
+    float4 staged[KPERF_PIPE_ITERS];                                                       \
+    kperf_pipe_stage(staged, in, width, height, first);                                    \
+    for (int b = 0; b < n; ++b) {                                                          \
+      __local float* tile = tiles[b % KPERF_PIPE_TILES];                                   \
+      if (KPERF_PIPE_TILES == 1 && b > 0) barrier(CLK_LOCAL_MEM_FENCE); /* reads of b-1 */ \
+      kperf_pipe_commit(staged, tile);                                                     \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+      if (b + 1 < n) kperf_pipe_stage(staged, in, width, height, first + b + 1);           \
+      float win[KPERF_WIN_H * KPERF_WIN_W];                                                \
+      kperf_gather_window(tile, win, width, height);                                       \
+      float result[PY * VEC];                                                              \
+      KPERF_COMPUTE(block_fn, win, result);                                                \
+      kperf_pipe_store(out, width, height, first + b, result);                             \
+    }                                                                                      \
+  }
+#else
 // The kernel of an image app: gather each work-item's window by the selected load path and
 // scheme, compute its PY x VEC outputs with block_fn(const float* win, float* result)
 // (row-major result), store them by the selected output scheme. Padded work-items join the
@@ -378,6 +485,7 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
     KPERF_COMPUTE(block_fn, win, result);                                                  \
     KPERF_STORE(out, width, height, result);                                               \
   }
+#endif  // KPERF_PIPELINE_BLOCKS
 
 // The same for an app defined one output at a time: point_fn(const float* c), c pointing at
 // the output's own element of the window.

@@ -172,6 +172,36 @@ TEST(Probes, LoadsOnlyIsTheSchemesInputAndNoLoadsNeverReadsTheInput) {
     for (const float x : out.data) ASSERT_TRUE(std::isfinite(x)) << key;
 }
 
+// The experimental pipelined tile (-DKPERF_PIPELINE_BLOCKS): a group computes three blocks down
+// a column (the last group fewer) and gives the model's outputs; shapes it does not support
+// (rows:3 with two rows per work-item) are build failures, not wrong outputs.
+TEST(Pipeline, BlocksDownAColumnMatchTheModel) {
+  KPERF_REQUIRE_DEVICE();
+  const std::vector<WorkGroup> wgs = {{8, 2, 4, 6}, {4, 2, 4, 2}};
+  const auto variants = parse_variants("accurate,rows:2,rows:3", "nn,li");
+  const Grid in = test::random_grid(100, 37, 47);
+  const GridD in_d = to_double(in.data, in.width, in.height);
+  for (const char* name : {"gaussian5", "sobel5", "median"}) {
+    const AppDescriptor& app = find_app(name);
+    const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, in, nullptr, 1,
+                                               KPERF_TEST_KERNEL_ROOT, false, {},
+                                               "-DKPERF_PIPELINE_BLOCKS=3");
+    for (const auto& v : variants)
+      for (const auto& wg : wgs) {
+        const ResultRow* row = o.find(name, v, wg);
+        ASSERT_NE(row, nullptr);
+        if (v.skip == 3 && wg.py == 2) {
+          EXPECT_EQ(row->status, "build_failed") << row->key;
+          continue;
+        }
+        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key),
+                                           model_run(app, v, wg, in_d, nullptr, 1)))
+            << row->key;
+      }
+  }
+}
+
 // Elements a scheme skips, poisoned with NaN, must not change the outputs: they were never loaded.
 class Poison : public ::testing::TestWithParam<std::string> {};
 
