@@ -962,7 +962,7 @@ def tune_hypervolume_table(tunes):
     import pareto
     lines = []
     tune_families = ("input perforation", "host perforation", "output approximation", "mixed precision",
-                     "relaxed barrier", "combination")
+                     "relaxed barrier", "loop perforation", "combination")
     for path, doc in tunes:
         ref_e = max(doc["context"]["tune"]["budgets"])
         for app, t in doc["tune"].items():
