@@ -43,7 +43,8 @@ std::string variant_id(const ResultRow &row);
 bool is_exact(const Variant &v);
 // The approximation family (SYprox Table 3 and kperf's extra axes): "accurate",
 // "input perforation", "host perforation", "output approximation", "mixed
-// precision", "relaxed barrier", or "combination" when more than one applies.
+// precision", "launch perforation", a kernel axis's family ("relaxed barrier",
+// "loop perforation"), or "combination" when more than one applies.
 std::string family_of(const Variant &v);
 
 // The axes the tuner searches, as groups of values; a value of one group is
