@@ -85,6 +85,14 @@ inline void kperf_line_source(int t, int* above, int* below, float* w) {
 inline void kperf_window_row_source(int row0, int dy, int* above, int* below, float* w) {
 #if OUT_KY == 1 && PY % SKIP == 0
   const int offset = dy % SKIP;
+  // row0 is a kept row at or below tile row 0, so the kept row above lies in the tile: nearest
+  // neighbour towards it (and a kept row itself) needs no run-time test, and window rows that
+  // share a source read the same local addresses, which the compiler can merge.
+  if (offset == 0 || (!RECON_LI && offset <= SKIP - offset)) {
+    *above = *below = row0 + dy - offset;
+    *w = 0.0f;
+    return;
+  }
 #else
   int offset = (row0 - kperf_first_kept_line() + SKIP) % SKIP + dy % SKIP;
   if (offset >= SKIP) offset -= SKIP;
