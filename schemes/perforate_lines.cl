@@ -85,12 +85,25 @@ inline void kperf_line_source(int t, int* above, int* below, float* w) {
 inline void kperf_window_row_source(int row0, int dy, int* above, int* below, float* w) {
 #if OUT_KY == 1 && PY % SKIP == 0
   const int offset = dy % SKIP;
-  // row0 is a kept row at or below tile row 0, so the kept row above lies in the tile: nearest
-  // neighbour towards it (and a kept row itself) needs no run-time test, and window rows that
-  // share a source read the same local addresses, which the compiler can merge.
+  // Compile-time sources, so that window rows sharing one read the same local addresses and the
+  // compiler merges their arithmetic. row0 is a kept row at or below tile row 0, so the kept row
+  // above is always in the tile. Only rows past the tile's last kept row lack one below, and
+  // their offsets are at most (KPERF_N_LINES - 1) % SKIP: beyond that it is in the tile too.
+  const int a = row0 + dy - offset;
+  const bool has_below = offset > (KPERF_N_LINES - 1) % SKIP;
+  *w = 0.0f;
   if (offset == 0 || (!RECON_LI && offset <= SKIP - offset)) {
-    *above = *below = row0 + dy - offset;
-    *w = 0.0f;
+    *above = *below = a;
+    return;
+  }
+  if (has_below) {
+    if (RECON_LI) {
+      *above = a;
+      *below = a + SKIP;
+      *w = (float)offset / (float)SKIP;
+    } else {
+      *above = *below = a + SKIP;
+    }
     return;
   }
 #else
