@@ -342,10 +342,9 @@ inline void kperf_probe_centres(const float* win, float* result) {
 #define KPERF_COMPUTE(block_fn, win, result) block_fn(win, result)
 #endif
 
-// Writes a work-item's PY x VEC outputs (float4 stores where the rows allow them).
-inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const float* values) {
-  const int y0 = kperf_out_y0();
-  const int x0 = kperf_out_x0();
+// Writes PY x VEC outputs whose first is (y0, x0) (float4 stores where the rows allow them).
+inline void kperf_store_at(__global KPERF_OUT_T* out, int width, int height, int y0, int x0,
+                           const float* values) {
 #pragma unroll
   for (int p = 0; p < PY; ++p) {
     const int y = y0 + p;
@@ -360,6 +359,10 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
     for (int v = 0; v < VEC; ++v)
       if (x0 + v < width) kperf_write_out(out, y * width + x0 + v, values[p * VEC + v]);
   }
+}
+
+inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const float* values) {
+  kperf_store_at(out, width, height, kperf_out_y0(), kperf_out_x0(), values);
 }
 
 #include KPERF_STR(KPERF_OUTPUT_FILE)
@@ -429,24 +432,6 @@ inline void kperf_pipe_commit(const float4* staged, __local float* tile) {
   }
 }
 
-inline void kperf_pipe_store(__global float* out, int width, int height, int by,
-                             const float* values) {
-  const int y0 = by * BLOCK_Y + (int)get_local_id(1) * PY;
-  const int x0 = (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC;
-#pragma unroll
-  for (int p = 0; p < PY; ++p) {
-    const int y = y0 + p;
-    if (y >= height) return;
-    if ((width & 3) == 0 && x0 + 3 < width) {
-      vstore4(vload4(p, values), 0, out + y * width + x0);
-      continue;
-    }
-#pragma unroll
-    for (int v = 0; v < VEC; ++v)
-      if (x0 + v < width) out[y * width + x0 + v] = values[p * VEC + v];
-  }
-}
-
 #define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                  \
   __kernel KPERF_WG_ATTR void kperf_app(__global const float* in, __global float* out,     \
                                         int width, int height) {                           \
@@ -467,7 +452,8 @@ inline void kperf_pipe_store(__global float* out, int width, int height, int by,
       kperf_gather_window(tile, win, width, height);                                       \
       float result[PY * VEC];                                                              \
       KPERF_COMPUTE(block_fn, win, result);                                                \
-      kperf_pipe_store(out, width, height, first + b, result);                             \
+      kperf_store_at(out, width, height, (first + b) * BLOCK_Y + (int)get_local_id(1) * PY, \
+                     (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * VEC, result);   \
     }                                                                                      \
   }
 #else
