@@ -1,9 +1,9 @@
 // Parsers for command-line values: lists, work-group sizes, grid sizes, counts.
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -51,8 +51,8 @@ std::vector<int> parse_vec_list(const std::string& text) {
   std::vector<int> out;
   for (const auto& item : split_list(text)) {
     long v = 0;
-    if (!parse_int(item, 1, 4, v) || v == 3)
-      throw std::invalid_argument("invalid --vec '" + item + "' (valid: 1, 2, 4)");
+    if (!parse_int(item, 1, 8, v) || (v != 1 && v != 2 && v != 4 && v != 8))
+      throw std::invalid_argument("invalid --vec '" + item + "' (valid: 1, 2, 4, 8)");
     if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end())
       out.push_back(static_cast<int>(v));
   }
@@ -84,13 +84,13 @@ std::vector<WorkGroup> with_outputs_per_item(const std::vector<WorkGroup>& wgs,
 std::pair<int, int> parse_size(const std::string& text) {
   long w = 0, h = 0;
   const auto x = text.find('x');
-  const bool ok = x == std::string::npos
-                      ? parse_int(text, 1, 65536, w) && (h = w, true)
-                      : parse_int(text.substr(0, x), 1, 65536, w) &&
-                            parse_int(text.substr(x + 1), 1, 65536, h);
+  const bool ok = x == std::string::npos ? parse_int(text, 1, 65536, w) && (h = w, true)
+                                         : parse_int(text.substr(0, x), 1, 65536, w) &&
+                                               parse_int(text.substr(x + 1), 1, 65536, h);
   if (!ok)
-    throw std::invalid_argument("invalid size '" + text +
-                                "' (expected N or WxH with sides in 1..65536, e.g. 512 or 640x480)");
+    throw std::invalid_argument(
+        "invalid size '" + text +
+        "' (expected N or WxH with sides in 1..65536, e.g. 512 or 640x480)");
   return {static_cast<int>(w), static_cast<int>(h)};
 }
 

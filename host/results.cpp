@@ -21,8 +21,8 @@ std::string wg_label(int wg_x, int wg_y, int vec, int py) {
 std::string make_key(const std::string& app, const std::string& scheme, const std::string& recon,
                      const std::string& axes, int wg_x, int wg_y, int vec, int py,
                      const std::string& input, int width, int height) {
-  return app + "/" + scheme + "/" + recon + (axes.empty() ? "" : "/" + axes) + "/wg:" +
-         wg_label(wg_x, wg_y, vec, py) + "/" + input + "/" + std::to_string(width) + "x" +
+  return app + "/" + scheme + "/" + recon + (axes.empty() ? "" : "/" + axes) +
+         "/wg:" + wg_label(wg_x, wg_y, vec, py) + "/" + input + "/" + std::to_string(width) + "x" +
          std::to_string(height);
 }
 
@@ -45,6 +45,7 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["load"] = r.load;
   j["output"] = r.output;
   j["output_recon"] = r.output_recon;
+  if (!r.output_fill.empty()) j["output_fill"] = r.output_fill;
   j["precision"] = r.precision;
   j["perforate"] = r.perforate;
   j["iterations_skip"] = r.iterations_skip;
@@ -124,6 +125,8 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.load = j.value("load", std::string("local"));
   r.output = j.value("output", std::string("none"));
   r.output_recon = j.value("output_recon", std::string("none"));
+  // Output schemes were filled by a second launch before the fill became an axis.
+  r.output_fill = j.value("output_fill", std::string(r.output == "none" ? "" : "separate"));
   r.precision = j.value("precision", std::string("f32"));
   r.perforate = j.value("perforate", std::string("device"));
   r.iterations_skip = j.value("iterations_skip", 0.0);
@@ -167,7 +170,8 @@ ResultRow row_from_json(const nlohmann::json& j) {
   if (j.contains("error")) r.error = errors_from_json(j.at("error"));
   if (j.contains("error_reps")) r.error_reps = j.at("error_reps").get<std::vector<double>>();
   if (j.contains("model_max_abs")) r.model_max_abs = j.at("model_max_abs").get<double>();
-  if (j.contains("speedup") && !j.at("speedup").is_null()) r.speedup = j.at("speedup").get<double>();
+  if (j.contains("speedup") && !j.at("speedup").is_null())
+    r.speedup = j.at("speedup").get<double>();
   if (j.contains("speedup_same_wg") && !j.at("speedup_same_wg").is_null())
     r.speedup_same_wg = j.at("speedup_same_wg").get<double>();
   if (j.contains("speedup_vs_global") && !j.at("speedup_vs_global").is_null())
@@ -186,12 +190,14 @@ Group group_of(const ResultRow& r) { return {workload_of(r), r.scheme, r.recon, 
 // The papers' baseline: accurate with every other axis at its default.
 bool is_baseline(const ResultRow& r) { return r.scheme == "accurate" && r.axes.empty(); }
 // Paraprox's baseline: accurate read straight from global memory.
-bool is_global_baseline(const ResultRow& r) { return r.scheme == "accurate" && r.axes == "load:global"; }
+bool is_global_baseline(const ResultRow& r) {
+  return r.scheme == "accurate" && r.axes == "load:global";
+}
 
 }  // namespace
 
 void annotate(std::vector<ResultRow>& rows) {
-  std::map<Group, std::size_t> best;                             // fastest ok row per group
+  std::map<Group, std::size_t> best;  // fastest ok row per group
   std::map<std::tuple<Workload, int, int, int, int>, double> accurate_at;  // accurate per wg
   for (std::size_t i = 0; i < rows.size(); ++i) {
     ResultRow& r = rows[i];

@@ -24,6 +24,7 @@ struct ResultRow {
   std::string load = "local";
   std::string output = "none";
   std::string output_recon = "none";
+  std::string output_fill;  // "fused" or "separate" under an output scheme, else empty
   std::string precision = "f32";
   std::string perforate = "device";
   double iterations_skip = 0;

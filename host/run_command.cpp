@@ -154,7 +154,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     ("temp", "hotspot temperature grid (Rodinia text or .npy)", cxxopts::value<std::string>())
     ("power", "hotspot power grid (Rodinia text or .npy)", cxxopts::value<std::string>())
     ("iterations", "hotspot steps per sample", cxxopts::value<std::string>()->default_value("60"))
-    ("vec", "outputs per work-item along x, a list of 1, 2, 4 (4: float4 loads and stores)", cxxopts::value<std::string>()->default_value("1"))
+    ("vec", "outputs per work-item along x, a list of 1, 2, 4, 8 (4: float4 stores; 8: 16-byte half stores)", cxxopts::value<std::string>()->default_value("1"))
     ("py", "outputs per work-item along y, a list of 1..16 (taller blocks, same work-items)", cxxopts::value<std::string>()->default_value("1"))
     ("warmup", "untimed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
     ("reps", "timed launches per configuration", cxxopts::value<std::string>()->default_value("50"))

@@ -63,7 +63,8 @@ bool is_npy(const std::string& path) { return fs::path(path).extension() == ".np
 // Result keys become file names: '/' and ':' are not welcome there.
 std::string key_to_filename(const std::string& key) {
   std::string out;
-  for (char c : key) out += c == '/' ? std::string("__") : c == ':' ? std::string("-") : std::string(1, c);
+  for (char c : key)
+    out += c == '/' ? std::string("__") : c == ':' ? std::string("-") : std::string(1, c);
   return out + ".npy";
 }
 
@@ -113,8 +114,9 @@ std::vector<ImageSource> expand_inputs(const std::vector<std::string>& specs) {
     }
     if (!fs::exists(spec, ec)) throw InputError(spec + ": no such file or directory");
     if (!has_image_extension(spec) && !is_npy(spec))
-      throw InputError(spec + ": unknown input type (expected an image, a .npy file, a directory "
-                              "or synthetic:NAME)");
+      throw InputError(spec +
+                       ": unknown input type (expected an image, a .npy file, a directory "
+                       "or synthetic:NAME)");
     out.push_back({file_stem(spec), spec, ""});
   }
   return out;
@@ -137,12 +139,12 @@ struct Runner::Workload {
   int width = 0, height = 0;
   Grid input;  // temperature for hotspot
   std::optional<Grid> power;
-  GridD input_d;                  // the inputs in double, for the reference and --verify
+  GridD input_d;  // the inputs in double, for the reference and --verify
   std::optional<GridD> power_d;
   GridD truth;
-  bool device_truth = false;  // the truth is on the device: metrics are computed there
-  std::string alloc_problem;  // non-empty: every configuration is invalid_config
-  std::string note;           // caveat copied onto every row
+  bool device_truth = false;     // the truth is on the device: metrics are computed there
+  std::string alloc_problem;     // non-empty: every configuration is invalid_config
+  std::string note;              // caveat copied onto every row
   DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
   // Hotspot: canary guards around the initial temperature, per stored element size [half].
   std::vector<unsigned char> in_init[2];
@@ -244,8 +246,8 @@ unsigned char* Runner::staging(std::size_t bytes) {
     stage_ptr_ = nullptr;
     stage_bytes_ = 0;
     stage_ = cl::Buffer(env_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes);
-    stage_ptr_ = static_cast<unsigned char*>(env_.queue().enqueueMapBuffer(
-        stage_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes));
+    stage_ptr_ = static_cast<unsigned char*>(
+        env_.queue().enqueueMapBuffer(stage_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes));
     stage_bytes_ = bytes;
   }
   return stage_ptr_;
@@ -254,7 +256,8 @@ unsigned char* Runner::staging(std::size_t bytes) {
 const std::string& Runner::kernel_source(const std::string& file) {
   auto it = sources_.find(file);
   if (it == sources_.end())
-    it = sources_.emplace(file, read_file((fs::path(cfg_.kernel_root) / "kernels" / file).string())).first;
+    it = sources_.emplace(file, read_file((fs::path(cfg_.kernel_root) / "kernels" / file).string()))
+             .first;
   return it->second;
 }
 
@@ -262,11 +265,13 @@ void Runner::tick(const std::string& label) {
   ++done_;
   if (!cfg_.progress) return;
   const double elapsed = now_s() - start_s_;
-  const double eta = done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0;
+  const double eta =
+      done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0;
   const int width = 28;
   const int filled = total_ ? static_cast<int>(width * done_ / total_) : width;
   std::fprintf(stderr, "\r%s[%s%s] %zu/%zu  %02d:%02d elapsed  ETA %02d:%02d  %-48.48s",
-               cfg_.progress_label.c_str(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               cfg_.progress_label.c_str(),
+               std::string(static_cast<std::size_t>(filled), '#').c_str(),
                std::string(static_cast<std::size_t>(width - filled), '.').c_str(), done_, total_,
                static_cast<int>(elapsed) / 60, static_cast<int>(elapsed) % 60,
                static_cast<int>(eta) / 60, static_cast<int>(eta) % 60, label.c_str());
@@ -296,7 +301,8 @@ double Runner::copy_gbps_for(int width, int height) {
         env_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(local));
       std::vector<cl::Event> events(static_cast<std::size_t>(std::max(1, cfg_.reps)));
       for (auto& ev : events)
-        env_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(local), nullptr, &ev);
+        env_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(local), nullptr,
+                                          &ev);
       env_.queue().finish();
       std::vector<std::uint64_t> samples;
       for (auto& ev : events)
@@ -319,8 +325,11 @@ double Runner::copy_gbps_for(int width, int height) {
 nlohmann::ordered_json Runner::copy_json() const {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& c : copies_)
-    list.push_back({{"width", c.width}, {"height", c.height}, {"scalar_gbps", c.scalar_gbps},
-                    {"float4_gbps", c.vec4_gbps}, {"copy_gbps", std::max(c.scalar_gbps, c.vec4_gbps)},
+    list.push_back({{"width", c.width},
+                    {"height", c.height},
+                    {"scalar_gbps", c.scalar_gbps},
+                    {"float4_gbps", c.vec4_gbps},
+                    {"copy_gbps", std::max(c.scalar_gbps, c.vec4_gbps)},
                     {"status", c.status}});
   return list;
 }
@@ -374,8 +383,8 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
   };
   total_ = 0;
   for (auto* a : cfg_.apps)
-    total_ += configs_of(*a) *
-              (a->is_hotspot ? (rodinia ? 1 : sizes.size()) : cfg_.image_inputs.size() * sizes.size());
+    total_ += configs_of(*a) * (a->is_hotspot ? (rodinia ? 1 : sizes.size())
+                                              : cfg_.image_inputs.size() * sizes.size());
   if (cfg_.skip_keys.empty()) {
     // Every program of the run at once (build options do not depend on the input), so the
     // worker processes start once; with a resumed file each workload builds what it still needs.
@@ -666,7 +675,7 @@ std::string Runner::build_options(const AppDescriptor& app, const Variant& v, Wo
   return (app.param_options ? app.param_options(cfg_.params) + " " : std::string()) +
          "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() + " " +
          v.build_options() + " -DWG_X=" + std::to_string(wg.x) + " -DWG_Y=" + std::to_string(wg.y) +
-         " -DVEC=" + std::to_string(wg.vec) + " -DPY=" + std::to_string(wg.py) +
+         shape_build_options(v, wg) +
          (cfg_.extra_build_options.empty() ? "" : " " + cfg_.extra_build_options);
 }
 
@@ -678,17 +687,18 @@ std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, 
                                          " has none (CL_DEVICE_IMAGE_SUPPORT is false)"};
   const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
   if (items > dev.max_work_group_size)
-    return Verdict{"invalid_config", "work-group " + std::to_string(wg.x) + "x" + std::to_string(wg.y) +
-                                         " = " + std::to_string(items) +
+    return Verdict{"invalid_config", "work-group " + std::to_string(wg.x) + "x" +
+                                         std::to_string(wg.y) + " = " + std::to_string(items) +
                                          " work-items exceeds CL_DEVICE_MAX_WORK_GROUP_SIZE " +
                                          std::to_string(dev.max_work_group_size)};
   for (int d = 0; d < 2; ++d) {
     const std::size_t side = d == 0 ? wg.x : wg.y;
-    if (dev.max_work_item_sizes.size() > static_cast<std::size_t>(d) && side > dev.max_work_item_sizes[d])
-      return Verdict{"invalid_config", std::string("work-group ") + (d == 0 ? "x" : "y") + " size " +
-                                           std::to_string(side) + " exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES[" +
-                                           std::to_string(d) + "] = " +
-                                           std::to_string(dev.max_work_item_sizes[d])};
+    if (dev.max_work_item_sizes.size() > static_cast<std::size_t>(d) &&
+        side > dev.max_work_item_sizes[d])
+      return Verdict{"invalid_config",
+                     std::string("work-group ") + (d == 0 ? "x" : "y") + " size " +
+                         std::to_string(side) + " exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES[" +
+                         std::to_string(d) + "] = " + std::to_string(dev.max_work_item_sizes[d])};
   }
   const std::size_t tile_bytes = tile_local_bytes(app, v, wg);
   if (tile_bytes > dev.local_mem_size)
@@ -702,20 +712,29 @@ std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGro
   const std::size_t shared = 0;
   if (!uses_local_tile(app, v)) return shared;
   // As kperf_tile.cl lays the tile out: rows padded to 16-byte chunks when the block width is a
-  // multiple of 4.
+  // multiple of 4, by 4 slots each side (8 for half input where the width is a multiple of 8).
   const WorkGroup block = block_of(v, wg);
+  const std::size_t pad = v.precision_info().in_half && block.x % 8 == 0 ? 8 : 4;
   const std::size_t stride =
-      block.x % 4 == 0 && app.radius <= 4 ? block.x + 8 : block.x + 2 * app.radius;
-  return shared + stride * static_cast<std::size_t>(block.y + 2 * app.radius) * sizeof(float);
+      block.x % 4 == 0 && app.radius <= 4 ? block.x + 2 * pad : block.x + 2 * app.radius;
+  // rows:k li over whole periods reads the kept row below the tile's last rows too
+  // (perforate_lines.cl: KPERF_TILE_EXTRA_ROWS).
+  const int extra_rows = std::string(v.scheme->family) == "rows" && v.recon == Recon::kLi &&
+                                 v.output.ky() == 1 && wg.py % v.skip == 0
+                             ? v.skip - 1
+                             : 0;
+  return shared +
+         stride * static_cast<std::size_t>(block.y + 2 * app.radius + extra_rows) * sizeof(float);
 }
 
-std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v, WorkGroup wg) const {
+std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,
+                                            WorkGroup wg) const {
   if (auto verdict = check_launch(*w.app, v, wg, env_.info())) return verdict;
   if (!w.alloc_problem.empty()) return Verdict{"invalid_config", w.alloc_problem};
   if (v.output.ky() > w.height || v.output.kx() > w.width)
-    return Verdict{"not_applicable", "output scheme " + v.output.canonical() + " is larger than the " +
-                                         std::to_string(w.width) + "x" + std::to_string(w.height) +
-                                         " grid"};
+    return Verdict{"not_applicable", "output scheme " + v.output.canonical() +
+                                         " is larger than the " + std::to_string(w.width) + "x" +
+                                         std::to_string(w.height) + " grid"};
   return std::nullopt;
 }
 
@@ -730,6 +749,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   row.load = v.load_path().name;
   row.output = v.output.canonical();
   row.output_recon = recon_name(v.output_recon);
+  if (!v.output.none()) row.output_fill = v.fill().name;
   row.precision = v.precision_info().name;
   row.perforate = v.host_perforate ? "host" : "device";
   row.iterations_skip = v.iterations_skip;
@@ -772,9 +792,10 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     cl::Kernel kernel(program, "kperf_app");
     const auto kernel_wg = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device());
     if (items > kernel_wg)
-      return reject("invalid_config", "work-group of " + std::to_string(items) +
-                                          " work-items exceeds this kernel's CL_KERNEL_WORK_GROUP_SIZE " +
-                                          std::to_string(kernel_wg));
+      return reject("invalid_config",
+                    "work-group of " + std::to_string(items) +
+                        " work-items exceeds this kernel's CL_KERNEL_WORK_GROUP_SIZE " +
+                        std::to_string(kernel_wg));
     const auto kernel_local = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(env_.device());
     if (kernel_local > dev.local_mem_size)
       return reject("invalid_config", "kernel needs " + std::to_string(kernel_local) +
@@ -806,7 +827,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     auto make_step = [&](cl::Kernel app_kernel, const cl::Buffer& in, const cl::Buffer& out) {
       LaunchStep step{app_kernel, std::nullopt};
       set_args(step.app, in, out);
-      if (!v.output.none()) {
+      if (!v.output.none() && v.fill().launches > 1) {
         step.fill = cl::Kernel(program, "kperf_output_fill");
         step.fill->setArg(0, out);
         step.fill->setArg(1, static_cast<cl_int>(w.width));
@@ -859,14 +880,16 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   constexpr std::size_t kFillX = 64, kFillY = 4;
   auto missing = [](int n, int k) { return k == 1 ? n : n - (n - k / 2 + k - 1) / k; };
   const int ky = v.output.ky(), kx = v.output.kx();
-  const std::size_t fill_x = kx == 1 && ky > 1 ? (static_cast<std::size_t>(w.width) + 3) / 4
-                                               : static_cast<std::size_t>(ky == 1 ? missing(w.width, kx) : w.width);
+  const std::size_t fill_x =
+      kx == 1 && ky > 1 ? (static_cast<std::size_t>(w.width) + 3) / 4
+                        : static_cast<std::size_t>(ky == 1 ? missing(w.width, kx) : w.width);
   const std::size_t fill_y = static_cast<std::size_t>(kx == 1 ? missing(w.height, ky) : w.height);
   const cl::NDRange fill_global((fill_x + kFillX - 1) / kFillX * kFillX,
                                 (std::max<std::size_t>(1, fill_y) + kFillY - 1) / kFillY * kFillY);
   cl::NDRange fill_local = cl::NullRange;
   if (steps[0].fill &&
-      steps[0].fill->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device()) >= kFillX * kFillY &&
+      steps[0].fill->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device()) >=
+          kFillX * kFillY &&
       env_.info().max_work_item_sizes.size() >= 2 && env_.info().max_work_item_sizes[0] >= kFillX &&
       env_.info().max_work_item_sizes[1] >= kFillY)
     fill_local = cl::NDRange(kFillX, kFillY);
@@ -991,13 +1014,13 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     const int final_buffer = ping_pong ? launches % 2 : 0;
     std::vector<float> values(n);
     // Other buffers first, so the final one is what the staging memory holds at the end.
-    for (int b : ping_pong ? std::vector<int>{1 - final_buffer, final_buffer}
-                           : std::vector<int>{0}) {
+    for (int b :
+         ping_pong ? std::vector<int>{1 - final_buffer, final_buffer} : std::vector<int>{0}) {
       unsigned char* parent = staging(bytes);
       q.enqueueReadBuffer(w.buf->out_parent[b], CL_TRUE, 0, bytes, parent);
-      const bool guards_intact = std::memcmp(parent, out_init.data(), guard) == 0 &&
-                                 std::memcmp(parent + guard + interior,
-                                             out_init.data() + guard + interior, guard) == 0;
+      const bool guards_intact =
+          std::memcmp(parent, out_init.data(), guard) == 0 &&
+          std::memcmp(parent + guard + interior, out_init.data() + guard + interior, guard) == 0;
       if (!guards_intact) {
         row.status = "run_failed";
         row.reason = "kernel wrote outside its output buffer (canary band overwritten)";

@@ -65,9 +65,9 @@ std::optional<Verdict> lines_check(Axis axis, int radius, WorkGroup wg, int skip
   if (extent < skip)
     return Verdict{"invalid_config",
                    std::string("tile ") + (axis == Axis::kY ? "height" : "width") + " " +
-                       std::to_string(extent) + " (work-group " + std::to_string(axis == Axis::kY ? wg.y : wg.x) +
-                       " + 2*radius " + std::to_string(radius) + ") is smaller than k = " +
-                       std::to_string(skip)};
+                       std::to_string(extent) + " (work-group " +
+                       std::to_string(axis == Axis::kY ? wg.y : wg.x) + " + 2*radius " +
+                       std::to_string(radius) + ") is smaller than k = " + std::to_string(skip)};
   return std::nullopt;
 }
 
@@ -100,7 +100,9 @@ void lines_reconstruct(Axis axis, const TileGeometry& g, Recon recon, TileD& til
   }
 }
 
-std::optional<Verdict> rows_check(int r, WorkGroup wg, int k) { return lines_check(Axis::kY, r, wg, k); }
+std::optional<Verdict> rows_check(int r, WorkGroup wg, int k) {
+  return lines_check(Axis::kY, r, wg, k);
+}
 bool rows_loads(Axis axis, const TileGeometry& g, int t) {
   return axis == Axis::kX || line_kept(Axis::kY, g, t);
 }
@@ -108,7 +110,9 @@ void rows_reconstruct(const TileGeometry& g, Recon recon, TileD& tile) {
   lines_reconstruct(Axis::kY, g, recon, tile);
 }
 
-std::optional<Verdict> cols_check(int r, WorkGroup wg, int k) { return lines_check(Axis::kX, r, wg, k); }
+std::optional<Verdict> cols_check(int r, WorkGroup wg, int k) {
+  return lines_check(Axis::kX, r, wg, k);
+}
 bool cols_loads(Axis axis, const TileGeometry& g, int t) {
   return axis == Axis::kY || line_kept(Axis::kX, g, t);
 }
@@ -120,14 +124,14 @@ void cols_reconstruct(const TileGeometry& g, Recon recon, TileD& tile) {
 
 const std::vector<SchemeDescriptor>& scheme_registry() {
   static const std::vector<SchemeDescriptor> schemes = {
-      {"accurate", "scheme_accurate.cl", "every tile element loaded", false, false,
-       accurate_check, accurate_loads, accurate_reconstruct},
+      {"accurate", "scheme_accurate.cl", "every tile element loaded", false, false, accurate_check,
+       accurate_loads, accurate_reconstruct},
       {"stencil", "scheme_stencil.cl", "core loaded, halo from the nearest core element", false,
        false, stencil_check, stencil_loads, stencil_reconstruct},
       {"rows", "scheme_rows.cl", "one tile row in k loaded", true, true, rows_check, rows_loads,
        rows_reconstruct},
-      {"cols", "scheme_cols.cl", "one tile column in k loaded", true, true, cols_check,
-       cols_loads, cols_reconstruct},
+      {"cols", "scheme_cols.cl", "one tile column in k loaded", true, true, cols_check, cols_loads,
+       cols_reconstruct},
   };
   return schemes;
 }
@@ -188,15 +192,37 @@ OutputScheme parse_output(const std::string& text) {
     o.desc = &d;
     if (!d.along_x && !d.along_y) {
       if (colon != std::string::npos)
-        throw std::invalid_argument("output scheme '" + text + "' takes no factor (" + kOutputForms + ")");
+        throw std::invalid_argument("output scheme '" + text + "' takes no factor (" +
+                                    kOutputForms + ")");
       return o;
     }
     if (colon == std::string::npos)
-      throw std::invalid_argument("output scheme '" + text + "' needs a factor K (" + kOutputForms + ")");
+      throw std::invalid_argument("output scheme '" + text + "' needs a factor K (" + kOutputForms +
+                                  ")");
     o.k = parse_factor(text, text.substr(colon + 1), kOutputForms);
     return o;
   }
   throw std::invalid_argument("unknown output scheme '" + text + "' (" + kOutputForms + ")");
+}
+
+const std::vector<OutputFillDescriptor>& output_fill_registry() {
+  static const std::vector<OutputFillDescriptor> fills = {
+      {"fused", "output_fill_fused.cl", 1,
+       "one launch: the work-item that computes an output writes its copies / interpolations"},
+      {"separate", "output_fill_separate.cl", 2,
+       "a second, timed launch rebuilds the outputs from the stored computed ones"},
+  };
+  return fills;
+}
+
+const OutputFillDescriptor& find_output_fill(const std::string& name) {
+  for (const auto& f : output_fill_registry())
+    if (name == f.name) return f;
+  throw std::invalid_argument("unknown --output-fill '" + name + "' (valid: fused, separate)");
+}
+
+const OutputFillDescriptor& Variant::fill() const {
+  return output_fill ? *output_fill : output_fill_registry().front();
 }
 
 int effective_iterations(int iterations, double skip) {
@@ -229,7 +255,8 @@ const PrecisionDescriptor& Variant::precision_info() const {
 std::string Variant::axes_key() const {
   std::string key;
   if (std::string(load_path().name) != "local") key += std::string("/load:") + load_path().name;
-  if (!output.none()) key += "/out:" + output.canonical() + "/" + recon_name(output_recon);
+  if (!output.none())
+    key += "/out:" + output.canonical() + "/" + recon_name(output_recon) + "/" + fill().name;
   if (std::string(precision_info().name) != "f32") key += std::string("/") + precision_info().name;
   if (host_perforate) key += "/host";
   if (iterations_skip > 0) {
@@ -253,14 +280,18 @@ std::string Variant::label() const {
 bool Variant::is_accurate() const { return std::string(scheme->family) == "accurate"; }
 
 std::string Variant::build_options() const {
-  std::string options = std::string("-DKPERF_SCHEME_FILE=") + scheme->cl_file + " -DSKIP=" +
-                        std::to_string(skip) + " -DRECON_LI=" + (recon == Recon::kLi ? "1" : "0");
+  std::string options = std::string("-DKPERF_SCHEME_FILE=") + scheme->cl_file +
+                        " -DSKIP=" + std::to_string(skip) +
+                        " -DRECON_LI=" + (recon == Recon::kLi ? "1" : "0");
   // Default axes add nothing, so version-1 configurations build exactly as before.
-  if (load && std::string(load->name) != "local") options += std::string(" -DKPERF_LOAD_FILE=") + load->cl_file;
+  if (load && std::string(load->name) != "local")
+    options += std::string(" -DKPERF_LOAD_FILE=") + load->cl_file;
   if (!output.none())
-    options += std::string(" -DKPERF_OUTPUT_FILE=") + output.desc->cl_file + " -DOUT_KY=" +
-               std::to_string(output.ky()) + " -DOUT_KX=" + std::to_string(output.kx()) +
-               " -DOUT_LI=" + (output_recon == Recon::kLi ? "1" : "0");
+    options += std::string(" -DKPERF_OUTPUT_FILE=") + output.desc->cl_file +
+               " -DOUT_KY=" + std::to_string(output.ky()) +
+               " -DOUT_KX=" + std::to_string(output.kx()) +
+               " -DOUT_LI=" + (output_recon == Recon::kLi ? "1" : "0") +
+               " -DKPERF_OUTPUT_FILL_FILE=" + fill().cl_file;
   if (std::string(precision_info().name) != "f32")
     options += std::string(" -DKPERF_PRECISION_FILE=") + precision_info().cl_file;
   if (host_perforate)
@@ -299,18 +330,20 @@ Variant parse_scheme(const std::string& text) {
   v.scheme = desc;
   if (desc->takes_skip) {
     if (colon == std::string::npos)
-      throw std::invalid_argument("scheme '" + text + "' needs a skip factor (" + kSchemeForms + ")");
+      throw std::invalid_argument("scheme '" + text + "' needs a skip factor (" + kSchemeForms +
+                                  ")");
     const std::string k = text.substr(colon + 1);
     char* end = nullptr;
     errno = 0;
     const long value = std::strtol(k.c_str(), &end, 10);
     if (k.empty() || *end != '\0' || errno != 0 || value < 2 || value > 4096 ||
         !std::isdigit(static_cast<unsigned char>(k[0])))
-      throw std::invalid_argument("invalid skip factor in scheme '" + text + "' (" +
-                                  kSchemeForms + ")");
+      throw std::invalid_argument("invalid skip factor in scheme '" + text + "' (" + kSchemeForms +
+                                  ")");
     v.skip = static_cast<int>(value);
   } else if (colon != std::string::npos) {
-    throw std::invalid_argument("scheme '" + text + "' takes no skip factor (" + kSchemeForms + ")");
+    throw std::invalid_argument("scheme '" + text + "' takes no skip factor (" + kSchemeForms +
+                                ")");
   }
   return v;
 }
@@ -362,6 +395,14 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
   const auto loads = parse_unique<const LoadDescriptor*>(
       axes.loads, [](const std::string& n) { return &find_load(n); });
   const auto outputs = parse_unique<OutputScheme>(axes.outputs, parse_output);
+  const auto fills = parse_unique<const OutputFillDescriptor*>(
+      axes.output_fills, [](const std::string& n) { return &find_output_fill(n); });
+  const bool any_output =
+      std::any_of(outputs.begin(), outputs.end(), [](const OutputScheme& o) { return !o.none(); });
+  for (const auto* fill : fills)
+    if (!any_output && fill != &output_fill_registry().front())
+      throw std::invalid_argument(std::string("--output-fill ") + fill->name +
+                                  " needs an output scheme (--output rows:K, cols:K or center:K)");
   const auto iskips = parse_iterations_skip_list(axes.iterations_skips);
   // Every combination of the kernel axes' values, each a vector of value indices.
   std::vector<std::vector<int>> kernel_combos = {{}};
@@ -404,19 +445,22 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
     for (const auto* load : loads)
       for (const auto& output : outputs)
         for (Recon out_recon : output.none() ? std::vector<Recon>{Recon::kNone} : out_recon_list)
-          for (const auto* precision : precisions)
-            for (bool host : perforates)
-              for (double iskip : iskips)
-                for (const auto& kernel_values : kernel_combos) {
-                  v.load = load;
-                  v.output = output;
-                  v.output_recon = out_recon;
-                  v.precision = precision;
-                  v.host_perforate = host;
-                  v.iterations_skip = iskip;
-                  v.kernel_values = kernel_values;
-                  add(v);
-                }
+          for (const auto* fill :
+               output.none() ? std::vector<const OutputFillDescriptor*>{nullptr} : fills)
+            for (const auto* precision : precisions)
+              for (bool host : perforates)
+                for (double iskip : iskips)
+                  for (const auto& kernel_values : kernel_combos) {
+                    v.load = load;
+                    v.output = output;
+                    v.output_recon = out_recon;
+                    v.output_fill = fill;
+                    v.precision = precision;
+                    v.host_perforate = host;
+                    v.iterations_skip = iskip;
+                    v.kernel_values = kernel_values;
+                    add(v);
+                  }
   return out;
 }
 
@@ -433,17 +477,14 @@ WorkGroup block_of(const Variant& v, WorkGroup wg) {
 }
 
 std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app, WorkGroup wg) {
-  if ((v.output.ky() > 1 && wg.py > 1) || (v.output.kx() > 1 && wg.vec > 1))
-    return Verdict{"invalid_config", "output scheme " + v.output.canonical() +
-                                         " computes one output per work-item along its axis: " +
-                                         "vec and py must be 1 there"};
   if (v.iterations_skip > 0 && !app.is_hotspot)
     return Verdict{"not_applicable",
                    "launch perforation (--iterations-skip) applies to iterated "
                    "apps (hotspot)"};
   if (v.load_path().reads_image && app.is_hotspot)
-    return Verdict{"not_applicable", "hotspot iterates on its output buffer and an OpenCL 1.2 "
-                                     "kernel cannot write the image it reads"};
+    return Verdict{"not_applicable",
+                   "hotspot iterates on its output buffer and an OpenCL 1.2 "
+                   "kernel cannot write the image it reads"};
   const std::string family = v.scheme->family;
   if (v.host_perforate && family != "rows" && family != "cols")
     return Verdict{"not_applicable", "host perforation packs the kept lines of rows:K or cols:K; " +
@@ -460,10 +501,19 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
   return check_variant(v, app.radius, wg);
 }
 
+std::string shape_build_options(const Variant& v, WorkGroup wg) {
+  const bool along_y = v.output.ky() > 1, along_x = v.output.kx() > 1;
+  std::string options = " -DVEC=" + std::to_string(along_x ? 1 : wg.vec) +
+                        " -DPY=" + std::to_string(along_y ? 1 : wg.py);
+  if (along_y) options += " -DOUT_PY=" + std::to_string(wg.py);
+  if (along_x) options += " -DOUT_VEC=" + std::to_string(wg.vec);
+  return options;
+}
+
 bool uses_local_tile(const AppDescriptor& app, const Variant& v) {
   // An accurate kernel of an app that reads its window straight from global memory has no tile.
-  const bool direct = v.is_accurate() && !app.accurate_uses_tile && !v.load_path().reads_image &&
-                      v.output.none();
+  const bool direct =
+      v.is_accurate() && !app.accurate_uses_tile && !v.load_path().reads_image && v.output.none();
   return v.load_path().uses_tile && !direct;
 }
 
@@ -505,8 +555,9 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
   tile.v.resize(static_cast<std::size_t>(tile.h) * tile.w);
   // Per block, (block.y / ky) x (block.x / kx) computed outputs.
   const int cy_n = block.y / ky, cx_n = block.x / kx;
-  const int steps = app.is_hotspot ? effective_iterations(std::max(1, iterations), v.iterations_skip)
-                                   : std::max(1, iterations);
+  const int steps = app.is_hotspot
+                        ? effective_iterations(std::max(1, iterations), v.iterations_skip)
+                        : std::max(1, iterations);
   for (int it = 0; it < steps; ++it) {
     GridD next(w, h);
     for (int gy = 0; gy < groups_y; ++gy)
@@ -547,8 +598,10 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
         for (int x = 0; x < w; ++x) {
           if (y % ky == ky / 2 && x % kx == kx / 2) continue;
           const OutputSource sx = output_source(x, w, kx, recon);
-          const double top = next.at(sy.a, sx.a) + sx.w * (next.at(sy.a, sx.b) - next.at(sy.a, sx.a));
-          const double bottom = next.at(sy.b, sx.a) + sx.w * (next.at(sy.b, sx.b) - next.at(sy.b, sx.a));
+          const double top =
+              next.at(sy.a, sx.a) + sx.w * (next.at(sy.a, sx.b) - next.at(sy.a, sx.a));
+          const double bottom =
+              next.at(sy.b, sx.a) + sx.w * (next.at(sy.b, sx.b) - next.at(sy.b, sx.a));
           filled.at(y, x) = top + sy.w * (bottom - top);
         }
       }
@@ -564,6 +617,16 @@ namespace {
 // Marks, per axis, the global lines (clamped) that group `group` reads.
 void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, int size,
                 std::vector<char>& mark) {
+  if (axis == Axis::kY && v.is_accurate() && v.output.ky() > 1) {
+    // Only the windows of computed rows (scheme_accurate.cl), every one of the block's and,
+    // under the fused li fill, the next block's first, which the group reads too.
+    const int k = v.output.ky();
+    const bool next = v.output_recon == Recon::kLi && std::string(v.fill().name) == "fused";
+    for (int c = k / 2; c < g.wg.y + (next ? k : 0); c += k)
+      for (int d = 0; d <= 2 * g.radius; ++d)
+        mark[static_cast<std::size_t>(std::clamp(g.global_y(c + d), 0, size - 1))] = 1;
+    return;
+  }
   for (int t = 0; t < extent; ++t)
     if (v.scheme->loads(axis, g, t)) {
       const int global = axis == Axis::kY ? g.global_y(t) : g.global_x(t);
@@ -576,12 +639,14 @@ void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, 
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,
                                          int height, int group_x, int group_y) {
   const TileGeometry g{block_of(v, wg), radius, v.skip, group_x, group_y};
-  std::vector<char> rows(static_cast<std::size_t>(height), 0), cols(static_cast<std::size_t>(width), 0);
+  std::vector<char> rows(static_cast<std::size_t>(height), 0),
+      cols(static_cast<std::size_t>(width), 0);
   mark_lines(v, Axis::kY, g, g.tile_h(), height, rows);
   mark_lines(v, Axis::kX, g, g.tile_w(), width, cols);
   std::vector<char> mask(static_cast<std::size_t>(width) * height, 0);
   for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x) mask[static_cast<std::size_t>(y) * width + x] = rows[y] && cols[x];
+    for (int x = 0; x < width; ++x)
+      mask[static_cast<std::size_t>(y) * width + x] = rows[y] && cols[x];
   return mask;
 }
 
@@ -609,7 +674,8 @@ std::vector<char> elements_read_by_any(const Variant& v, int radius, WorkGroup w
   const auto cols = lines_read_by_any(v, Axis::kX, radius, wg, width);
   std::vector<char> mask(static_cast<std::size_t>(width) * height, 0);
   for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x) mask[static_cast<std::size_t>(y) * width + x] = rows[y] && cols[x];
+    for (int x = 0; x < width; ++x)
+      mask[static_cast<std::size_t>(y) * width + x] = rows[y] && cols[x];
   return mask;
 }
 

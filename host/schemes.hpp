@@ -64,11 +64,11 @@ struct Verdict {
 };
 
 struct SchemeDescriptor {
-  const char* family;    // canonical name: "accurate", "stencil", "rows", "cols"
-  const char* cl_file;   // in the scheme directory
+  const char* family;   // canonical name: "accurate", "stencil", "rows", "cols"
+  const char* cl_file;  // in the scheme directory
   const char* summary;
-  bool takes_skip;       // written family:K
-  bool uses_recon;       // nn and li differ
+  bool takes_skip;  // written family:K
+  bool uses_recon;  // nn and li differ
   // A reason this scheme cannot run for an app of this radius and this work-group.
   std::optional<Verdict> (*check)(int radius, WorkGroup wg, int skip);
   // Whether tile line t along `axis` is loaded; element (ty, tx) is loaded when row ty and
@@ -112,6 +112,19 @@ struct OutputScheme {
 // "none", "rows:K", "cols:K", "center:K" with K >= 2. Throws std::invalid_argument.
 OutputScheme parse_output(const std::string& text);
 
+// How the outputs an output scheme does not compute are written (SPEC 13 `output_fill`): by the
+// work-items that compute their sources, in the same launch ("fused", Paraprox's way and the
+// default), or by a second, timed launch over the stored computed outputs ("separate").
+struct OutputFillDescriptor {
+  const char* name;     // "fused", "separate"
+  const char* cl_file;  // in the scheme directory (-DKPERF_OUTPUT_FILL_FILE)
+  int launches;         // kernel launches per app step
+  const char* summary;
+};
+const std::vector<OutputFillDescriptor>& output_fill_registry();
+const OutputFillDescriptor& find_output_fill(
+    const std::string& name);  // throws std::invalid_argument
+
 // Storage precision (SPEC 10): how input and output are stored in global memory; compute is
 // float throughout.
 struct PrecisionDescriptor {
@@ -133,8 +146,9 @@ struct Variant {
   Recon recon = Recon::kNone;
   const LoadDescriptor* load = nullptr;  // nullptr: local
   OutputScheme output;
-  Recon output_recon = Recon::kNone;  // nn or li under an output scheme
-  const PrecisionDescriptor* precision = nullptr;  // nullptr: f32
+  Recon output_recon = Recon::kNone;                  // nn or li under an output scheme
+  const OutputFillDescriptor* output_fill = nullptr;  // under an output scheme; nullptr: fused
+  const PrecisionDescriptor* precision = nullptr;     // nullptr: f32
   bool host_perforate = false;  // the host packs the kept lines (rows:K / cols:K) before upload
   double iterations_skip = 0;   // hotspot: fraction of the launches skipped
   // The value (an index into its descriptor's values) of each kernel axis (kernel_axes.hpp:
@@ -148,6 +162,7 @@ struct Variant {
   bool is_accurate() const;       // the input scheme loads everything
   const LoadDescriptor& load_path() const;
   const PrecisionDescriptor& precision_info() const;
+  const OutputFillDescriptor& fill() const;  // meaningful under an output scheme
   // The non-default axes as result-key segments ("load:global/out:rows:2/nn/f16in/host");
   // empty for a version-1 configuration.
   std::string axes_key() const;
@@ -170,6 +185,7 @@ struct AxesSpec {
   std::string loads = "local";
   std::string outputs = "none";
   std::string output_recons = "nn";
+  std::string output_fills = "fused";
   std::string precisions = "f32";
   std::string perforates = "device";
   std::string iterations_skips = "0";
@@ -177,7 +193,7 @@ struct AxesSpec {
   std::map<std::string, std::string> kernel;
 };
 // The cross product of every axis, with accurate and stencil once each (their reconstruction
-// does not vary) and output reconstruction only under an output scheme. Throws
+// does not vary) and output reconstruction and fill only under an output scheme. Throws
 // std::invalid_argument naming a bad value and the valid choices.
 std::vector<Variant> parse_variants(const AxesSpec& axes);
 std::vector<Variant> parse_variants(const std::string& schemes, const std::string& recons);
@@ -185,8 +201,14 @@ Recon parse_recon(const std::string& text);
 std::vector<double> parse_iterations_skip_list(const std::string& text);
 
 // The block of outputs a work-group accounts for: its work-items times their outputs, times
-// the output scheme's period along each axis.
+// the output scheme's period along each axis (along which a work-item computes vec or py
+// outputs one period apart).
 WorkGroup block_of(const Variant& v, WorkGroup wg);
+
+// The launch shape's -D options: VEC and PY outputs per work-item along x and y; along an
+// output scheme's axis the app computes one (VEC or PY 1) and OUT_VEC or OUT_PY counts the
+// computed outputs one period apart.
+std::string shape_build_options(const Variant& v, WorkGroup wg);
 
 // Whether the kernel of `app` under `v` fills a local tile (and so has a barrier after it).
 bool uses_local_tile(const AppDescriptor& app, const Variant& v);

@@ -120,6 +120,7 @@ Variant with_group(Variant base, AxisGroup group, const Variant &donor) {
   } else if (group == AxisGroup::kOutput) {
     base.output = donor.output;
     base.output_recon = donor.output_recon;
+    base.output_fill = donor.output_fill;
   } else if (group == AxisGroup::kPrecision) {
     base.precision = donor.precision;
   }
@@ -151,6 +152,7 @@ TuneSpace make_space(const AxesSpec &axes) {
     AxesSpec s = one;
     s.outputs = axes.outputs;
     s.output_recons = axes.output_recons;
+    s.output_fills = axes.output_fills;
     space.values[AxisGroup::kOutput] = read(s);
   }
   {

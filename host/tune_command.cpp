@@ -225,10 +225,10 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
     for (const auto &s : cfg.shapes) shapes.push_back(wg_label(s.x, s.y, s.vec, s.py));
     nlohmann::ordered_json space = {
-        {"schemes", cfg.axes.schemes},      {"recon", cfg.axes.recons},
-        {"perforate", cfg.axes.perforates}, {"load", cfg.axes.loads},
-        {"output", cfg.axes.outputs},       {"output_recon", cfg.axes.output_recons},
-        {"precision", cfg.axes.precisions}};
+        {"schemes", cfg.axes.schemes},          {"recon", cfg.axes.recons},
+        {"perforate", cfg.axes.perforates},     {"load", cfg.axes.loads},
+        {"output", cfg.axes.outputs},           {"output_recon", cfg.axes.output_recons},
+        {"output_fill", cfg.axes.output_fills}, {"precision", cfg.axes.precisions}};
     for (const KernelAxis &axis : kernel_axes())
       if (const auto list = cfg.axes.kernel.find(axis.flag); list != cfg.axes.kernel.end())
         space[axis.field] = list->second;

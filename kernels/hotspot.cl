@@ -2,17 +2,14 @@
 // through the selected load path and scheme; the power value (stored at the input precision) is
 // read for computed outputs only.
 #define RADIUS 1
+// The block function also takes the outputs' coordinates, the power grid and the coefficients.
+#define KPERF_CALL(block_fn, win, result, y0, x0) \
+  block_fn(win, result, y0, x0, width, height, power, step_div_cap, rx_inv, ry_inv, rz_inv, amb_temp)
 #include "kperf_tile.cl"
 
-__kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM temp, __global KPERF_OUT_T* out,
-                                      int width, int height, __global const KPERF_IN_T* power,
-                                      float step_div_cap, float rx_inv, float ry_inv,
-                                      float rz_inv, float amb_temp) {
-  float win[KPERF_WIN_H * KPERF_WIN_W];
-  KPERF_GATHER(win, temp, width, height);
-  const int y0 = kperf_out_y(height);
-  const int x0 = kperf_out_x(width);
-  float result[PY * VEC];
+inline void hotspot_block(const float* win, float* result, int y0, int x0, int width, int height,
+                          __global const KPERF_IN_T* power, float step_div_cap, float rx_inv,
+                          float ry_inv, float rz_inv, float amb_temp) {
 #pragma unroll
   for (int p = 0; p < PY; ++p)
 #pragma unroll
@@ -26,5 +23,11 @@ __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM temp, __global KPERF_OUT
                               (KPERF_AT(c, 0, 1) + KPERF_AT(c, 0, -1) - 2.0f * t) * rx_inv +
                               (amb_temp - t) * rz_inv);
     }
-  KPERF_STORE(out, width, height, result);
+}
+
+__kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM temp, __global KPERF_OUT_T* out,
+                                      int width, int height, __global const KPERF_IN_T* power,
+                                      float step_div_cap, float rx_inv, float ry_inv,
+                                      float rz_inv, float amb_temp) {
+  KPERF_BODY(hotspot_block, temp, out, width, height);
 }

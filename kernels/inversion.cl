@@ -19,6 +19,12 @@ __kernel KPERF_WG_ATTR void kperf_app(__global const KPERF_IN_T* in, __global KP
       kperf_write_out4(out, i4, (float4)(255.0f) - kperf_read_in4(in, i4));
       continue;
     }
+#elif VEC == 8
+    if ((width & 7) == 0 && x0 + 7 < width) {
+      const int i8 = (y * width + x0) / 8;
+      kperf_write_out8(out, i8, (float8)(255.0f) - kperf_read_in8(in, i8));
+      continue;
+    }
 #endif
     for (int v = 0; v < VEC; ++v)
       if (x0 + v < width)

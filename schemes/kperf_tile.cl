@@ -17,7 +17,9 @@
 //   scheme keeps and rebuilds the others in local memory, and the row/column source functions
 //   that say where each tile element's value comes from (the global load path reads those);
 // - the output scheme (KPERF_OUTPUT_FILE: output_none.cl, output_grid.cl) stores the outputs,
-//   computing one line in OUT_KY (rows) / OUT_KX (columns); its fill kernel rebuilds the rest.
+//   computing one line in OUT_KY (rows) / OUT_KX (columns); its fill file
+//   (KPERF_OUTPUT_FILL_FILE: output_fill_fused.cl, output_fill_separate.cl) writes the rest from
+//   the computed ones, in the same launch or in a second one.
 // Every macro has a default so each file compiles alone.
 #ifndef KPERF_TILE_CL
 #define KPERF_TILE_CL
@@ -67,37 +69,56 @@
 #ifndef OUT_LI
 #define OUT_LI 0  // output reconstruction: 0 nearest computed output, 1 linear interpolation
 #endif
+#ifndef OUT_PY
+#define OUT_PY 1  // computed lines per work-item along y under an output scheme along y
+#endif
+#ifndef OUT_VEC
+#define OUT_VEC 1  // likewise along x
+#endif
 #ifndef RELAX_SKIP
 #define RELAX_SKIP 0  // 1: no barrier between tile fill and compute (a race by design)
 #endif
-#if (OUT_KY > 1 && PY > 1) || (OUT_KX > 1 && VEC > 1)
-#error "an output scheme computes one output per work-item along its axis (PY/VEC must be 1)"
+// Along an output scheme's axis the app computes one output per window (PY or VEC is 1 there)
+// and a work-item computes OUT_PY (OUT_VEC) of those windows, one output period apart.
+#if (OUT_KY > 1 && PY != 1) || (OUT_KX > 1 && VEC != 1) || (OUT_KY == 1 && OUT_PY != 1) || \
+    (OUT_KX == 1 && OUT_VEC != 1)
+#error "along an output scheme's axis PY (VEC) is 1 and OUT_PY (OUT_VEC) counts the computed lines"
 #endif
 
 // A work-item's region: the outputs it accounts for (computed or rebuilt from computed ones).
-#define ITEM_ROWS (PY * OUT_KY)
-#define ITEM_COLS (VEC * OUT_KX)
+#define ITEM_ROWS (PY * OUT_PY * OUT_KY)
+#define ITEM_COLS (VEC * OUT_VEC * OUT_KX)
 #define BLOCK_X (WG_X * ITEM_COLS)
 #define BLOCK_Y (WG_Y * ITEM_ROWS)
 #define TILE_W (BLOCK_X + 2 * RADIUS)
 #define TILE_H (BLOCK_Y + 2 * RADIUS)
 #define WG_SIZE (WG_X * WG_Y)
 
+#define KPERF_STR_(x) #x
+#define KPERF_STR(x) KPERF_STR_(x)
+#include KPERF_STR(KPERF_PRECISION_FILE)
+
 // When the block width is a multiple of 4, each local tile row is stored 16-byte aligned with
-// TILE_OFF = 4 - RADIUS slots before tile column 0, so the global row segment
-// [block_x0 - 4, block_x0 + BLOCK_X + 4) moves as aligned float4s: wide loads are what reach
-// the memory bandwidth on GPUs. Otherwise rows are packed and loaded element by element.
+// TILE_OFF = KPERF_TILE_PAD - RADIUS slots before tile column 0, so the global row segment
+// [block_x0 - PAD, block_x0 + BLOCK_X + PAD) moves as aligned 16-byte loads (KPERF_IN_VEC
+// elements: 4 floats, or 8 halves where the block width allows, PAD 8): wide loads are what
+// reach the memory bandwidth on GPUs. Otherwise rows are packed and loaded element by element.
 #if (BLOCK_X % 4 == 0) && (RADIUS <= 4)
 #define KPERF_VEC_ROWS 1
-#define TILE_OFF (4 - RADIUS)
-#define TILE_STRIDE (BLOCK_X + 8)
+#if KPERF_IN_VEC == 8 && BLOCK_X % 8 == 0
+#define KPERF_TILE_PAD 8
+#else
+#define KPERF_TILE_PAD 4
+#endif
+#define TILE_OFF (KPERF_TILE_PAD - RADIUS)
+#define TILE_STRIDE (BLOCK_X + 2 * KPERF_TILE_PAD)
 #else
 #define KPERF_VEC_ROWS 0
 #define TILE_OFF 0
 #define TILE_STRIDE TILE_W
 #endif
 #define TILE_CHUNKS (TILE_STRIDE / 4)  // float4s per local row (vector layout)
-#define TILE_ELEMS (TILE_H * TILE_STRIDE)
+#define TILE_ELEMS ((TILE_H + KPERF_TILE_EXTRA_ROWS) * TILE_STRIDE)  // a scheme may ask for more rows
 #define TILE_AT(tile, ty, tx) (tile)[(ty) * TILE_STRIDE + (tx) + TILE_OFF]
 
 #define KPERF_WG_ATTR __attribute__((reqd_work_group_size(WG_X, WG_Y, 1)))
@@ -113,19 +134,13 @@ inline int kperf_tile_origin_x(void) { return (int)get_group_id(0) * BLOCK_X - R
 inline int kperf_out_y0(void) { return (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1) * ITEM_ROWS; }
 inline int kperf_out_x0(void) { return (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * ITEM_COLS; }
 
-// Block-local coordinate of the first output a work-item computes: the start of its region, or
-// under an output scheme the line k / 2 of its region (which may lie past the grid's end in a
-// final partial period: then that work-item stores nothing).
-inline int kperf_item_line(int local_id, int per_item, int k) { return local_id * per_item + k / 2; }
-inline int kperf_item_row(int height) { return kperf_item_line((int)get_local_id(1), ITEM_ROWS, OUT_KY); }
-inline int kperf_item_col(int width) { return kperf_item_line((int)get_local_id(0), ITEM_COLS, OUT_KX); }
-// Global coordinates of a work-item's first computed output.
-inline int kperf_out_y(int height) { return (int)get_group_id(1) * BLOCK_Y + kperf_item_row(height); }
-inline int kperf_out_x(int width) { return (int)get_group_id(0) * BLOCK_X + kperf_item_col(width); }
+// Block-local coordinates of a work-item's computed output q along y (x): the start of its region
+// without an output scheme, else line q * K + K / 2 of its region, which may lie past the grid's
+// end in a final partial period (then it is not stored). It is also the first tile row (column)
+// of that output's window.
+inline int kperf_item_row(int q) { return (int)get_local_id(1) * ITEM_ROWS + q * OUT_KY + OUT_KY / 2; }
+inline int kperf_item_col(int q) { return (int)get_local_id(0) * ITEM_COLS + q * OUT_KX + OUT_KX / 2; }
 
-#define KPERF_STR_(x) #x
-#define KPERF_STR(x) KPERF_STR_(x)
-#include KPERF_STR(KPERF_PRECISION_FILE)
 #include KPERF_STR(KPERF_PERFORATE_FILE)
 
 // Differential probes (`--cl-options`), for telling memory time from compute time; their outputs
@@ -145,6 +160,10 @@ inline int kperf_out_x(int width) { return (int)get_group_id(0) * BLOCK_X + kper
 #undef kperf_read_in4
 #define kperf_read_in(p, i) ((float)((i) & 1023))
 #define kperf_read_in4(p, i4) ((float4)((float)((i4) & 1023)))
+#undef kperf_read_in8
+#define kperf_read_in8(p, i8) ((float8)((float)((i8) & 1023)))
+#undef kperf_read_in_vec
+#define kperf_read_in_vec(p, i) ((KPERF_IN_VEC_T)((i) & 1023))
 #endif
 
 // Clamp-to-edge read of a global buffer (the local and global load paths), at the storage
@@ -153,8 +172,9 @@ inline float kperf_load_buffer(__global const KPERF_IN_T* in, int width, int hei
   return kperf_read_in(in, kperf_src_row(gy, height) * kperf_src_width(width) + kperf_src_col(gx, width));
 }
 
-// A tile line that holds its own value (no reconstruction along that axis).
-inline void kperf_identity_source(int t, int* a, int* b, float* w) {
+// A tile line that holds its own value (no reconstruction along that axis). Every line source
+// takes the index of the work-group whose tile it speaks of (along its axis) first.
+inline void kperf_identity_source(int group, int t, int* a, int* b, float* w) {
   *a = *b = t;
   *w = 0.0f;
 }
@@ -167,46 +187,52 @@ inline void kperf_identity_source(int t, int* a, int* b, float* w) {
 
 #include KPERF_STR(KPERF_LOAD_FILE)
 
-// Whether this group's rows may move as aligned float4s: rows 16-byte aligned and the segment
-// [block_x0 - 4, block_x0 + BLOCK_X + 4) inside the grid (no clamping along x needed).
+// Whether this group's rows may move as aligned 16-byte loads: rows 16-byte aligned and the
+// segment [block_x0 - PAD, block_x0 + BLOCK_X + PAD) inside the grid (no clamping along x).
 inline bool kperf_rows_vectorizable(int width) {
 #if KPERF_VEC_ROWS && KPERF_LOAD_BUFFER
-  const int xa = (int)get_group_id(0) * BLOCK_X - 4;
-  return (width & 3) == 0 && xa >= 0 && xa + TILE_STRIDE <= width;
+  const int xa = (int)get_group_id(0) * BLOCK_X - KPERF_TILE_PAD;
+  return width % KPERF_IN_VEC == 0 && xa >= 0 && xa + TILE_STRIDE <= width;
 #else
   return false;
 #endif
 }
 
-// Cooperatively loads tile rows first, first + step, ... (n_rows of them), every column.
-// The caller puts the barrier after it.
-#define KPERF_LOAD_ITERS ((TILE_H * TILE_CHUNKS + WG_SIZE - 1) / WG_SIZE)
+// Cooperatively loads n_rows tile rows, every column: runs of `run` consecutive rows starting at
+// first, first + step, first + 2 step... (run 1: every step-th row). The caller puts the barrier
+// after it.
+#define KPERF_IN_CHUNKS (TILE_STRIDE / KPERF_IN_VEC)  // 16-byte global loads per tile row
+#define KPERF_LOAD_ITERS ((TILE_H * KPERF_IN_CHUNKS + WG_SIZE - 1) / WG_SIZE)
+#define KPERF_RUN_ROW(first, step, run, j) ((first) + ((j) / (run)) * (step) + (j) % (run))
 inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width, int height,
-                            int first, int step, int n_rows) {
+                            int first, int step, int run, int n_rows) {
   const int gy0 = kperf_tile_origin_y();
   const int lid = kperf_local_linear_id();
 #if KPERF_VEC_ROWS && KPERF_LOAD_BUFFER
   if (kperf_rows_vectorizable(width)) {
     // Every load of this work-item is issued before the first local store, so all of them
     // are in flight together instead of one memory latency per loop trip.
-    const int xa4 = ((int)get_group_id(0) * BLOCK_X - 4) / 4;
-    const int total = n_rows * TILE_CHUNKS;
-    float4 staged[KPERF_LOAD_ITERS];
+    const int xa = ((int)get_group_id(0) * BLOCK_X - KPERF_TILE_PAD) / KPERF_IN_VEC;
+    const int total = n_rows * KPERF_IN_CHUNKS;
+    KPERF_IN_VEC_T staged[KPERF_LOAD_ITERS];
 #pragma unroll
     for (int k = 0; k < KPERF_LOAD_ITERS; ++k) {
       const int i = lid + k * WG_SIZE;
       if (i < total) {
-        const int j = i / TILE_CHUNKS;
-        const int gy = kperf_src_row(gy0 + first + j * step, height);
-        staged[k] = kperf_read_in4(in, gy * (kperf_src_width(width) / 4) + xa4 + (i - j * TILE_CHUNKS));
+        const int j = i / KPERF_IN_CHUNKS;
+        const int gy = kperf_src_row(gy0 + KPERF_RUN_ROW(first, step, run, j), height);
+        staged[k] = kperf_read_in_vec(in, gy * (kperf_src_width(width) / KPERF_IN_VEC) + xa +
+                                              (i - j * KPERF_IN_CHUNKS));
       }
     }
 #pragma unroll
     for (int k = 0; k < KPERF_LOAD_ITERS; ++k) {
       const int i = lid + k * WG_SIZE;
       if (i < total) {
-        const int j = i / TILE_CHUNKS;
-        ((__local float4*)tile)[(first + j * step) * TILE_CHUNKS + (i - j * TILE_CHUNKS)] = staged[k];
+        const int j = i / KPERF_IN_CHUNKS;
+        kperf_in_vec_to_local((__local float4*)tile + KPERF_RUN_ROW(first, step, run, j) * TILE_CHUNKS +
+                                  (i - j * KPERF_IN_CHUNKS) * (KPERF_IN_VEC / 4),
+                              staged[k]);
       }
     }
     return;
@@ -216,43 +242,47 @@ inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width
   for (int i = lid; i < n_rows * TILE_W; i += WG_SIZE) {
     const int j = i / TILE_W;
     const int tx = i - j * TILE_W;
-    const int ty = first + j * step;
+    const int ty = KPERF_RUN_ROW(first, step, run, j);
     TILE_AT(tile, ty, tx) = kperf_load(in, width, height, gy0 + ty, gx0 + tx);
   }
 }
 
 #include KPERF_STR(KPERF_SCHEME_FILE)
+#ifndef KPERF_TILE_EXTRA_ROWS
+#define KPERF_TILE_EXTRA_ROWS 0
+#endif
 
-// The (PY + 2 RADIUS) x (VEC + 2 RADIUS) neighbourhood of a work-item's outputs, gathered from
-// the tile into private memory; output (p, v)'s own element is at row RADIUS + p, column
-// RADIUS + v.
+// The (PY + 2 RADIUS) x (VEC + 2 RADIUS) neighbourhood of a work-item's outputs (under an output
+// scheme: of one computed output), gathered into private memory; output (p, v)'s own element is
+// at row RADIUS + p, column RADIUS + v.
 #define KPERF_WIN_W (VEC + 2 * RADIUS)
 #define KPERF_WIN_H (PY + 2 * RADIUS)
 #define KPERF_AT(c, dy, dx) (c)[(dy) * KPERF_WIN_W + (dx)]
 
-inline void kperf_gather_window(__local const float* tile, float* win, int width, int height) {
-  const int lx = (int)get_local_id(0);
-  const int row0 = kperf_item_row(height);  // tile row of the window's first row
-#if KPERF_VEC_ROWS && VEC == 4
+// From the local tile: the window whose first element is tile element (row0, col0).
+inline void kperf_gather_window(__local const float* tile, float* win, int row0, int col0) {
+#if KPERF_VEC_ROWS && VEC % 4 == 0
   // The window's columns sit at local offsets TILE_OFF .. TILE_OFF + KPERF_WIN_W - 1 from the
-  // aligned index 4 * lx of each row (VEC 4 implies OUT_KX 1): read the float4s covering them
-  // (no bank conflicts).
+  // aligned index col0 of each row (VEC 4 or 8 implies OUT_KX 1, so col0 = VEC lx): read the
+  // float4s covering them (no bank conflicts).
+  const int lx = col0 / 4;
 #define KPERF_FIRST_CHUNK (TILE_OFF / 4)
 #define KPERF_N_CHUNKS ((TILE_OFF + KPERF_WIN_W - 1) / 4 - KPERF_FIRST_CHUNK + 1)
 #pragma unroll
   for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
     float row[KPERF_N_CHUNKS * 4];
 #ifdef KPERF_FUSED_ROWS
-    int above, below;
+    int above, below, mix;
     float w;
-    kperf_window_row_source(row0, dy, &above, &below, &w);
+    kperf_window_row_source(row0, dy, &above, &below, &w, &mix);
 #pragma unroll
     for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch) {
       float4 a = ((__local const float4*)tile)[above * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
 #if RECON_LI  // nn always has above == below: one read
       if (above != below) {
         const float4 b = ((__local const float4*)tile)[below * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
-        a = mad((float4)(w), b - a, a);
+        const float4 mixed = mad((float4)(w), b - a, a);
+        a = mix ? mixed : a;
       }
 #endif
       vstore4(a, ch, row);
@@ -268,18 +298,20 @@ inline void kperf_gather_window(__local const float* tile, float* win, int width
       win[dy * KPERF_WIN_W + dx] = row[TILE_OFF - 4 * KPERF_FIRST_CHUNK + dx];
   }
 #else
-  const int col0 = kperf_item_col(width);
 #pragma unroll
   for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
 #ifdef KPERF_FUSED_ROWS
-    int above, below;
+    int above, below, mix;
     float w;
-    kperf_window_row_source(row0, dy, &above, &below, &w);
+    kperf_window_row_source(row0, dy, &above, &below, &w, &mix);
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
       float a = TILE_AT(tile, above, col0 + dx);
 #if RECON_LI
-      if (above != below) a = mad(w, TILE_AT(tile, below, col0 + dx) - a, a);
+      if (above != below) {
+        const float mixed = mad(w, TILE_AT(tile, below, col0 + dx) - a, a);
+        a = mix ? mixed : a;
+      }
 #endif
       win[dy * KPERF_WIN_W + dx] = a;
     }
@@ -294,20 +326,22 @@ inline void kperf_gather_window(__local const float* tile, float* win, int width
 
 // The global load path: no tile. Each window element is read from global memory where the
 // scheme's tile would take its value from (kperf_scheme_row_source / _col_source), with the
-// same reconstruction arithmetic, so every load path gives the same outputs.
-inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win) {
-  const int row0 = kperf_item_row(height), col0 = kperf_item_col(width);
-  const int gy0 = kperf_tile_origin_y(), gx0 = kperf_tile_origin_x();
+// same reconstruction arithmetic, so every load path gives the same outputs. The window is the
+// one whose first element is element (row0, col0) of the tile of group (group_y, group_x): this
+// work-item's group, or a neighbour whose computed output this one needs.
+inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
+                                       int group_y, int group_x, int row0, int col0) {
+  const int gy0 = group_y * BLOCK_Y - RADIUS, gx0 = group_x * BLOCK_X - RADIUS;
 #pragma unroll
   for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
     int ra, rb;
     float wr;
-    kperf_scheme_row_source(row0 + dy, &ra, &rb, &wr);
+    kperf_scheme_row_source(group_y, row0 + dy, &ra, &rb, &wr);
 #pragma unroll
     for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
       int ca, cb;
       float wc;
-      kperf_scheme_col_source(col0 + dx, &ca, &cb, &wc);
+      kperf_scheme_col_source(group_x, col0 + dx, &ca, &cb, &wc);
       float v = kperf_load(in, width, height, gy0 + ra, gx0 + ca);
 #if RECON_LI  // every scheme rebuilds along one axis at most
       if (ca != cb) v = mad(wc, kperf_load(in, width, height, gy0 + ra, gx0 + cb) - v, v);
@@ -318,15 +352,43 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
   }
 }
 
-// Fills float win[KPERF_WIN_H * KPERF_WIN_W] by the selected load path (declaring the local
-// tile at kernel scope where the path has one).
+// Declares the local tile at kernel scope and fills it, where the load path has one.
 #if KPERF_LOAD_TILE
-#define KPERF_GATHER(win, in, width, height)                                \
-  __local float kperf_tile[TILE_ELEMS] __attribute__((aligned(16)));       \
-  kperf_fill_tile(kperf_tile, in, width, height);                           \
-  kperf_gather_window(kperf_tile, win, width, height)
+#define KPERF_TILE_FILL(in, width, height)                             \
+  __local float kperf_tile[TILE_ELEMS] __attribute__((aligned(16))); \
+  kperf_fill_tile(kperf_tile, in, width, height)
 #else
-#define KPERF_GATHER(win, in, width, height) kperf_gather_window_global(in, width, height, win)
+#define KPERF_TILE_FILL(in, width, height)
+#endif
+
+// Fills float win[KPERF_WIN_H * KPERF_WIN_W] with a work-item's window by the selected load path.
+#if KPERF_LOAD_TILE
+#define KPERF_GATHER(win, in, width, height) \
+  KPERF_TILE_FILL(in, width, height);        \
+  kperf_gather_window(kperf_tile, win, kperf_item_row(0), kperf_item_col(0))
+#else
+#define KPERF_GATHER(win, in, width, height)                                              \
+  kperf_gather_window_global(in, width, height, win, (int)get_group_id(1),               \
+                             (int)get_group_id(0), kperf_item_row(0), kperf_item_col(0))
+#endif
+
+// The window of the computed output whose first window element is element (row0, col0) of this
+// group's tile. Where it lies past the block (linear interpolation reaches the next block's first
+// computed line) it is read from global memory as the neighbouring group reads it, so that the
+// value equals the one that group computes, whatever the input scheme.
+#if KPERF_LOAD_TILE
+#define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0)                                  \
+  if ((row0) < BLOCK_Y && (col0) < BLOCK_X)                                                      \
+    kperf_gather_window(kperf_tile, win, row0, col0);                                            \
+  else                                                                                           \
+    kperf_gather_window_global(in, width, height, win, (int)get_group_id(1) + ((row0) >= BLOCK_Y), \
+                               (int)get_group_id(0) + ((col0) >= BLOCK_X),                       \
+                               (row0) % BLOCK_Y, (col0) % BLOCK_X)
+#else
+#define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0)                                \
+  kperf_gather_window_global(in, width, height, win, (int)get_group_id(1) + ((row0) >= BLOCK_Y), \
+                             (int)get_group_id(0) + ((col0) >= BLOCK_X), (row0) % BLOCK_Y,    \
+                             (col0) % BLOCK_X)
 #endif
 
 // KPERF_PROBE_LOADS_ONLY: each output is its own window element.
@@ -336,11 +398,19 @@ inline void kperf_probe_centres(const float* win, float* result) {
 #pragma unroll
     for (int v = 0; v < VEC; ++v) result[p * VEC + v] = win[(RADIUS + p) * KPERF_WIN_W + RADIUS + v];
 }
-#if KPERF_PROBE_LOADS_ONLY
-#define KPERF_COMPUTE(block_fn, win, result) kperf_probe_centres(win, result)
-#else
-#define KPERF_COMPUTE(block_fn, win, result) block_fn(win, result)
+// How an app's block function is called: block_fn(win, result) for image apps; an app that needs
+// more (hotspot: its power grid at the outputs' coordinates) defines KPERF_CALL before including
+// this file. (y0, x0) are the global coordinates of the first of the PY x VEC outputs.
+#ifndef KPERF_CALL
+#define KPERF_CALL(block_fn, win, result, y0, x0) block_fn(win, result)
 #endif
+#if KPERF_PROBE_LOADS_ONLY
+#define KPERF_COMPUTE_AT(block_fn, win, result, y0, x0) kperf_probe_centres(win, result)
+#else
+#define KPERF_COMPUTE_AT(block_fn, win, result, y0, x0) KPERF_CALL(block_fn, win, result, y0, x0)
+#endif
+#define KPERF_COMPUTE(block_fn, win, result) \
+  KPERF_COMPUTE_AT(block_fn, win, result, kperf_out_y0(), kperf_out_x0())
 
 // Writes PY x VEC outputs whose first is (y0, x0) (float4 stores where the rows allow them).
 inline void kperf_store_at(__global KPERF_OUT_T* out, int width, int height, int y0, int x0,
@@ -352,6 +422,11 @@ inline void kperf_store_at(__global KPERF_OUT_T* out, int width, int height, int
 #if VEC == 4
     if ((width & 3) == 0 && x0 + 3 < width) {
       kperf_write_out4(out, (y * width + x0) / 4, vload4(p, values));
+      continue;
+    }
+#elif VEC == 8
+    if ((width & 7) == 0 && x0 + 7 < width) {
+      kperf_write_out8(out, (y * width + x0) / 8, vload8(p, values));
       continue;
     }
 #endif
@@ -366,6 +441,34 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 }
 
 #include KPERF_STR(KPERF_OUTPUT_FILE)
+
+// A work-item's work: gather its window(s), compute, store by the output scheme.
+#if OUT_KY == 1 && OUT_KX == 1
+#define KPERF_BODY(block_fn, in, out, width, height)                             \
+  float win[KPERF_WIN_H * KPERF_WIN_W];                                          \
+  KPERF_GATHER(win, in, width, height);                                          \
+  float result[PY * VEC];                                                        \
+  KPERF_COMPUTE_AT(block_fn, win, result, kperf_out_y0(), kperf_out_x0());      \
+  KPERF_STORE(out, width, height, result)
+#else
+// Under an output scheme: KPERF_OUT_NQY x KPERF_OUT_NQX computed outputs (each PY x VEC, one of
+// them along the scheme's axis) one period apart, then the fill file's store (kperf_output_store)
+// writes what this work-item owns.
+#define KPERF_OUT_POINT (PY * VEC)
+#define KPERF_BODY(block_fn, in, out, width, height)                                         \
+  KPERF_TILE_FILL(in, width, height);                                                        \
+  float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];                         \
+  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)                               \
+  _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx) {                             \
+    const int row0 = kperf_item_row(qy), col0 = kperf_item_col(qx);                          \
+    float win[KPERF_WIN_H * KPERF_WIN_W];                                                    \
+    KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0);                                 \
+    KPERF_COMPUTE_AT(block_fn, win, &kperf_vals[(qy * KPERF_OUT_NQX + qx) * KPERF_OUT_POINT], \
+                     (int)get_group_id(1) * BLOCK_Y + row0,                                   \
+                     (int)get_group_id(0) * BLOCK_X + col0);                                  \
+  }                                                                                          \
+  kperf_output_store(out, width, height, kperf_vals)
+#endif
 
 // Experimental pipelined tile (-DKPERF_PIPELINE_BLOCKS=N): each work-group computes N blocks
 // down a column, in turn, with two tiles; the global loads of block b + 1 are issued into
@@ -449,7 +552,7 @@ inline void kperf_pipe_commit(const float4* staged, __local float* tile) {
       barrier(CLK_LOCAL_MEM_FENCE);                                                        \
       if (b + 1 < n) kperf_pipe_stage(staged, in, width, height, first + b + 1);           \
       float win[KPERF_WIN_H * KPERF_WIN_W];                                                \
-      kperf_gather_window(tile, win, width, height);                                       \
+      kperf_gather_window(tile, win, kperf_item_row(0), kperf_item_col(0));                \
       float result[PY * VEC];                                                              \
       KPERF_COMPUTE(block_fn, win, result);                                                \
       kperf_store_at(out, width, height, (first + b) * BLOCK_Y + (int)get_local_id(1) * PY, \
@@ -462,14 +565,10 @@ inline void kperf_pipe_commit(const float4* staged, __local float* tile) {
 // (row-major result), store them by the selected output scheme. Padded work-items join the
 // barriers and write nothing. Every app kernel is named kperf_app so the host needs no per-app
 // names.
-#define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                  \
-  __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T* out,   \
-                                        int width, int height) {                           \
-    float win[KPERF_WIN_H * KPERF_WIN_W];                                                  \
-    KPERF_GATHER(win, in, width, height);                                                  \
-    float result[PY * VEC];                                                                \
-    KPERF_COMPUTE(block_fn, win, result);                                                  \
-    KPERF_STORE(out, width, height, result);                                               \
+#define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                \
+  __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T* out, \
+                                        int width, int height) {                         \
+    KPERF_BODY(block_fn, in, out, width, height);                                        \
   }
 #endif  // KPERF_PIPELINE_BLOCKS
 

@@ -12,12 +12,14 @@
 #if KPERF_LINES_ARE_ROWS
 #define KPERF_N_LINES TILE_H
 #define KPERF_LINE_LEN TILE_W
-#define KPERF_LINE_BASE ((int)get_group_id(1) * BLOCK_Y)  // global line of tile line 0, plus RADIUS
+#define KPERF_BLOCK_LINES BLOCK_Y
+#define KPERF_GROUP ((int)get_group_id(1))
 #define KPERF_ELEM(tile, line, pos) TILE_AT(tile, line, pos)
 #else
 #define KPERF_N_LINES TILE_W
 #define KPERF_LINE_LEN TILE_H
-#define KPERF_LINE_BASE ((int)get_group_id(0) * BLOCK_X)
+#define KPERF_BLOCK_LINES BLOCK_X
+#define KPERF_GROUP ((int)get_group_id(0))
 #define KPERF_ELEM(tile, line, pos) TILE_AT(tile, pos, line)
 #endif
 
@@ -46,8 +48,13 @@
 #define KPERF_FUSED_ROWS 1
 #endif
 
-// Tile line `first` is the first one whose global coordinate (+ RADIUS) is a multiple of SKIP.
-inline int kperf_first_kept_line(void) { return (SKIP - KPERF_LINE_BASE % SKIP) % SKIP; }
+// Tile line `first` of group `group`'s tile (along the perforated axis) is the first one whose
+// global coordinate (+ RADIUS) is a multiple of SKIP; tile line 0 is global line
+// group * KPERF_BLOCK_LINES - RADIUS.
+inline int kperf_first_kept_line_of(int group) {
+  return (SKIP - (group * KPERF_BLOCK_LINES) % SKIP) % SKIP;
+}
+inline int kperf_first_kept_line(void) { return kperf_first_kept_line_of(KPERF_GROUP); }
 
 // Where tile line t's values come from: lines `above` and `below` mixed with weight w (value =
 // mad(w, T[below] - T[above], T[above])), or one line when above == below (kept line or nn).
@@ -73,16 +80,26 @@ inline void kperf_line_source_at(int t, int offset, int* above, int* below, floa
   }
 }
 
-inline void kperf_line_source(int t, int* above, int* below, float* w) {
-  kperf_line_source_at(t, (t - kperf_first_kept_line() + SKIP) % SKIP, above, below, w);
+// The source of line t of group `group`'s tile (the global load path reads through it, also for
+// a neighbouring group's tile).
+inline void kperf_line_source(int group, int t, int* above, int* below, float* w) {
+  kperf_line_source_at(t, (t - kperf_first_kept_line_of(group) + SKIP) % SKIP, above, below, w);
 }
 
 #ifdef KPERF_FUSED_ROWS
-// The source of row dy of the window whose first row is tile row row0 (the fused gather). Where
+#if OUT_KY == 1 && PY % SKIP == 0 && RECON_LI
+// Interpolated window rows always read the kept row below (see kperf_window_row_source), which
+// for the tile's last rows lies past it: the tile is allocated SKIP - 1 rows taller (never
+// loaded; those reads are selected away).
+#define KPERF_TILE_EXTRA_ROWS (SKIP - 1)
+#endif
+
+// The source of row dy of the window whose first row is tile row row0 (the fused gather): rows
+// above and below mixed with weight w where *mix is set, else row above alone. Where
 // work-items' row blocks are whole periods, row0 and the group's first kept row are multiples
 // of SKIP, so the offset is the compile-time dy % SKIP and the kept-row pattern folds away;
 // otherwise one modulo per work-item, not one per window row.
-inline void kperf_window_row_source(int row0, int dy, int* above, int* below, float* w) {
+inline void kperf_window_row_source(int row0, int dy, int* above, int* below, float* w, int* mix) {
 #if OUT_KY == 1 && PY % SKIP == 0
   const int offset = dy % SKIP;
   // Compile-time sources, so that window rows sharing one read the same local addresses and the
@@ -92,18 +109,22 @@ inline void kperf_window_row_source(int row0, int dy, int* above, int* below, fl
   const int a = row0 + dy - offset;
   const bool has_below = offset > (KPERF_N_LINES - 1) % SKIP;
   *w = 0.0f;
+  *mix = 0;
   if (offset == 0 || (!RECON_LI && offset <= SKIP - offset)) {
     *above = *below = a;
     return;
   }
+  if (RECON_LI) {
+    // Both kept rows at compile-time addresses; past the tile's last kept row (nn there) the
+    // mixed value is selected away at run time instead of choosing an address.
+    *above = a;
+    *below = a + SKIP;
+    *w = (float)offset / (float)SKIP;
+    *mix = has_below || a + SKIP < KPERF_N_LINES;
+    return;
+  }
   if (has_below) {
-    if (RECON_LI) {
-      *above = a;
-      *below = a + SKIP;
-      *w = (float)offset / (float)SKIP;
-    } else {
-      *above = *below = a + SKIP;
-    }
+    *above = *below = a + SKIP;
     return;
   }
 #else
@@ -111,6 +132,7 @@ inline void kperf_window_row_source(int row0, int dy, int* above, int* below, fl
   if (offset >= SKIP) offset -= SKIP;
 #endif
   kperf_line_source_at(row0 + dy, offset, above, below, w);
+  *mix = *above != *below;
 }
 #endif
 
@@ -120,7 +142,7 @@ inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width
   const int n_loaded = (KPERF_N_LINES - first + SKIP - 1) / SKIP;
 
 #if KPERF_LINES_ARE_ROWS
-  kperf_load_rows(tile, in, width, height, first, SKIP, n_loaded);
+  kperf_load_rows(tile, in, width, height, first, SKIP, 1, n_loaded);
 #else
   // Kept columns are strided in memory: consecutive work-items take consecutive kept columns
   // of one row so at least the row's cache lines are shared.

@@ -7,7 +7,10 @@
 #include "half_vectors.cl"
 #define kperf_read_in(p, i) vload_half((i), (p))
 #define kperf_read_in4(p, i4) kperf_load_half4((p), (i4))
+#define kperf_read_in8(p, i8) kperf_load_half8((p), (i8))
 #define kperf_read_out(p, i) ((p)[i])
 #define kperf_read_out4(p, i4) (((__global const float4*)(p))[i4])
 #define kperf_write_out(p, i, v) ((p)[i] = (v))
 #define kperf_write_out4(p, i4, v) (((__global float4*)(p))[i4] = (v))
+#define kperf_write_out8(p, i8, v) vstore8((v), (i8), (p))
+#define kperf_round_out(v) (v)  // outputs are stored as computed

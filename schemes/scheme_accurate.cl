@@ -1,8 +1,18 @@
 // Accurate scheme: every tile element is loaded from global memory; nothing is reconstructed.
 #define KPERF_SCHEME_IS_ACCURATE 1
 
+// Under an output scheme along y only the windows of computed rows are read: tile rows
+// c .. c + 2 RADIUS for each computed row c = q * OUT_KY + OUT_KY / 2, one run per period (the
+// runs join where the window is at least the period).
+#define KPERF_ACCURATE_RUN (2 * RADIUS + 1 < OUT_KY ? 2 * RADIUS + 1 : OUT_KY)
+
 inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width, int height) {
-  kperf_load_rows(tile, in, width, height, 0, 1, TILE_H);
+#if OUT_KY > 1
+  kperf_load_rows(tile, in, width, height, OUT_KY / 2, OUT_KY, KPERF_ACCURATE_RUN,
+                  (WG_Y * OUT_PY - 1) * KPERF_ACCURATE_RUN + 2 * RADIUS + 1);
+#else
+  kperf_load_rows(tile, in, width, height, 0, 1, 1, TILE_H);
+#endif
   KPERF_FILL_BARRIER();
 }
 

@@ -10,14 +10,15 @@ inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width
   const int gy0 = kperf_out_y0();
   const int gx = kperf_out_x0();
 #if KPERF_VEC_ROWS && VEC == 4 && KPERF_LOAD_BUFFER
-  // Tile column RADIUS + 4 lx sits at local offset 4 + 4 lx: an aligned float4 slot.
+  // Tile column RADIUS + 4 lx sits at local offset PAD + 4 lx: an aligned float4 slot.
   if ((width & 3) == 0 && gx + 3 < width && gy0 + ITEM_ROWS - 1 < height) {
     float4 core[ITEM_ROWS];
 #pragma unroll
     for (int p = 0; p < ITEM_ROWS; ++p) core[p] = kperf_read_in4(in, ((gy0 + p) * width + gx) / 4);
 #pragma unroll
     for (int p = 0; p < ITEM_ROWS; ++p)
-      ((__local float4*)tile)[(ly * ITEM_ROWS + p + RADIUS) * TILE_CHUNKS + lx + 1] = core[p];
+      ((__local float4*)tile)[(ly * ITEM_ROWS + p + RADIUS) * TILE_CHUNKS + lx + KPERF_TILE_PAD / 4] =
+          core[p];
   } else
 #endif
   {
@@ -49,10 +50,10 @@ inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width
   KPERF_FILL_BARRIER();
 }
 
-// A halo line takes the nearest core line of the tile.
-inline void kperf_scheme_row_source(int t, int* a, int* b, float* w) {
-  kperf_identity_source(clamp(t, RADIUS, RADIUS + BLOCK_Y - 1), a, b, w);
+// A halo line takes the nearest core line of the tile (the same in every group's tile).
+inline void kperf_scheme_row_source(int group, int t, int* a, int* b, float* w) {
+  kperf_identity_source(group, clamp(t, RADIUS, RADIUS + BLOCK_Y - 1), a, b, w);
 }
-inline void kperf_scheme_col_source(int t, int* a, int* b, float* w) {
-  kperf_identity_source(clamp(t, RADIUS, RADIUS + BLOCK_X - 1), a, b, w);
+inline void kperf_scheme_col_source(int group, int t, int* a, int* b, float* w) {
+  kperf_identity_source(group, clamp(t, RADIUS, RADIUS + BLOCK_X - 1), a, b, w);
 }

@@ -69,7 +69,7 @@ TEST(Tune, AtomsChangeOneGroupAndHostJoinsOnlyLinePerforation) {
   EXPECT_EQ(ids.size(), atoms.size());
   // 1 default + 9 other inputs + global + out:rows:2 + f16 + relax:skip.
   EXPECT_EQ(atoms.size(), 14u);
-  for (const char *id : {"accurate/none/load:global", "accurate/none/out:rows:2/nn",
+  for (const char *id : {"accurate/none/load:global", "accurate/none/out:rows:2/nn/fused",
                          "accurate/none/f16", "accurate/none/relax:skip"})
     EXPECT_TRUE(ids.count(id)) << id;
   // A donor sets its own group and nothing else.
@@ -105,7 +105,7 @@ TEST(Tune, FamiliesAndExactness) {
   EXPECT_TRUE(is_exact(find("accurate/none/load:global")));
   EXPECT_EQ(family_of(find("rows:2/nn")), "input perforation");
   EXPECT_EQ(family_of(find("rows:2/nn/host")), "host perforation");
-  EXPECT_EQ(family_of(find("accurate/none/out:rows:2/nn")), "output approximation");
+  EXPECT_EQ(family_of(find("accurate/none/out:rows:2/nn/fused")), "output approximation");
   EXPECT_EQ(family_of(find("accurate/none/f16")), "mixed precision");
   EXPECT_FALSE(is_exact(find("accurate/none/f16")));
   EXPECT_EQ(family_of(find("accurate/none/relax:skip")), "relaxed barrier");
@@ -128,7 +128,7 @@ TEST(Tune, CombinationsCrossTheGroupFrontsWithinTheErrorBudget) {
   const Variant b = donor(AxisGroup::kInput, "rows:2/nn");
   const Variant c = donor(AxisGroup::kInput, "cols:3/li");  // dominated by a
   const Variant p = donor(AxisGroup::kPrecision, "accurate/none/f16");
-  const Variant o = donor(AxisGroup::kOutput, "accurate/none/out:rows:2/nn");
+  const Variant o = donor(AxisGroup::kOutput, "accurate/none/out:rows:2/nn/fused");
   const std::vector<AtomStanding> atoms = {
       {AxisGroup::kInput, base, 100, 0},     {AxisGroup::kInput, a, 80, 0.01},
       {AxisGroup::kInput, b, 70, 0.03},      {AxisGroup::kInput, c, 90, 0.02},
@@ -149,10 +149,10 @@ TEST(Tune, CombinationsCrossTheGroupFrontsWithinTheErrorBudget) {
   const auto wide = propose_combinations(atoms, 100, 1.0, 100);
   std::set<std::string> ids;
   for (const auto &x : wide) ids.insert(variant_id(x.variant));
-  EXPECT_EQ(ids,
-            (std::set<std::string>{"rows:2/nn/f16", "stencil/nn/f16", "rows:2/nn/out:rows:2/nn",
-                                   "stencil/nn/out:rows:2/nn", "accurate/none/out:rows:2/nn/f16",
-                                   "rows:2/nn/out:rows:2/nn/f16", "stencil/nn/out:rows:2/nn/f16"}));
+  EXPECT_EQ(ids, (std::set<std::string>{
+                     "rows:2/nn/f16", "stencil/nn/f16", "rows:2/nn/out:rows:2/nn/fused",
+                     "stencil/nn/out:rows:2/nn/fused", "accurate/none/out:rows:2/nn/fused/f16",
+                     "rows:2/nn/out:rows:2/nn/fused/f16", "stencil/nn/out:rows:2/nn/fused/f16"}));
   for (const auto &x : wide) EXPECT_EQ(x.variant.scheme->family == std::string("cols"), false);
   EXPECT_TRUE(propose_combinations(atoms, 0, 1.0, 100).empty());
 }

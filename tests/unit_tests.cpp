@@ -84,7 +84,8 @@ TEST(Results, JsonRoundTrip) {
   EXPECT_TRUE(back.best_wg);
   EXPECT_EQ(back.output_file, "out/x.npy");
   EXPECT_EQ(to_json(back).dump(), text);
-  EXPECT_EQ(make_key("median", "stencil", "nn", "", 32, 4, 4, 1, "x", 8, 9), "median/stencil/nn/wg:32x4v4/x/8x9");
+  EXPECT_EQ(make_key("median", "stencil", "nn", "", 32, 4, 4, 1, "x", 8, 9),
+            "median/stencil/nn/wg:32x4v4/x/8x9");
   EXPECT_EQ(wg_label(8, 2, 1, 4), "8x2y4");
 }
 
@@ -112,9 +113,23 @@ TEST(Results, VersionTwoAxesInKeysAndJson) {
   a.kernel["relax"] = "none";
   const auto vs = parse_variants(a);
   ASSERT_EQ(vs.size(), 1u);
-  EXPECT_EQ(vs[0].axes_key(), "load:global/out:rows:2/li");
-  EXPECT_EQ(make_key("gaussian3", "rows:2", "nn", vs[0].axes_key(), 16, 8, 1, 1, "camera", 512, 512),
-            "gaussian3/rows:2/nn/load:global/out:rows:2/li/wg:16x8/camera/512x512");
+  EXPECT_EQ(vs[0].axes_key(), "load:global/out:rows:2/li/fused");
+  EXPECT_EQ(
+      make_key("gaussian3", "rows:2", "nn", vs[0].axes_key(), 16, 8, 1, 1, "camera", 512, 512),
+      "gaussian3/rows:2/nn/load:global/out:rows:2/li/fused/wg:16x8/camera/512x512");
+  // The fill is an axis of its own under an output scheme, and none without one.
+  a.output_fills = "fused,separate";
+  const auto fills = parse_variants(a);
+  ASSERT_EQ(fills.size(), 2u);
+  EXPECT_EQ(fills[1].axes_key(), "load:global/out:rows:2/li/separate");
+  EXPECT_NE(fills[1].build_options().find("-DKPERF_OUTPUT_FILL_FILE=output_fill_separate.cl"),
+            std::string::npos);
+  a.outputs = "none";
+  EXPECT_THROW(parse_variants(a), std::invalid_argument);  // separate needs an output scheme
+  a.output_fills = "fused";
+  EXPECT_EQ(parse_variants(a).size(), 1u);
+  a.output_fills = "twice";
+  EXPECT_THROW(parse_variants(a), std::invalid_argument);
   // Default axes add nothing: version-1 keys are unchanged.
   EXPECT_EQ(parse_variants("rows2", "nn")[0].axes_key(), "");
   ResultRow r = timed_row("rows:2", 16, 8, 100);
@@ -138,21 +153,31 @@ TEST(Results, VersionTwoAxesInKeysAndJson) {
   for (const char* k : {"load", "output", "output_recon", "precision", "perforate", "relax",
                         "iterations_skip", "axes", "speedup_vs_global"})
     v1.erase(k);
-  v1["error"] = {{"mre", 0}, {"mre_excluded", 0}, {"me", 0}, {"mae", 0}, {"psnr_db", "inf"}, {"max_abs", 0}};
+  v1["error"] = {{"mre", 0}, {"mre_excluded", 0}, {"me", 0},
+                 {"mae", 0}, {"psnr_db", "inf"},  {"max_abs", 0}};
   const ResultRow old = row_from_json(v1);
   EXPECT_EQ(old.load, "local");
   EXPECT_EQ(old.output, "none");
+  EXPECT_EQ(old.output_fill, "");
   EXPECT_EQ(old.axes, "");
   EXPECT_TRUE(std::isnan(old.error->ssim));
+  // Rows with an output scheme from before the fill was an axis were filled by a second launch.
+  auto two_launch = nlohmann::json::parse(to_json(timed_row("accurate", 8, 8, 10)).dump());
+  two_launch["output"] = "rows:2";
+  two_launch["output_recon"] = "nn";
+  EXPECT_EQ(row_from_json(two_launch).output_fill, "separate");
+  two_launch["output_fill"] = "fused";
+  EXPECT_EQ(row_from_json(two_launch).output_fill, "fused");
 }
 
 TEST(Results, SpeedupOverTheParaproxBaseline) {
-  std::vector<ResultRow> rows = {timed_row("accurate", 16, 8, 1000), timed_row("rows:2", 16, 8, 500)};
+  std::vector<ResultRow> rows = {timed_row("accurate", 16, 8, 1000),
+                                 timed_row("rows:2", 16, 8, 500)};
   ResultRow global = timed_row("accurate", 16, 8, 2000);
   global.load = "global";
   global.axes = "load:global";
   ResultRow output = timed_row("accurate", 16, 8, 800);
-  output.axes = "load:global/out:rows:2/nn";
+  output.axes = "load:global/out:rows:2/nn/fused";
   rows.push_back(global);
   rows.push_back(output);
   annotate(rows);
@@ -165,8 +190,9 @@ TEST(Results, SpeedupOverTheParaproxBaseline) {
 }
 
 TEST(Results, AnnotateBestWorkGroupAndSpeedups) {
-  std::vector<ResultRow> rows = {timed_row("accurate", 16, 8, 1000), timed_row("accurate", 32, 4, 800),
-                                 timed_row("rows:2", 16, 8, 500), timed_row("rows:2", 32, 4, 600)};
+  std::vector<ResultRow> rows = {timed_row("accurate", 16, 8, 1000),
+                                 timed_row("accurate", 32, 4, 800), timed_row("rows:2", 16, 8, 500),
+                                 timed_row("rows:2", 32, 4, 600)};
   ResultRow failed = timed_row("rows:2", 8, 8, 1);
   failed.status = "invalid_config";
   rows.push_back(failed);
@@ -205,7 +231,7 @@ TEST(DeviceSelector, Choosing) {
   gpu.type = "GPU";
   gpu.platform_index = 1;
   const std::vector<DeviceInfo> both = {cpu, gpu};
-  EXPECT_EQ(choose_device(both, parse_device_selector("")), 1u);  // first GPU
+  EXPECT_EQ(choose_device(both, parse_device_selector("")), 1u);   // first GPU
   EXPECT_EQ(choose_device({cpu}, parse_device_selector("")), 0u);  // else first device
   EXPECT_EQ(choose_device(both, parse_device_selector("h100")), 1u);
   EXPECT_EQ(choose_device(both, parse_device_selector("0:0")), 0u);
@@ -239,7 +265,8 @@ TEST(Npy, WriterReadBack) {
 }
 
 std::string npy_with(const std::string& descr, const std::string& shape, std::size_t payload) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }\n";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }\n";
   std::string out("\x93NUMPY\x01\x00", 8);
   out.push_back(static_cast<char>(header.size()));
   out.push_back(0);
@@ -300,14 +327,16 @@ TEST(Rodinia, ReadAndRejections) {
 TEST(Image, GrayAndColourPnm) {
   TempDir dir;
   // 3x2 binary PGM and a 1x1 PPM: luminance 0.299 R + 0.587 G + 0.114 B, no normalisation.
-  write_bytes(dir / "g.pgm", std::string("P5\n3 2\n255\n") + std::string("\x00\x10\x20\x30\x40\xff", 6));
+  write_bytes(dir / "g.pgm",
+              std::string("P5\n3 2\n255\n") + std::string("\x00\x10\x20\x30\x40\xff", 6));
   const Grid g = read_image((dir / "g.pgm").string());
   ASSERT_EQ(g.width, 3);
   ASSERT_EQ(g.height, 2);
   EXPECT_EQ(g.at(1, 2), 255.0f);
   EXPECT_EQ(g.at(0, 1), 16.0f);
   write_bytes(dir / "c.ppm", std::string("P6\n1 1\n255\n") + std::string("\xc8\x64\x0a", 3));
-  EXPECT_NEAR(read_image((dir / "c.ppm").string()).data[0], 0.299 * 200 + 0.587 * 100 + 0.114 * 10, 1e-4);
+  EXPECT_NEAR(read_image((dir / "c.ppm").string()).data[0], 0.299 * 200 + 0.587 * 100 + 0.114 * 10,
+              1e-4);
 }
 
 std::string encoded(int comp, bool jpeg) {
@@ -315,7 +344,8 @@ std::string encoded(int comp, bool jpeg) {
   for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<unsigned char>(i * 7);
   std::string out;
   auto sink = [](void* ctx, void* data, int size) {
-    static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
+    static_cast<std::string*>(ctx)->append(static_cast<const char*>(data),
+                                           static_cast<std::size_t>(size));
   };
   if (jpeg)
     stbi_write_jpg_to_func(sink, &out, 64, 48, comp, pixels.data(), 90);
@@ -346,7 +376,8 @@ TEST(Image, BadFilesNameTheFile) {
   write_bytes(dir / "empty.png", "");
   write_bytes(dir / "junk.png", "this is not an image");
   write_bytes(dir / "short.pgm", std::string("P5\n30 20\n255\n") + std::string(10, 'x'));
-  // Regression (fuzz_readers): a few bytes claiming a 60000x60000 image are refused before decoding.
+  // Regression (fuzz_readers): a few bytes claiming a 60000x60000 image are refused before
+  // decoding.
   write_bytes(dir / "huge.pgm", std::string("P5\n60000 60000\n255\n") + std::string(10, 'x'));
   for (const char* name : {"empty.png", "junk.png", "short.pgm", "huge.pgm", "missing.png"}) {
     try {
@@ -388,7 +419,8 @@ TEST(Parsers, WorkGroupsSizesCounts) {
   ASSERT_EQ(wgs.size(), 2u);
   EXPECT_EQ(wgs[1].x, 32);
   EXPECT_EQ(wgs[1].y, 4);
-  for (const char* bad : {"0x8", "16x", "x8", "16*8", "-4x2", "16x8x2", "abc", "", "16x8,", "99999999x1"})
+  for (const char* bad :
+       {"0x8", "16x", "x8", "16*8", "-4x2", "16x8x2", "abc", "", "16x8,", "99999999x1"})
     EXPECT_THROW(parse_wg_list(bad), std::invalid_argument) << bad;
   EXPECT_EQ(parse_size("512"), std::make_pair(512, 512));
   EXPECT_EQ(parse_size("640x480"), std::make_pair(640, 480));
@@ -399,8 +431,9 @@ TEST(Parsers, WorkGroupsSizesCounts) {
   EXPECT_THROW(parse_count("reps", "0", 1, 100), std::invalid_argument);
   EXPECT_THROW(parse_count("reps", "5x", 1, 100), std::invalid_argument);
   EXPECT_EQ(spec_wg_candidates().size(), 42u);
-  EXPECT_EQ(parse_vec_list("1,4,1"), (std::vector<int>{1, 4}));
-  for (const char* bad : {"3", "0", "8", "x", ""}) EXPECT_THROW(parse_vec_list(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(parse_vec_list("1,4,1,8"), (std::vector<int>{1, 4, 8}));
+  for (const char* bad : {"3", "0", "6", "16", "x", ""})
+    EXPECT_THROW(parse_vec_list(bad), std::invalid_argument) << bad;
   EXPECT_EQ(parse_py_list("1,2,8"), (std::vector<int>{1, 2, 8}));
   EXPECT_THROW(parse_py_list("0"), std::invalid_argument);
   EXPECT_THROW(parse_py_list("17"), std::invalid_argument);
@@ -418,7 +451,8 @@ TEST(Parsers, SchemesAndReconstructions) {
   EXPECT_EQ(parse_scheme("rows:4").canonical(), "rows:4");
   EXPECT_EQ(parse_scheme("cols:3").canonical(), "cols:3");
   EXPECT_EQ(parse_scheme("stencil").canonical(), "stencil");
-  for (const char* bad : {"rows:0", "rows:-2", "rows:1", "cols:x", "rows", "rows:", "stencil:2", "magic", "rows:2.5"}) {
+  for (const char* bad : {"rows:0", "rows:-2", "rows:1", "cols:x", "rows", "rows:", "stencil:2",
+                          "magic", "rows:2.5"}) {
     try {
       parse_scheme(bad);
       ADD_FAILURE() << "accepted " << bad;
@@ -535,7 +569,8 @@ TEST(Metrics, HandComputedCases) {
   EXPECT_TRUE(std::isinf(compute_errors({5, 5}, {5, 5}, 2, 1).psnr_db));
   EXPECT_GT(compute_errors({5, 5}, {5, 5}, 2, 1).psnr_db, 0);
   // Non-finite elements are skipped and counted.
-  const ErrorMetrics nf = compute_errors({1, 2, NAN}, {1, std::numeric_limits<float>::infinity(), 3}, 3, 1);
+  const ErrorMetrics nf =
+      compute_errors({1, 2, NAN}, {1, std::numeric_limits<float>::infinity(), 3}, 3, 1);
   EXPECT_EQ(nf.nonfinite, 2);
   EXPECT_DOUBLE_EQ(nf.mae, 0);
 }
@@ -574,7 +609,8 @@ TEST(Metrics, WrongFractionAndSsimKnownCases) {
   EXPECT_NEAR(mean_ssim({1, 2, 3, 4}, {1, 2, 3, 4}, 2, 2), 1.0, 1e-12);
   // Hand-computed one-window SSIM: x = {0, 2}, y = {1, 1}, L = 2.
   const double c1 = 0.0004, c2 = 0.0036;  // (0.01 L)^2, (0.03 L)^2
-  EXPECT_NEAR(mean_ssim({0, 2}, {1, 1}, 2, 1), (2 * 1 * 1 + c1) * c2 / ((1 + 1 + c1) * (1 + c2)), 1e-12);
+  EXPECT_NEAR(mean_ssim({0, 2}, {1, 1}, 2, 1), (2 * 1 * 1 + c1) * c2 / ((1 + 1 + c1) * (1 + c2)),
+              1e-12);
 }
 
 // --- generators -----------------------------------------------------------------------------
@@ -607,7 +643,8 @@ TEST(Model, AccurateTilesEqualTheReference) {
     if (app.is_hotspot) continue;
     const GridD ref = reference_run(app, in, nullptr, 1);
     const GridD model = model_run(app, parse_scheme("accurate"), {8, 4}, in, nullptr, 1);
-    for (std::size_t i = 0; i < ref.data.size(); ++i) ASSERT_NEAR(model.data[i], ref.data[i], 1e-9) << app.name;
+    for (std::size_t i = 0; i < ref.data.size(); ++i)
+      ASSERT_NEAR(model.data[i], ref.data[i], 1e-9) << app.name;
   }
 }
 
@@ -634,7 +671,8 @@ TEST(Model, RowsIndependentOfWorkGroupWidth) {
   EXPECT_EQ(a.data, b.data);
   Variant c = parse_scheme("cols:2");
   c.recon = Recon::kNn;
-  EXPECT_EQ(model_run(app, c, {8, 4}, in, nullptr, 1).data, model_run(app, c, {8, 16}, in, nullptr, 1).data);
+  EXPECT_EQ(model_run(app, c, {8, 4}, in, nullptr, 1).data,
+            model_run(app, c, {8, 16}, in, nullptr, 1).data);
 }
 
 TEST(Model, LinearInterpolationIsExactOnLinearRamps) {
@@ -669,8 +707,10 @@ TEST(Model, VecWorkGroupsAreModelledAsTheirBlock) {
   Variant v = parse_scheme("cols:3");
   v.recon = Recon::kLi;
   const AppDescriptor& app = find_app("sobel3");
-  EXPECT_EQ(model_run(app, v, {8, 4, 4}, in, nullptr, 1).data, model_run(app, v, {32, 4, 1}, in, nullptr, 1).data);
-  EXPECT_EQ(model_run(app, v, {8, 2, 4, 2}, in, nullptr, 1).data, model_run(app, v, {32, 4, 1}, in, nullptr, 1).data);
+  EXPECT_EQ(model_run(app, v, {8, 4, 4}, in, nullptr, 1).data,
+            model_run(app, v, {32, 4, 1}, in, nullptr, 1).data);
+  EXPECT_EQ(model_run(app, v, {8, 2, 4, 2}, in, nullptr, 1).data,
+            model_run(app, v, {32, 4, 1}, in, nullptr, 1).data);
   // cols:4 on a 1-wide work-group: invalid with vec 1 (tile width 3), valid with vec 4 (width 6).
   EXPECT_TRUE(check_variant(parse_scheme("cols:4"), 1, {1, 8, 1}));
   EXPECT_FALSE(check_variant(parse_scheme("cols:4"), 1, {1, 8, 4}));
@@ -718,7 +758,8 @@ TEST(Model, BilinearOutputsAreExactOnPlanes) {
   for (const WorkGroup wg : {WorkGroup{4, 2}, WorkGroup{3, 5}}) {
     const GridD out = model_run(app, v, wg, in, nullptr, 1);
     for (int y = 1; y <= 16; ++y)
-      for (int x = 1; x <= 22; ++x) EXPECT_NEAR(out.at(y, x), 255.0 - in.at(y, x), 1e-9) << y << "," << x;
+      for (int x = 1; x <= 22; ++x)
+        EXPECT_NEAR(out.at(y, x), 255.0 - in.at(y, x), 1e-9) << y << "," << x;
     EXPECT_DOUBLE_EQ(out.at(17, 23), 255.0 - in.at(16, 22));  // nn past the last centres
   }
   // nn copies the centre: output (0, 0) takes computed (1, 1), and (2, 2) too.
@@ -760,7 +801,8 @@ TEST(Validation, FakeDeviceLimits) {
   const auto too_many = check_launch(g5, accurate, {32, 16}, dev);
   ASSERT_TRUE(too_many);
   EXPECT_EQ(too_many->status, "invalid_config");
-  EXPECT_NE(too_many->reason.find("CL_DEVICE_MAX_WORK_GROUP_SIZE 256"), std::string::npos) << too_many->reason;
+  EXPECT_NE(too_many->reason.find("CL_DEVICE_MAX_WORK_GROUP_SIZE 256"), std::string::npos)
+      << too_many->reason;
   const auto too_wide = check_launch(g5, accurate, {256, 1}, dev);
   ASSERT_TRUE(too_wide);
   EXPECT_NE(too_wide->reason.find("CL_DEVICE_MAX_WORK_ITEM_SIZES[0] = 128"), std::string::npos);
@@ -775,12 +817,14 @@ TEST(Validation, FakeDeviceLimits) {
   // Accurate inversion reads global memory directly: no tile, so no local-memory limit.
   EXPECT_EQ(tile_local_bytes(find_app("inversion"), accurate, {16, 16, 4, 4}), 0u);
   // Scheme verdicts come first.
-  EXPECT_EQ(check_launch(find_app("inversion"), parse_scheme("stencil"), {8, 8}, dev)->status, "not_applicable");
+  EXPECT_EQ(check_launch(find_app("inversion"), parse_scheme("stencil"), {8, 8}, dev)->status,
+            "not_applicable");
 }
 
 TEST(Hotspot, CoefficientsFollowRodinia) {
   const HotspotCoefficients c = hotspot_coefficients(512, 512);
-  // Rodinia: Cap = 0.5 * 1.75e6 * 0.0005 * (0.016/512)^2; step = 0.001 / (3e6 / (0.5*0.0005*1.75e6)).
+  // Rodinia: Cap = 0.5 * 1.75e6 * 0.0005 * (0.016/512)^2; step = 0.001 / (3e6 /
+  // (0.5*0.0005*1.75e6)).
   const double gw = 0.016 / 512, cap = 0.5 * 1.75e6 * 0.0005 * gw * gw;
   const double step = 0.001 / (3.0e6 / (0.5 * 0.0005 * 1.75e6));
   EXPECT_NEAR(c.step_div_cap, step / cap, 1e-9 * step / cap);
@@ -789,7 +833,8 @@ TEST(Hotspot, CoefficientsFollowRodinia) {
   // Stable at Rodinia's own sizes, diverging from about 1450^2 on (step/Cap grows as N^2).
   EXPECT_LT(hotspot_stability_factor(1024, 1024), 1.0);
   EXPECT_GT(hotspot_stability_factor(2048, 2048), 1.0);
-  EXPECT_NEAR(hotspot_stability_factor(2048, 2048) / hotspot_stability_factor(1024, 1024), 4.0, 0.05);
+  EXPECT_NEAR(hotspot_stability_factor(2048, 2048) / hotspot_stability_factor(1024, 1024), 4.0,
+              0.05);
 }
 
 // SPEC 11 by hand on one window: the 13 taps of the round d = 5 window, and under loop
