@@ -709,22 +709,28 @@ std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, 
 }
 
 std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg) {
-  const std::size_t shared = 0;
-  if (!uses_local_tile(app, v)) return shared;
+  if (!uses_local_tile(app, v)) return 0;
   // As kperf_tile.cl lays the tile out: rows padded to 16-byte chunks when the block width is a
   // multiple of 4, by 4 slots each side (8 for half input where the width is a multiple of 8).
   const WorkGroup block = block_of(v, wg);
-  const std::size_t pad = v.precision_info().in_half && block.x % 8 == 0 ? 8 : 4;
-  const std::size_t stride =
-      block.x % 4 == 0 && app.radius <= 4 ? block.x + 2 * pad : block.x + 2 * app.radius;
+  const int r = app.radius;
+  // The fused li fill of a frame-free scheme reads the next block's first computed line from a
+  // tile one period larger along each scheme axis.
+  const bool next = v.scheme->frame_free && !v.output.none() && v.output_recon == Recon::kLi &&
+                    v.fill().launches == 1;
+  const int ext_y = next && v.output.ky() > 1 ? v.output.ky() : 0;
+  const int ext_x = next && v.output.kx() > 1 ? v.output.kx() : 0;
+  const int pad = v.precision_info().in_half && block.x % 8 == 0 ? 8 : 4;
+  const int stride = block.x % 4 == 0 && r <= 4 ? block.x + 2 * pad + (ext_x + 3) / 4 * 4
+                                                : block.x + 2 * r + ext_x;
   // rows:k li over whole periods reads the kept row below the tile's last rows too
   // (perforate_lines.cl: KPERF_TILE_EXTRA_ROWS).
   const int extra_rows = std::string(v.scheme->family) == "rows" && v.recon == Recon::kLi &&
                                  v.output.ky() == 1 && wg.py % v.skip == 0
                              ? v.skip - 1
                              : 0;
-  return shared +
-         stride * static_cast<std::size_t>(block.y + 2 * app.radius + extra_rows) * sizeof(float);
+  return static_cast<std::size_t>(stride) *
+         static_cast<std::size_t>(block.y + 2 * r + ext_y + extra_rows) * sizeof(float);
 }
 
 std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,

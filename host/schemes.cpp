@@ -124,14 +124,14 @@ void cols_reconstruct(const TileGeometry& g, Recon recon, TileD& tile) {
 
 const std::vector<SchemeDescriptor>& scheme_registry() {
   static const std::vector<SchemeDescriptor> schemes = {
-      {"accurate", "scheme_accurate.cl", "every tile element loaded", false, false, accurate_check,
-       accurate_loads, accurate_reconstruct},
+      {"accurate", "scheme_accurate.cl", "every tile element loaded", false, false, true,
+       accurate_check, accurate_loads, accurate_reconstruct},
       {"stencil", "scheme_stencil.cl", "core loaded, halo from the nearest core element", false,
-       false, stencil_check, stencil_loads, stencil_reconstruct},
-      {"rows", "scheme_rows.cl", "one tile row in k loaded", true, true, rows_check, rows_loads,
-       rows_reconstruct},
-      {"cols", "scheme_cols.cl", "one tile column in k loaded", true, true, cols_check, cols_loads,
-       cols_reconstruct},
+       false, false, stencil_check, stencil_loads, stencil_reconstruct},
+      {"rows", "scheme_rows.cl", "one tile row in k loaded", true, true, false, rows_check,
+       rows_loads, rows_reconstruct},
+      {"cols", "scheme_cols.cl", "one tile column in k loaded", true, true, false, cols_check,
+       cols_loads, cols_reconstruct},
   };
   return schemes;
 }
@@ -291,7 +291,9 @@ std::string Variant::build_options() const {
                " -DOUT_KY=" + std::to_string(output.ky()) +
                " -DOUT_KX=" + std::to_string(output.kx()) +
                " -DOUT_LI=" + (output_recon == Recon::kLi ? "1" : "0") +
-               " -DKPERF_OUTPUT_FILL_FILE=" + fill().cl_file;
+               " -DKPERF_OUTPUT_FILL_FILE=" + fill().cl_file +
+               " -DOUT_FUSED=" + (fill().launches == 1 ? "1" : "0");
+  if (scheme->frame_free) options += " -DKPERF_FRAME_FREE=1";
   if (std::string(precision_info().name) != "f32")
     options += std::string(" -DKPERF_PRECISION_FILE=") + precision_info().cl_file;
   if (host_perforate)

@@ -69,6 +69,9 @@ struct SchemeDescriptor {
   const char* summary;
   bool takes_skip;  // written family:K
   bool uses_recon;  // nn and li differ
+  // The tile holds every element's own value whatever the group (-DKPERF_FRAME_FREE=1), so a
+  // group may compute a neighbouring block's outputs from its own, larger tile.
+  bool frame_free;
   // A reason this scheme cannot run for an app of this radius and this work-group.
   std::optional<Verdict> (*check)(int radius, WorkGroup wg, int skip);
   // Whether tile line t along `axis` is loaded; element (ty, tx) is loaded when row ty and

@@ -75,6 +75,12 @@
 #ifndef OUT_VEC
 #define OUT_VEC 1  // likewise along x
 #endif
+#ifndef OUT_FUSED
+#define OUT_FUSED 1  // the fill writes in the same launch (output_fill_fused.cl), else a second one
+#endif
+#ifndef KPERF_FRAME_FREE
+#define KPERF_FRAME_FREE 0  // 1: the input scheme's tile holds every element's own value (accurate)
+#endif
 #ifndef RELAX_SKIP
 #define RELAX_SKIP 0  // 1: no barrier between tile fill and compute (a race by design)
 #endif
@@ -90,12 +96,25 @@
 #define ITEM_COLS (VEC * OUT_VEC * OUT_KX)
 #define BLOCK_X (WG_X * ITEM_COLS)
 #define BLOCK_Y (WG_Y * ITEM_ROWS)
-#define TILE_W (BLOCK_X + 2 * RADIUS)
-#define TILE_H (BLOCK_Y + 2 * RADIUS)
+// Under the fused li fill a work-item also computes the next computed line along each scheme
+// axis, the first of the next work-item or block. Where the tile does not depend on the group
+// (KPERF_FRAME_FREE) the block's last work-items read it from a tile one period taller / wider;
+// otherwise from global memory as the neighbouring group reads it (KPERF_OUTPUT_WINDOW).
+#define KPERF_OUT_NEXT_Y (OUT_KY > 1 && OUT_LI && OUT_FUSED)
+#define KPERF_OUT_NEXT_X (OUT_KX > 1 && OUT_LI && OUT_FUSED)
+#define KPERF_TILE_EXT_Y (KPERF_FRAME_FREE && KPERF_OUT_NEXT_Y ? OUT_KY : 0)
+#define KPERF_TILE_EXT_X (KPERF_FRAME_FREE && KPERF_OUT_NEXT_X ? OUT_KX : 0)
+#define TILE_W (BLOCK_X + 2 * RADIUS + KPERF_TILE_EXT_X)
+#define TILE_H (BLOCK_Y + 2 * RADIUS + KPERF_TILE_EXT_Y)
 #define WG_SIZE (WG_X * WG_Y)
 
 #define KPERF_STR_(x) #x
 #define KPERF_STR(x) KPERF_STR_(x)
+// Eight floats as two 16-byte stores (vstore8 was scalarised by NVIDIA's compiler).
+inline void kperf_store_float8(float8 v, __global float* p, int i8) {
+  ((__global float4*)p)[2 * i8] = v.lo;
+  ((__global float4*)p)[2 * i8 + 1] = v.hi;
+}
 #include KPERF_STR(KPERF_PRECISION_FILE)
 
 // When the block width is a multiple of 4, each local tile row is stored 16-byte aligned with
@@ -111,7 +130,7 @@
 #define KPERF_TILE_PAD 4
 #endif
 #define TILE_OFF (KPERF_TILE_PAD - RADIUS)
-#define TILE_STRIDE (BLOCK_X + 2 * KPERF_TILE_PAD)
+#define TILE_STRIDE (BLOCK_X + 2 * KPERF_TILE_PAD + (KPERF_TILE_EXT_X + 3) / 4 * 4)
 #else
 #define KPERF_VEC_ROWS 0
 #define TILE_OFF 0
@@ -374,9 +393,16 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
 
 // The window of the computed output whose first window element is element (row0, col0) of this
 // group's tile. Where it lies past the block (linear interpolation reaches the next block's first
-// computed line) it is read from global memory as the neighbouring group reads it, so that the
-// value equals the one that group computes, whatever the input scheme.
-#if KPERF_LOAD_TILE
+// computed line) and the tile depends on the group, it is read from global memory as the
+// neighbouring group reads it, so that the value equals the one that group computes.
+#if KPERF_FRAME_FREE && KPERF_LOAD_TILE
+#define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0) \
+  kperf_gather_window(kperf_tile, win, row0, col0)
+#elif KPERF_FRAME_FREE
+#define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0)                                 \
+  kperf_gather_window_global(in, width, height, win, (int)get_group_id(1), (int)get_group_id(0), \
+                             row0, col0)
+#elif KPERF_LOAD_TILE
 #define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0)                                  \
   if ((row0) < BLOCK_Y && (col0) < BLOCK_X)                                                      \
     kperf_gather_window(kperf_tile, win, row0, col0);                                            \

@@ -4,10 +4,11 @@
 // computed line, copies of those), or under li the lines it interpolates up to the next computed
 // line. It computes that next line too (one more computed output per work-item along each
 // interpolated axis): the next work-item's first, or past the block the next group's, read as
-// that group reads it (KPERF_OUTPUT_WINDOW). Outputs equal the separate fill's: bit for bit
-// under nn, to float rounding under li.
-#define KPERF_OUT_NQY (OUT_PY + (OUT_KY > 1 && OUT_LI))
-#define KPERF_OUT_NQX (OUT_VEC + (OUT_KX > 1 && OUT_LI))
+// that group reads it, or from a larger tile where it holds the same values
+// (KPERF_OUTPUT_WINDOW). Outputs equal the separate fill's: bit for bit under nn, to float
+// rounding under li.
+#define KPERF_OUT_NQY (OUT_PY + KPERF_OUT_NEXT_Y)
+#define KPERF_OUT_NQX (OUT_VEC + KPERF_OUT_NEXT_X)
 
 // Whether the work-item whose computed line (on an axis of n outputs, period k) is c writes line
 // c + d, for -(k / 2) <= d < k, and how: a copy of line c, or (*interp) the linear

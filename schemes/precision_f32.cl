@@ -9,7 +9,7 @@
 #define kperf_read_out4(p, i4) (((__global const float4*)(p))[i4])
 #define kperf_write_out(p, i, v) ((p)[i] = (v))
 #define kperf_write_out4(p, i4, v) (((__global float4*)(p))[i4] = (v))
-#define kperf_write_out8(p, i8, v) vstore8((v), (i8), (p))
+#define kperf_write_out8(p, i8, v) kperf_store_float8((v), (p), (i8))
 // The input's 16-byte load (KPERF_IN_VEC floats) and its place in the local tile.
 #define KPERF_IN_VEC 4
 #define KPERF_IN_VEC_T float4
