@@ -481,18 +481,50 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 // them along the scheme's axis) one period apart, then the fill file's store (kperf_output_store)
 // writes what this work-item owns.
 #define KPERF_OUT_POINT (PY * VEC)
-#define KPERF_BODY(block_fn, in, out, width, height)                                         \
-  KPERF_TILE_FILL(in, width, height);                                                        \
-  float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];                         \
-  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)                               \
-  _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx) {                             \
-    const int row0 = kperf_item_row(qy), col0 = kperf_item_col(qx);                          \
-    float win[KPERF_WIN_H * KPERF_WIN_W];                                                    \
-    KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0);                                 \
-    KPERF_COMPUTE_AT(block_fn, win, &kperf_vals[(qy * KPERF_OUT_NQX + qx) * KPERF_OUT_POINT], \
-                     (int)get_group_id(1) * BLOCK_Y + row0,                                   \
-                     (int)get_group_id(0) * BLOCK_X + col0);                                  \
-  }                                                                                          \
+#define KPERF_OUT_VAL_AT(vals, qy, qx) (&(vals)[((qy) * KPERF_OUT_NQX + (qx)) * KPERF_OUT_POINT])
+// The computed output (qy, qx) of this work-item into its slot of vals.
+#define KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)                        \
+  {                                                                                         \
+    const int row0 = kperf_item_row(qy), col0 = kperf_item_col(qx);                         \
+    float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
+    KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0);                                \
+    KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                          \
+                     (int)get_group_id(1) * BLOCK_Y + row0, (int)get_group_id(0) * BLOCK_X + col0); \
+  }
+#if KPERF_OUT_NEXT_X
+// Along x the next computed column of a work-item is its right neighbour's first: shared through
+// local memory (one barrier) rather than computed twice; the block's last work-items compute the
+// next block's first column.
+#define KPERF_OUT_SLOT(qy, p, x) \
+  kperf_next_x[(((int)get_local_id(1) * KPERF_OUT_NQY + (qy)) * KPERF_OUT_POINT + (p)) * (WG_X + 1) + (x)]
+#define KPERF_OUT_SHARE_NEXT_X(block_fn, in, width, height, vals)                            \
+  __local float kperf_next_x[WG_Y * KPERF_OUT_NQY * KPERF_OUT_POINT * (WG_X + 1)];          \
+  {                                                                                          \
+    const int lx = (int)get_local_id(0);                                                     \
+    _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)                             \
+    _Pragma("unroll") for (int p = 0; p < KPERF_OUT_POINT; ++p)                              \
+      KPERF_OUT_SLOT(qy, p, lx) = KPERF_OUT_VAL_AT(vals, qy, 0)[p];                         \
+    if (lx == WG_X - 1)                                                                      \
+      _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy) {                         \
+        KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, OUT_VEC);                   \
+        _Pragma("unroll") for (int p = 0; p < KPERF_OUT_POINT; ++p)                          \
+          KPERF_OUT_SLOT(qy, p, WG_X) = KPERF_OUT_VAL_AT(vals, qy, OUT_VEC)[p];             \
+      }                                                                                      \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                            \
+    _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)                             \
+    _Pragma("unroll") for (int p = 0; p < KPERF_OUT_POINT; ++p)                              \
+      KPERF_OUT_VAL_AT(vals, qy, OUT_VEC)[p] = KPERF_OUT_SLOT(qy, p, lx + 1);                \
+  }
+#else
+#define KPERF_OUT_SHARE_NEXT_X(block_fn, in, width, height, vals)
+#endif
+#define KPERF_BODY(block_fn, in, out, width, height)                       \
+  KPERF_TILE_FILL(in, width, height);                                      \
+  float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];       \
+  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)             \
+  _Pragma("unroll") for (int qx = 0; qx < OUT_VEC; ++qx)                   \
+    KPERF_OUT_COMPUTE(block_fn, in, width, height, kperf_vals, qy, qx);    \
+  KPERF_OUT_SHARE_NEXT_X(block_fn, in, width, height, kperf_vals);         \
   kperf_output_store(out, width, height, kperf_vals)
 #endif
 

@@ -2,11 +2,11 @@
 // work-item that computes an output also writes every output whose value comes from it: its
 // nearest-neighbour copies (ties take the lower index; before the first and past the last
 // computed line, copies of those), or under li the lines it interpolates up to the next computed
-// line. It computes that next line too (one more computed output per work-item along each
-// interpolated axis): the next work-item's first, or past the block the next group's, read as
-// that group reads it, or from a larger tile where it holds the same values
-// (KPERF_OUTPUT_WINDOW). Outputs equal the separate fill's: bit for bit under nn, to float
-// rounding under li.
+// line. Along y it computes that next line too (one more computed output per work-item): the
+// next work-item's first, or past the block the next group's, read as that group reads it, or
+// from a larger tile where it holds the same values (KPERF_OUTPUT_WINDOW). Along x the next
+// work-item shares its first computed column through local memory (KPERF_OUT_SHARE_NEXT_X).
+// Outputs equal the separate fill's: bit for bit under nn, to float rounding under li.
 #define KPERF_OUT_NQY (OUT_PY + KPERF_OUT_NEXT_Y)
 #define KPERF_OUT_NQX (OUT_VEC + KPERF_OUT_NEXT_X)
 
