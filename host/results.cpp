@@ -82,12 +82,22 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
     j["transfer_ns"] = {{"write", stats_json(summarize(t.write))},
                         {"read", stats_json(summarize(t.read))}};
     j["host_pack_ns"] = summarize(t.host_pack).median;
+    if (!t.host_memcpy.empty()) {
+      // Bandwidths in bytes written per ns (GB/s): packing against a memcpy of those bytes.
+      const double pack = summarize(t.host_pack).median, copy = summarize(t.host_memcpy).median;
+      j["host_pack"] = {{"bytes", t.host_bytes},
+                        {"pack_gbps", pack > 0 ? t.host_bytes / pack : 0.0},
+                        {"memcpy_ns", copy},
+                        {"memcpy_gbps", copy > 0 ? t.host_bytes / copy : 0.0},
+                        {"of_memcpy", pack > 0 && copy > 0 ? copy / pack : 0.0}};
+    }
     j["end_to_end_ns"] = summarize(t.end_to_end).median;
     j["transfer_samples_ns"] = {{"write", t.write},
                                 {"read", t.read},
                                 {"host_pack", t.host_pack},
                                 {"kernel", t.kernel},
                                 {"end_to_end", t.end_to_end}};
+    if (!t.host_memcpy.empty()) j["transfer_samples_ns"]["host_memcpy"] = t.host_memcpy;
   }
   j["primary_metric"] = r.primary_metric;
   if (r.error) j["error"] = to_json(*r.error);
@@ -163,8 +173,12 @@ ResultRow row_from_json(const nlohmann::json& j) {
   if (j.contains("transfer_samples_ns")) {
     const auto& t = j.at("transfer_samples_ns");
     auto list = [&](const char* name) { return t.at(name).get<std::vector<std::uint64_t>>(); };
-    r.transfer_samples = {list("write"), list("read"), list("host_pack"), list("kernel"),
-                          list("end_to_end")};
+    r.transfer_samples = {
+        list("write"), list("read"), list("host_pack"), list("kernel"), list("end_to_end"), {}, 0};
+    if (t.contains("host_memcpy")) {
+      r.transfer_samples.host_memcpy = list("host_memcpy");
+      r.transfer_samples.host_bytes = j.at("host_pack").at("bytes").get<std::uint64_t>();
+    }
   }
   r.primary_metric = j.value("primary_metric", std::string());
   if (j.contains("error")) r.error = errors_from_json(j.at("error"));

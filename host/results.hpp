@@ -53,6 +53,10 @@ struct ResultRow {
   // of that repetition and their sum (end to end), in nanoseconds.
   struct TransferSamples {
     std::vector<std::uint64_t> write, read, host_pack, kernel, end_to_end;
+    // Where the host packs or converts the input: a plain memcpy of the same bytes into the same
+    // pinned memory on the same threads, per repetition, and those bytes.
+    std::vector<std::uint64_t> host_memcpy;
+    std::uint64_t host_bytes = 0;
     bool empty() const { return end_to_end.empty(); }
   } transfer_samples;
   std::optional<double> model_max_abs;  // --verify: distance to the CPU model of the scheme

@@ -1171,6 +1171,15 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
   constexpr int kWarmup = 2;
   for (int rep = -kWarmup; rep < cfg_.reps; ++rep) {
     if (interrupt_requested()) throw Abandoned{};
+    // The packing's yardstick: a plain memcpy of the bytes it writes, into the same memory.
+    std::uint64_t copy_ns = 0;
+    if (prepares) {
+      const auto c0 = std::chrono::steady_clock::now();
+      parallel_memcpy(up, w.input.data.data(), std::min(up_bytes + power_bytes, n * sizeof(float)));
+      copy_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::steady_clock::now() - c0)
+                                               .count());
+    }
     const auto t0 = std::chrono::steady_clock::now();
     if (prepares) prepare();
     const auto t1 = std::chrono::steady_clock::now();
@@ -1201,6 +1210,10 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
     row.transfer_samples.write.push_back(write);
     row.transfer_samples.read.push_back(read_ns);
     row.transfer_samples.host_pack.push_back(pack);
+    if (prepares) {
+      row.transfer_samples.host_memcpy.push_back(copy_ns);
+      row.transfer_samples.host_bytes = std::min(up_bytes + power_bytes, n * sizeof(float));
+    }
     row.transfer_samples.kernel.push_back(kernel);
     row.transfer_samples.end_to_end.push_back(pack + write + kernel + read_ns);
   }

@@ -39,4 +39,7 @@ InputLayout input_layout(const Variant& v, int radius, int width, int height);
 void write_input(const Variant& v, int radius, const Grid& grid, void* dst);
 std::vector<unsigned char> make_input(const Variant& v, int radius, const Grid& grid);
 
+// A plain memcpy split across the same threads as the packing: the bandwidth packing is held to.
+void parallel_memcpy(void* dst, const void* src, std::size_t bytes);
+
 }  // namespace kperf
