@@ -7,10 +7,13 @@
 #include <atomic>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <thread>
+
+#include "io.hpp"
 
 namespace kperf {
 
@@ -130,8 +133,7 @@ DeviceInfo query_info(const cl::Platform& platform, const cl::Device& device, in
   info.max_mem_alloc_size = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
   info.local_mem_size = device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
   info.global_mem_cache_size = device.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>();
-  info.local_mem_type =
-      device.getInfo<CL_DEVICE_LOCAL_MEM_TYPE>() == CL_LOCAL ? "local" : "global";
+  info.local_mem_type = device.getInfo<CL_DEVICE_LOCAL_MEM_TYPE>() == CL_LOCAL ? "local" : "global";
   info.unified_memory = device.getInfo<CL_DEVICE_HOST_UNIFIED_MEMORY>() != CL_FALSE;
   info.max_work_group_size = device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
   info.max_work_item_sizes = device.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
@@ -200,9 +202,9 @@ std::vector<DeviceEntry> enumerate_devices() {
       continue;  // A platform without devices is not an error for the others.
     }
     for (std::size_t d = 0; d < devices.size(); ++d)
-      entries.push_back({platforms[p], devices[d],
-                         query_info(platforms[p], devices[d], static_cast<int>(p),
-                                    static_cast<int>(d))});
+      entries.push_back(
+          {platforms[p], devices[d],
+           query_info(platforms[p], devices[d], static_cast<int>(p), static_cast<int>(d))});
   }
   if (entries.empty()) throw DeviceError("no OpenCL device found on any platform");
   return entries;
@@ -278,18 +280,52 @@ std::uint64_t fnv1a(std::uint64_t hash, const std::string& text) {
 
 }  // namespace
 
+std::string kernel_sources_salt(const std::string& kernel_root) {
+  std::vector<std::filesystem::path> files;
+  for (const char* sub : {"kernels", "schemes"})
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::filesystem::path(kernel_root) / sub))
+      if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string salt;
+  for (const auto& f : files) salt += f.filename().string() + '\0' + read_file(f.string()) + '\0';
+  return salt;
+}
+
 void ClEnv::enable_binary_cache(const std::string& dir, const std::string& salt) {
   cache_dir_ = dir;
   cache_salt_ = salt;
 }
 
+namespace {
+
+// Build options without their include directories ("-I DIR"): the salt already holds the contents
+// of every file those directories provide, so two checkouts (or build trees) of the same sources
+// share cache entries.
+std::string options_without_include_dirs(const std::string& options) {
+  std::istringstream in(options);
+  std::string word, out;
+  while (in >> word) {
+    if (word == "-I") {
+      in >> word;
+      continue;
+    }
+    if (word.rfind("-I", 0) == 0) continue;
+    out += (out.empty() ? "" : " ") + word;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string ClEnv::cache_file(const std::string& source, const std::string& options) const {
   const DeviceInfo& d = entry_.info;
   char name[48];
+  const std::string key_options = options_without_include_dirs(options);
   std::uint64_t parts[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};  // two seeds: 128 bits
   for (auto& h : parts)
     for (const std::string* s : {&cache_salt_, &d.name, &d.driver_version, &d.device_version,
-                                 &d.platform_version, &options, &source})
+                                 &d.platform_version, &key_options, &source})
       h = fnv1a(h, *s);
   std::snprintf(name, sizeof name, "%016llx%016llx.bin", static_cast<unsigned long long>(parts[0]),
                 static_cast<unsigned long long>(parts[1]));

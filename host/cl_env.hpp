@@ -5,18 +5,16 @@
 #define CL_HPP_TARGET_OPENCL_VERSION 120
 #define CL_HPP_MINIMUM_OPENCL_VERSION 120
 #include <CL/opencl.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace kperf {
 
@@ -135,5 +133,9 @@ class ClEnv {
   std::optional<cl::Program> load_cached(const std::string& file, const std::string& options);
   void store_cached(const std::string& file, const cl::Program& program);
 };
+
+// The binary cache's salt: the name and contents of every file under kernel_root's kernels/ and
+// schemes/, so that an edited kernel or scheme file misses.
+std::string kernel_sources_salt(const std::string& kernel_root);
 
 }  // namespace kperf

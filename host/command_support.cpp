@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 
@@ -113,14 +114,13 @@ DeviceEntry choose_device_entry(const std::string &selector) {
 
 void enable_binary_cache(ClEnv &env, const std::string &dir, const std::string &kernel_root) {
   require_writable_dir("--binary-cache", dir);
-  std::vector<fs::path> files;
-  for (const char *sub : {"kernels", "schemes"})
-    for (const auto &e : fs::directory_iterator(fs::path(kernel_root) / sub))
-      if (e.is_regular_file()) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  std::string salt;
-  for (const auto &f : files) salt += f.filename().string() + '\0' + read_file(f.string()) + '\0';
-  env.enable_binary_cache(dir, salt);
+  env.enable_binary_cache(dir, kernel_sources_salt(kernel_root));
+}
+
+std::string binary_cache_dir(const cxxopts::ParseResult &args) {
+  if (args.count("binary-cache")) return args["binary-cache"].as<std::string>();
+  const char *env = std::getenv("KPERF_BINARY_CACHE");
+  return env ? std::string(env) : std::string();
 }
 
 namespace {

@@ -54,6 +54,9 @@ DeviceEntry choose_device_entry(const std::string &selector);
 // Turns on the program-binary cache in `dir`, keyed by the contents of every
 // file under `kernel_root`'s kernels/ and schemes/ (an edited scheme misses).
 void enable_binary_cache(ClEnv &env, const std::string &dir, const std::string &kernel_root);
+// The binary cache a command uses: --binary-cache DIR, else the environment's
+// KPERF_BINARY_CACHE (how the test suite shares one cache), else none ("").
+std::string binary_cache_dir(const cxxopts::ParseResult &args);
 
 // SIGINT and SIGTERM set interrupt_requested(): the runner stops after the
 // configuration in flight and the command writes what finished.

@@ -15,6 +15,7 @@
 #include "axis_options.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
 #include "parallel.hpp"
@@ -254,7 +255,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
 
   // Device.
   ClEnv env(choose_device_entry(text("device")));
-  if (given("binary-cache")) enable_binary_cache(env, text("binary-cache"), cfg.kernel_root);
+  const std::string binary_cache = binary_cache_dir(args);
+  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   const std::uint64_t need = static_cast<std::uint64_t>(largest) * sizeof(float);
   if (need > env.info().max_mem_alloc_size)
     throw UsageError("a grid of " + std::to_string(largest) + " elements needs " +
@@ -280,7 +282,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   if (given("resume") && fs::exists(out_path)) {
     nlohmann::json old;
     try {
-      old = nlohmann::json::parse(read_file(out_path));
+      old = nlohmann::json::parse(read_document(out_path));
       for (const auto& j : old.at("results")) rows.push_back(row_from_json(j));
     } catch (const nlohmann::json::exception& e) {
       throw UsageError("--resume: " + out_path + " is not a kperf results file (" + e.what() + ")");
@@ -300,8 +302,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     annotate(annotated);
     nlohmann::ordered_json doc;
     doc["schema_version"] = kSchemaVersion;
-    nlohmann::ordered_json ctx = run_context(command_line, env, cfg, runner,
-                                             given("binary-cache") ? text("binary-cache") : "");
+    nlohmann::ordered_json ctx = run_context(command_line, env, cfg, runner, binary_cache);
     ctx["complete"] = complete;
     // Harness overhead: this run's wall time against the kernel time it measured.
     double timed_ns = 0;
@@ -322,7 +323,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     doc["results"] = nlohmann::ordered_json::array();
     for (const auto& r : annotated) doc["results"].push_back(to_json(r));
     const auto write_start = std::chrono::steady_clock::now();
-    write_file_atomic(out_path, doc.dump() + "\n");
+    write_document_atomic(out_path, doc.dump() + "\n");
     write_s +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
     return annotated;

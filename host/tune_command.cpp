@@ -17,6 +17,7 @@
 #include "axis_options.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
 #include "runner.hpp"
@@ -162,7 +163,8 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   if (given("out")) require_writable(text("out"));
 
   ClEnv env(choose_device_entry(text("device")));
-  if (given("binary-cache")) enable_binary_cache(env, text("binary-cache"), cfg.kernel_root);
+  const std::string binary_cache = binary_cache_dir(args);
+  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   const bool cpu_device = env.info().type.find("CPU") != std::string::npos;
   const std::vector<WorkGroup> wgs =
       given("wg")  ? parse_wg_list(text("wg"))
@@ -194,7 +196,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   nlohmann::ordered_json earlier_harness;  // what the sessions before this --resume spent
   if (given("resume") && fs::exists(out_path)) {
     try {
-      const auto old = nlohmann::json::parse(read_file(out_path));
+      const auto old = nlohmann::json::parse(read_document(out_path));
       if (old.value("kind", "") != "tune")
         throw UsageError("--resume: " + out_path + " is not a kperf tune file");
       if (old.contains("context") && old["context"].contains("harness"))
@@ -266,8 +268,8 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     ctx["reps"] = cfg.reps;
     ctx["extra_build_options"] = cfg.extra_build_options;
     ctx["copy_gbps"] = tuner.copy_gbps();
-    ctx["binary_cache"] = given("binary-cache")
-                              ? nlohmann::ordered_json{{"dir", text("binary-cache")},
+    ctx["binary_cache"] = !binary_cache.empty()
+                              ? nlohmann::ordered_json{{"dir", binary_cache},
                                                        {"hits", env.binary_cache_hits()},
                                                        {"stores", env.binary_cache_stores()}}
                               : nlohmann::ordered_json(false);
@@ -283,7 +285,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     doc["tune"] = complete ? tuner.summary_json() : nlohmann::ordered_json(nullptr);
     doc["results"] = nlohmann::ordered_json::array();
     for (const auto &r : rows) doc["results"].push_back(tune_row_json(r));
-    write_file_atomic(out_path, doc.dump() + "\n");
+    write_document_atomic(out_path, doc.dump() + "\n");
   };
   const bool complete = tuner.run([&](const std::vector<TuneRow> &rows) { write(rows, false); });
   write(tuner.rows(), complete);

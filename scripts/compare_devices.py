@@ -11,7 +11,11 @@ relative difference between devices says nothing). Exit 0 when every pair agrees
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kperf_json import load_document  # noqa: E402
 
 REL_TOL = 1e-5
 ABS_TOL = 1e-6
@@ -20,12 +24,11 @@ MEANINGFUL = 1e-4
 
 def load(path):
     try:
-        with open(path) as f:
-            doc = json.load(f)
+        doc = load_document(path)
         if doc.get("schema_version") not in (1, 2):
             raise ValueError(f"unsupported schema_version {doc.get('schema_version')}")
         return doc["context"]["device"]["name"], {r["key"]: r for r in doc["results"]}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
         raise SystemExit(f"compare_devices.py: {path}: not a kperf results file ({exc})")
 
 

@@ -1,21 +1,55 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test (host units, PoCL device tests,
-# command-line and script tests); then builds again with AddressSanitizer and
-# UndefinedBehaviorSanitizer (build-asan/) and runs the whole suite under them; last, where the
-# machine allows it (root, binfmt_misc), the arm64 build under emulation (scripts/check-arm64.sh)
-# with its Debian root cached in ~/.cache/kperf so that clones share it.
-# KPERF_SANITIZE=0 skips the sanitizer pass, KPERF_ARM64=0 the arm64 check.
+# Installs what is missing, builds, and runs the tests.
+#
+#   scripts/test.sh [--full] [ctest options...]
+#
+# The fast tier (no --full): host unit tests, device tests on PoCL (every app against its double
+# reference, every scheme and axis against its CPU model, NaN poisoning, canaries), command-line
+# and script tests; matrix tests run a sample of their launch shapes, each shape for some
+# variant. --full adds, in this order:
+#   - the same suite with every launch shape of the matrix tests (KPERF_TEST_FULL=1);
+#   - AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the host tests and a device
+#     subset that builds every kernel file and every axis once (KPERF_SANITIZE=0 skips it);
+#   - the arm64 build on aarch64 PoCL under qemu where the machine allows it (root, binfmt_misc),
+#     its Debian root cached in ~/.cache/kperf for every clone (KPERF_ARM64=0 skips it).
+# Every test process shares PoCL's kernel cache (by source and options), so each distinct
+# program compiles once per machine: the device tests of both builds read the kernels of the
+# source tree, with the same options. (kperf's own binary cache, KPERF_BINARY_CACHE=DIR, serves
+# the same purpose on other drivers; on PoCL it cost more than it saved: storing a binary makes
+# PoCL generate code it would otherwise compile only on first launch.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+full=0
+if [ "${1:-}" = "--full" ]; then
+  full=1
+  shift
+fi
 scripts/install-deps.sh
 scripts/build.sh
 datasets/fetch_images.sh || echo "sample photos unavailable; photo tests use synthetic inputs" >&2
-(cd build && ctest --output-on-failure --parallel 2 "$@")
+
+if [ "$full" = 0 ]; then
+  (cd build && ctest --output-on-failure --parallel 2 "$@")
+  exit 0
+fi
+
+echo "== every launch shape of the matrix tests (KPERF_TEST_FULL=1)" >&2
+(cd build && KPERF_TEST_FULL=1 ctest --output-on-failure --parallel 2 "$@")
 
 if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
-  echo "== the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)" >&2
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKPERF_SANITIZE=ON >/dev/null
+  echo "== host tests and a device subset under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)" >&2
+  # Optimised, so that the CPU models and references the tests compute take seconds, not
+  # minutes; the sanitizers check the same code paths.
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKPERF_SANITIZE=ON >/dev/null
   cmake --build build-asan --parallel
+  # Host suites whole; of the device suites every kernel file (AccurateApp), one app (median)
+  # through every per-app matrix (input schemes, load paths, output schemes and fills,
+  # precision, host perforation, poisoning) and every other device test (relax, launch and loop
+  # perforation, probes, pipeline, canaries, build failures, validation, metrics on the device,
+  # transfers); the command line; the tuner end to end.
+  subset='^AllApps/AccurateApp\.|/"median"$|^(OutputScheme|Relax|IterationsSkip|Bilateral|Probes'
+  subset+='|Pipeline|Failures|Validation|DeviceMetrics|Hotspot|Gaussian3|Transfers|HostPerforation'
+  subset+='|Cli)\.|^tune_script$'
   # Leaks inside the OpenCL driver stack (PoCL, LLVM) are suppressed; kperf's own are not.
   # use_tls=0: LeakSanitizer's stop-the-world tracer crashes reading a PoCL thread's TLS at the
   # exit of some runs ("Tracer caught signal 11", google/sanitizers#1353; reproducible with a run
@@ -24,7 +58,8 @@ if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   (cd build-asan &&
    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp:use_tls=0" \
    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-   ctest --output-on-failure --parallel 2 "$@")
+   ctest --output-on-failure --parallel 2 -L host "$@" &&
+   ctest --output-on-failure --parallel 2 -LE host -R "$subset" "$@")
 fi
 
 if [ "${KPERF_ARM64:-1}" != 0 ]; then

@@ -1,15 +1,14 @@
 // Command-line tests of the built binary: bad input gets one line on stderr, a non-zero exit
 // and no output file; a good run writes a complete, versioned JSON document.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
+#include "gzip.hpp"
 #include "io.hpp"
 #include "stats.hpp"
 #include "test_support.hpp"
@@ -28,7 +27,8 @@ struct CliRun {
 
 CliRun kperf_cli(const std::string& args, const TempDir& dir, const std::string& env_prefix = "") {
   const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-  const std::string cmd = env_prefix + " " + KPERF_TEST_BINARY + " " + args + " >" + out + " 2>" + err;
+  const std::string cmd =
+      env_prefix + " " + KPERF_TEST_BINARY + " " + args + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -103,6 +103,11 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --output rows:1", "invalid factor K in 'rows:1'"},
       {"run --output center", "needs a factor K"},
       {"run --output-recon cubic", "unknown reconstruction 'cubic' (valid: nn, li"},
+      {"run --output rows:2 --output-fill twice",
+       "unknown --output-fill 'twice' (valid: fused, separate)"},
+      {"run --output-fill separate",
+       "--output-fill separate needs an output scheme (--output rows:K, cols:K or center:K)"},
+      {"run --vec 3", "invalid --vec '3' (valid: 1, 2, 4, 8)"},
       {"run --relax sometimes", "unknown --relax 'sometimes' (valid: none, skip)"},
       {"run --binary-cache /proc/kperf-cache",
        "--binary-cache /proc/kperf-cache: cannot create or write directory"},
@@ -125,7 +130,8 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
   }
   // A size beyond the device's largest allocation is refused before anything is allocated.
   if (test::test_env()) {
-    const CliRun huge = kperf_cli("run --apps gaussian3 --size 65536 --input synthetic:noise" + out, dir);
+    const CliRun huge =
+        kperf_cli("run --apps gaussian3 --size 65536 --input synthetic:noise" + out, dir);
     EXPECT_EQ(huge.exit_code, 2);
     EXPECT_TRUE(one_line(huge.err)) << huge.err;
     EXPECT_NE(huge.err.find("CL_DEVICE_MAX_MEM_ALLOC_SIZE"), std::string::npos) << huge.err;
@@ -145,7 +151,8 @@ TEST(Cli, NoOpenClPlatformIsOneLine) {
   TempDir dir;
   // An empty vendor directory: the ICD loader finds no platform.
   fs::create_directories(dir / "vendors");
-  const CliRun r = kperf_cli("devices", dir, "OCL_ICD_VENDORS=" + (dir / "vendors").string() + " OCL_ICD_FILENAMES=");
+  const CliRun r = kperf_cli(
+      "devices", dir, "OCL_ICD_VENDORS=" + (dir / "vendors").string() + " OCL_ICD_FILENAMES=");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_TRUE(one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("no OpenCL platform"), std::string::npos) << r.err;
@@ -155,15 +162,16 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
   const std::string d = dir.path().string();
-  const CliRun r = kperf_cli("run --apps gaussian3,inversion --schemes accurate,stencil,rows1 --wg 16x8,8x4 "
-                          "--input synthetic:noise --size 40x24 --warmup 2 --reps 3 --quiet --out " +
-                              d + "/r.json --save-outputs " + d + "/outs",
-                          dir);
+  const CliRun r = kperf_cli(
+      "run --apps gaussian3,inversion --schemes accurate,stencil,rows1 --wg 16x8,8x4 "
+      "--input synthetic:noise --size 40x24 --warmup 2 --reps 3 --quiet --out " +
+          d + "/r.json --save-outputs " + d + "/outs",
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
   EXPECT_EQ(doc.at("schema_version"), 2);
-  for (const char* k : {"date", "host", "kperf_version", "git_sha", "build_type", "command_line", "device",
-                        "warmup", "reps", "copy_gbps"})
+  for (const char* k : {"date", "host", "kperf_version", "git_sha", "build_type", "command_line",
+                        "device", "warmup", "reps", "copy_gbps"})
     EXPECT_TRUE(doc.at("context").contains(k)) << k;
   EXPECT_EQ(doc["context"]["reps"], 3);
   EXPECT_TRUE(doc["context"]["device"].contains("local_mem_type"));
@@ -195,14 +203,17 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
     EXPECT_EQ(row.at("samples_ns").size(), 3u);
     EXPECT_TRUE(fs::exists(row.at("output_file").get<std::string>()));
     EXPECT_EQ(read_npy(row.at("output_file")).width, 40);
-    best_per_group[row["app"].get<std::string>() + row["scheme"].get<std::string>()] += row["best_wg"].get<bool>();
+    best_per_group[row["app"].get<std::string>() + row["scheme"].get<std::string>()] +=
+        row["best_wg"].get<bool>();
   }
   for (const auto& [group, count] : best_per_group) EXPECT_EQ(count, 1) << group;
   EXPECT_NE(r.out.find("gaussian3"), std::string::npos);  // the summary table
 }
 
 std::set<std::string> result_keys(const fs::path& file, bool* complete = nullptr) {
-  const auto doc = nlohmann::json::parse(read_file(file.string()));  // throws if not valid JSON
+  // Throws if not valid JSON; a .gz document must be gzip.
+  if (file.extension() == ".gz") EXPECT_TRUE(is_gzip(read_file(file.string()))) << file;
+  const auto doc = nlohmann::json::parse(read_document(file.string()));
   std::set<std::string> keys;
   for (const auto& row : doc.at("results")) {
     EXPECT_TRUE(keys.insert(row.at("key").get<std::string>()).second) << "duplicate " << row["key"];
@@ -214,12 +225,14 @@ std::set<std::string> result_keys(const fs::path& file, bool* complete = nullptr
 
 // Interrupting a run at seeded random moments (SIGINT, SIGTERM, or SIGKILL) leaves either no
 // file or valid JSON with finished configurations only; --resume then completes the same set of
-// keys as an uninterrupted run, without duplicates.
+// keys as an uninterrupted run, without duplicates. Every other attempt writes compressed
+// (--out *.json.gz): atomic and resumable the same way.
 TEST(Cli, InterruptAndResumeGiveTheUninterruptedKeys) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
-  const std::string args = "run --apps gaussian3,sobel5,median,hotspot --schemes accurate,rows1,cols:2 "
-                           "--wg 16x8,8x4 --size 96x80 --iterations 4 --warmup 2 --reps 3 --quiet --out ";
+  const std::string args =
+      "run --apps gaussian3,sobel5,median,hotspot --schemes accurate,rows1,cols:2 "
+      "--wg 16x8,8x4 --size 96x80 --iterations 4 --warmup 2 --reps 3 --quiet --out ";
   ASSERT_EQ(kperf_cli(args + (dir / "full.json").string(), dir).exit_code, 0);
   const std::set<std::string> expected = result_keys(dir / "full.json");
   ASSERT_EQ(expected.size(), 4u * 3u * 2u);
@@ -229,9 +242,11 @@ TEST(Cli, InterruptAndResumeGiveTheUninterruptedKeys) {
   for (int attempt = 0; attempt < 4; ++attempt) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
     const double delay = 0.05 + static_cast<double>(seed >> 40) / (1ULL << 24) * 1.5;
-    const fs::path out = dir / ("part" + std::to_string(attempt) + ".json");
+    const fs::path out =
+        dir / ("part" + std::to_string(attempt) + (attempt % 2 ? ".json.gz" : ".json"));
     char prefix[64];
-    std::snprintf(prefix, sizeof prefix, "timeout --preserve-status -s %s %.3f", signals[attempt], delay);
+    std::snprintf(prefix, sizeof prefix, "timeout --preserve-status -s %s %.3f", signals[attempt],
+                  delay);
     const CliRun cut = kperf_cli(args + out.string(), dir, prefix);
     if (fs::exists(out)) {
       bool complete = false;
@@ -241,12 +256,14 @@ TEST(Cli, InterruptAndResumeGiveTheUninterruptedKeys) {
     } else {
       EXPECT_NE(cut.exit_code, 0) << "finished without writing " << out;
     }
-    EXPECT_TRUE(cut.exit_code == 0 || cut.exit_code == 130 || cut.exit_code == 137 || cut.exit_code == 143)
+    EXPECT_TRUE(cut.exit_code == 0 || cut.exit_code == 130 || cut.exit_code == 137 ||
+                cut.exit_code == 143)
         << signals[attempt] << " after " << delay << " s: exit " << cut.exit_code << " " << cut.err;
     // Only SIGKILL may cut a write short and leave this attempt's temporary file behind.
     if (std::string(signals[attempt]) != "KILL")
       for (const auto& leftover : fs::directory_iterator(dir.path()))
-        EXPECT_NE(leftover.path().filename().string().rfind(out.filename().string() + ".tmp.", 0), 0u)
+        EXPECT_NE(leftover.path().filename().string().rfind(out.filename().string() + ".tmp.", 0),
+                  0u)
             << leftover.path();
     const CliRun resumed = kperf_cli(args + out.string() + " --resume", dir);
     ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
@@ -263,9 +280,10 @@ TEST(Cli, NonFiniteInputWarnsAndIsCounted) {
   g.at(5, 5) = std::numeric_limits<float>::quiet_NaN();
   g.at(7, 2) = std::numeric_limits<float>::infinity();
   write_npy((dir / "nan.npy").string(), g);
-  const CliRun r = kperf_cli("run --apps inversion --schemes accurate --wg 8x4 --warmup 0 --reps 1 --quiet --input " +
-                                 (dir / "nan.npy").string() + " --out " + (dir / "r.json").string(),
-                             dir);
+  const CliRun r = kperf_cli(
+      "run --apps inversion --schemes accurate --wg 8x4 --warmup 0 --reps 1 --quiet --input " +
+          (dir / "nan.npy").string() + " --out " + (dir / "r.json").string(),
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: input nan has 2 non-finite values"), std::string::npos) << r.err;
   const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
@@ -276,10 +294,11 @@ TEST(Cli, NonFiniteInputWarnsAndIsCounted) {
 TEST(Cli, SizeListRunsEverySize) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
-  const CliRun r = kperf_cli("run --apps inversion,hotspot --schemes accurate --wg 8x8 --size 24x16,40 "
-                             "--input synthetic:noise --iterations 2 --warmup 0 --reps 1 --quiet --out " +
-                                 (dir / "r.json").string(),
-                             dir);
+  const CliRun r = kperf_cli(
+      "run --apps inversion,hotspot --schemes accurate --wg 8x8 --size 24x16,40 "
+      "--input synthetic:noise --iterations 2 --warmup 0 --reps 1 --quiet --out " +
+          (dir / "r.json").string(),
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(result_keys(dir / "r.json"),
             (std::set<std::string>{"inversion/accurate/none/wg:8x8/synthetic-noise/24x16",
@@ -416,7 +435,10 @@ TEST(Cli, CompileWorkersGiveTheSameRowsAndReportBuildFailures) {
         "run --apps gaussian3,sobel3 --schemes accurate,stencil,rows:2 --wg 8x8,16x4 "
         "--size 40x24 --warmup 0 --reps 1 --quiet --kernel-dir " +
             (dir / "root").string() + " --out " + (dir / name).string(),
-        dir, "TMPDIR=" + (dir / "tmp").string() + " KPERF_COMPILE_WORKERS=" + workers);
+        dir,
+        // Without the suite's shared binary cache: the workers must compile every program.
+        "env -u KPERF_BINARY_CACHE TMPDIR=" + (dir / "tmp").string() +
+            " KPERF_COMPILE_WORKERS=" + workers);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(read_file((dir / name).string()));
   };
@@ -526,8 +548,8 @@ TEST(Cli, TuneWithNoConfigurationWithinTheBudgetSaysSoAndExitsZero) {
   const CliRun r = kperf_cli(
       "tune --apps gaussian3 --budget 1e-12 --size 40 --train " + d + "/train --test " + d +
           "/test --wg 8x8 --schemes accurate,rows:2 --recon nn --perforate device --load local "
-          "--output none --precision f32 --relax none --warmup 0 --reps 2 --quiet --out " + d +
-          "/t.json",
+          "--output none --precision f32 --relax none --warmup 0 --reps 2 --quiet --out " +
+          d + "/t.json",
       dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("no configuration is within the budget"), std::string::npos) << r.out;
@@ -544,10 +566,10 @@ TEST(Cli, DevicesJsonHasTableOneFields) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_FALSE(doc.at("devices").empty());
-  for (const char* k : {"name", "vendor", "driver_version", "opencl_c_version", "type", "compute_units",
-                        "max_clock_mhz", "global_mem_size", "max_mem_alloc_size", "local_mem_size",
-                        "local_mem_type", "unified_memory", "max_work_group_size", "max_work_item_sizes",
-                        "profiling_timer_resolution_ns", "platform"})
+  for (const char* k : {"name", "vendor", "driver_version", "opencl_c_version", "type",
+                        "compute_units", "max_clock_mhz", "global_mem_size", "max_mem_alloc_size",
+                        "local_mem_size", "local_mem_type", "unified_memory", "max_work_group_size",
+                        "max_work_item_sizes", "profiling_timer_resolution_ns", "platform"})
     EXPECT_TRUE(doc["devices"][0].contains(k)) << k;
 }
 

@@ -32,7 +32,8 @@ Grid photo(int w, int h) {
 std::vector<const AppDescriptor*> one_app(const char* name) { return {&find_app(name)}; }
 
 void expect_all_ok(const Outcome& o) {
-  for (const auto& r : o.rows) EXPECT_EQ(r.status, "ok") << r.key << ": " << r.reason << r.build_log;
+  for (const auto& r : o.rows)
+    EXPECT_EQ(r.status, "ok") << r.key << ": " << r.reason << r.build_log;
 }
 
 TEST(Gaussian3, MatchesReferenceOnRandomAndPhotoInputs) {
@@ -43,7 +44,8 @@ TEST(Gaussian3, MatchesReferenceOnRandomAndPhotoInputs) {
   for (const auto& [w, h] : sizes)
     for (int kind = 0; kind < 2; ++kind) {
       const Grid in = kind == 0 ? test::random_grid(w, h, 11) : photo(w, h);
-      const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"), wgs, in);
+      const Outcome o =
+          test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"), wgs, in);
       ASSERT_EQ(o.rows.size(), wgs.size());
       expect_all_ok(o);  // ok implies the canary bands around the output were untouched
       const GridD ref = reference_run(app, to_double(in.data, w, h), nullptr, 1);
@@ -57,7 +59,8 @@ class AccurateApp : public ::testing::TestWithParam<std::string> {};
 TEST_P(AccurateApp, MatchesReferenceAtOddSizes) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
-  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 1}, {5, 3}, {8, 4, 4}, {3, 2, 2}, {4, 2, 4, 3}, {8, 1, 1, 4}};
+  const std::vector<WorkGroup> wgs = {{16, 8},   {8, 4},    {32, 1},      {5, 3},
+                                      {8, 4, 4}, {3, 2, 2}, {4, 2, 4, 3}, {8, 1, 1, 4}};
   // 136 = 4 * 34: rows 16-byte aligned, so vec 4 takes its float4 paths inside the grid.
   for (const auto& [w, h] : std::vector<std::pair<int, int>>{{37, 23}, {136, 67}, {1, 9}}) {
     Grid in = test::random_grid(w, h, 21);
@@ -69,70 +72,69 @@ TEST_P(AccurateApp, MatchesReferenceAtOddSizes) {
       power = chip.power;
       iterations = 5;
     }
-    const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"), wgs, in,
-                                               power ? &*power : nullptr, iterations);
+    const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"), wgs,
+                                               in, power ? &*power : nullptr, iterations);
     expect_all_ok(o);
     GridD pw;
     if (power) pw = to_double(power->data, w, h);
-    const GridD ref = reference_run(app, to_double(in.data, w, h), power ? &pw : nullptr, iterations);
+    const GridD ref =
+        reference_run(app, to_double(in.data, w, h), power ? &pw : nullptr, iterations);
     ASSERT_EQ(o.outputs.size(), wgs.size());
     for (const auto& [key, out] : o.outputs) EXPECT_TRUE(test::within_tolerance(out, ref)) << key;
   }
 }
 
-std::vector<std::string> all_app_names() {
-  std::vector<std::string> names;
-  for (const auto& a : app_registry()) names.push_back(a.name);
-  return names;
-}
+INSTANTIATE_TEST_SUITE_P(AllApps, AccurateApp, ::testing::ValuesIn(test::all_app_names()));
 
-INSTANTIATE_TEST_SUITE_P(AllApps, AccurateApp, ::testing::ValuesIn(all_app_names()));
-
-// Every app x scheme x reconstruction x work-group shape against the CPU model of the scheme.
+// Every app x scheme x reconstruction against the CPU model of the scheme, each at three of the
+// nine launch shapes (every shape for some scheme; all of them with KPERF_TEST_FULL=1).
 class PerforatedApp : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PerforatedApp, MatchesSchemeModel) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
-  const std::vector<WorkGroup> wgs = {{16, 8}, {8, 4}, {32, 2}, {4, 1}, {8, 4, 4}, {4, 8, 4}, {5, 2, 2},
-                                      {8, 2, 4, 2}, {4, 1, 1, 3}};
+  const std::vector<WorkGroup> wgs = {{16, 8},   {8, 4},    {32, 2},      {4, 1},      {8, 4, 4},
+                                      {4, 8, 4}, {5, 2, 2}, {8, 2, 4, 2}, {4, 1, 1, 3}};
   const auto variants = parse_variants("stencil,rows:2,rows:3,rows:4,cols:2,cols:3", "nn,li");
+  const test::ShapeSample sample(
+      variants, [](const Variant& v) { return v.label(); }, wgs, 3, test::app_index(app));
   for (const int w : {45, 100}) {  // 100: float4-aligned rows, vector paths in interior groups
-  const int h = 37;
-  Grid in = test::random_grid(w, h, 31);
-  std::optional<Grid> power;
-  const int iterations = app.is_hotspot ? 3 : 1;
-  if (app.is_hotspot) {
-    HotspotInput chip = make_synthetic_chip(w, h);
-    in = chip.temp;
-    power = chip.power;
-  }
-  const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, in, power ? &*power : nullptr,
-                                             iterations);
-  ASSERT_EQ(o.rows.size(), variants.size() * wgs.size());
-  const GridD in_d = to_double(in.data, w, h);
-  GridD pw;
-  if (power) pw = to_double(power->data, w, h);
-  int checked = 0;
-  for (const auto& v : variants)
-    for (const auto& wg : wgs) {
-      const ResultRow* row = o.find(app.name, v, wg);
-      ASSERT_NE(row, nullptr);
-      const auto verdict = check_variant(v, app.radius, wg);
-      if (verdict) {
-        EXPECT_EQ(row->status, verdict->status) << row->key;
-        continue;
-      }
-      ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
-      const GridD model = model_run(app, v, wg, in_d, power ? &pw : nullptr, iterations);
-      EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model)) << row->key;
-      ++checked;
+    const int h = 37;
+    Grid in = test::random_grid(w, h, 31);
+    std::optional<Grid> power;
+    const int iterations = app.is_hotspot ? 3 : 1;
+    if (app.is_hotspot) {
+      HotspotInput chip = make_synthetic_chip(w, h);
+      in = chip.temp;
+      power = chip.power;
     }
-  EXPECT_GE(checked, 20);
+    const Outcome o =
+        test::run_through_runner(*env, {&app}, variants, wgs, in, power ? &*power : nullptr,
+                                 iterations, KPERF_TEST_KERNEL_ROOT, false, {}, "", sample);
+    const GridD in_d = to_double(in.data, w, h);
+    GridD pw;
+    if (power) pw = to_double(power->data, w, h);
+    int checked = 0;
+    for (const auto& v : variants)
+      for (const auto& wg : wgs) {
+        if (!sample(v, wg)) continue;
+        const ResultRow* row = o.find(app.name, v, wg);
+        ASSERT_NE(row, nullptr);
+        const auto verdict = check_variant(v, app.radius, wg);
+        if (verdict) {
+          EXPECT_EQ(row->status, verdict->status) << row->key;
+          continue;
+        }
+        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        const GridD model = model_run(app, v, wg, in_d, power ? &pw : nullptr, iterations);
+        EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model)) << row->key;
+        ++checked;
+      }
+    EXPECT_GE(checked, 12);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllApps, PerforatedApp, ::testing::ValuesIn(all_app_names()));
+INSTANTIATE_TEST_SUITE_P(AllApps, PerforatedApp, ::testing::ValuesIn(test::all_app_names()));
 
 // The differential probes of `--cl-options`. Loads-only stores each output's own window element:
 // the CPU model of the scheme for an app whose point function is its centre, on every shape. With
@@ -183,9 +185,9 @@ TEST(Pipeline, BlocksDownAColumnMatchTheModel) {
   const GridD in_d = to_double(in.data, in.width, in.height);
   for (const char* name : {"gaussian5", "sobel5", "median"}) {
     const AppDescriptor& app = find_app(name);
-    const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, in, nullptr, 1,
-                                               KPERF_TEST_KERNEL_ROOT, false, {},
-                                               "-DKPERF_PIPELINE_BLOCKS=3");
+    const Outcome o =
+        test::run_through_runner(*env, {&app}, variants, wgs, in, nullptr, 1,
+                                 KPERF_TEST_KERNEL_ROOT, false, {}, "-DKPERF_PIPELINE_BLOCKS=3");
     for (const auto& v : variants)
       for (const auto& wg : wgs) {
         const ResultRow* row = o.find(name, v, wg);
@@ -195,8 +197,8 @@ TEST(Pipeline, BlocksDownAColumnMatchTheModel) {
           continue;
         }
         ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
-        EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key),
-                                           model_run(app, v, wg, in_d, nullptr, 1)))
+        EXPECT_TRUE(
+            test::within_tolerance(o.outputs.at(row->key), model_run(app, v, wg, in_d, nullptr, 1)))
             << row->key;
       }
   }
@@ -218,36 +220,40 @@ TEST_P(Poison, SkippedElementsAreNeverLoaded) {
   }
   const auto variants = parse_variants("stencil,rows:2,rows:3,cols:2,cols:4", "nn,li");
   for (const WorkGroup wg : {WorkGroup{8, 8, 1, 1}, WorkGroup{4, 8, 4, 1}, WorkGroup{4, 4, 4, 2}}) {
-  const Outcome clean = test::run_through_runner(*env, {&app}, variants, {wg}, in, power ? &*power : nullptr, 1);
-  const int gx = 2, gy = 2;  // an interior work-group
-  const WorkGroup block = wg.block();
-  for (const auto& v : variants) {
-    if (check_variant(v, app.radius, wg)) continue;
-    const bool whole = v.scheme->takes_skip;  // rows/cols: every group skips the same lines
-    const auto read = whole ? elements_read_by_any(v, app.radius, wg, w, h)
-                            : elements_read_by_group(v, app.radius, wg, w, h, gx, gy);
-    Grid poisoned = in;
-    std::size_t n_poisoned = 0;
-    for (std::size_t i = 0; i < read.size(); ++i)
-      if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN(), ++n_poisoned;
-    ASSERT_GT(n_poisoned, 0u) << v.label();
-    const Outcome dirty = test::run_through_runner(*env, {&app}, {v}, {wg}, poisoned, power ? &*power : nullptr, 1);
-    const ResultRow* a = clean.find(app.name, v, wg);
-    const ResultRow* b = dirty.find(app.name, v, wg);
-    ASSERT_TRUE(a && b && a->ok() && b->ok()) << v.label();
-    const Grid& ca = clean.outputs.at(a->key);
-    const Grid& cb = dirty.outputs.at(b->key);
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        if (!whole && (x / block.x != gx || y / block.y != gy)) continue;
-        ASSERT_TRUE(std::isfinite(cb.at(y, x))) << v.label() << " vec " << wg.vec << " at " << y << "," << x;
-        ASSERT_EQ(ca.at(y, x), cb.at(y, x)) << v.label() << " vec " << wg.vec << " at " << y << "," << x;
-      }
-  }
+    const Outcome clean =
+        test::run_through_runner(*env, {&app}, variants, {wg}, in, power ? &*power : nullptr, 1);
+    const int gx = 2, gy = 2;  // an interior work-group
+    const WorkGroup block = wg.block();
+    for (const auto& v : variants) {
+      if (check_variant(v, app.radius, wg)) continue;
+      const bool whole = v.scheme->takes_skip;  // rows/cols: every group skips the same lines
+      const auto read = whole ? elements_read_by_any(v, app.radius, wg, w, h)
+                              : elements_read_by_group(v, app.radius, wg, w, h, gx, gy);
+      Grid poisoned = in;
+      std::size_t n_poisoned = 0;
+      for (std::size_t i = 0; i < read.size(); ++i)
+        if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN(), ++n_poisoned;
+      ASSERT_GT(n_poisoned, 0u) << v.label();
+      const Outcome dirty =
+          test::run_through_runner(*env, {&app}, {v}, {wg}, poisoned, power ? &*power : nullptr, 1);
+      const ResultRow* a = clean.find(app.name, v, wg);
+      const ResultRow* b = dirty.find(app.name, v, wg);
+      ASSERT_TRUE(a && b && a->ok() && b->ok()) << v.label();
+      const Grid& ca = clean.outputs.at(a->key);
+      const Grid& cb = dirty.outputs.at(b->key);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          if (!whole && (x / block.x != gx || y / block.y != gy)) continue;
+          ASSERT_TRUE(std::isfinite(cb.at(y, x)))
+              << v.label() << " vec " << wg.vec << " at " << y << "," << x;
+          ASSERT_EQ(ca.at(y, x), cb.at(y, x))
+              << v.label() << " vec " << wg.vec << " at " << y << "," << x;
+        }
+    }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllApps, Poison, ::testing::ValuesIn(all_app_names()));
+INSTANTIATE_TEST_SUITE_P(AllApps, Poison, ::testing::ValuesIn(test::all_app_names()));
 
 // Hotspot against the CPU transcription on Rodinia's own inputs, when present beside the tree.
 TEST(Hotspot, MatchesReferenceOnRodiniaInputs) {
@@ -257,16 +263,17 @@ TEST(Hotspot, MatchesReferenceOnRodiniaInputs) {
   TempDir dir;
   for (int n : {64, 512}) {
     for (const char* kind : {"temp", "power"}) {
-      const std::string cmd = "xz -dc " + (data / (std::string(kind) + "_" + std::to_string(n) + ".xz")).string() +
-                              " > " + (dir / (std::string(kind) + std::to_string(n))).string();
+      const std::string cmd =
+          "xz -dc " + (data / (std::string(kind) + "_" + std::to_string(n) + ".xz")).string() +
+          " > " + (dir / (std::string(kind) + std::to_string(n))).string();
       ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     }
     const Grid temp = read_rodinia((dir / ("temp" + std::to_string(n))).string());
     const Grid power = read_rodinia((dir / ("power" + std::to_string(n))).string());
     ASSERT_EQ(temp.width, n);
     const AppDescriptor& app = find_app("hotspot");
-    const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"), {{16, 16}},
-                                               temp, &power, 60);
+    const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"),
+                                               {{16, 16}}, temp, &power, 60);
     expect_all_ok(o);
     const GridD pw = to_double(power.data, n, n);
     const GridD ref = reference_run(app, to_double(temp.data, n, n), &pw, 60);
@@ -278,8 +285,10 @@ TEST(Hotspot, MatchesReferenceOnRodiniaInputs) {
 fs::path kernel_tree_with(const TempDir& dir, const std::string& file, const std::string& source) {
   const fs::path root = dir / "tree";
   fs::create_directories(root);
-  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "kernels", root / "kernels", fs::copy_options::recursive);
-  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "schemes", root / "schemes", fs::copy_options::recursive);
+  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "kernels", root / "kernels",
+           fs::copy_options::recursive);
+  fs::copy(fs::path(KPERF_TEST_KERNEL_ROOT) / "schemes", root / "schemes",
+           fs::copy_options::recursive);
   std::ofstream(root / "kernels" / file) << source;
   return root;
 }
@@ -296,8 +305,9 @@ __kernel void kperf_app(__global const float* in, __global float* out, int width
   if (x == 0 && y == 0) out[width * height + 3] = 1.0f;  // past the end
 }
 )");
-  const Outcome o = test::run_through_runner(*env, one_app("gaussian3"), parse_variants("accurate", "nn"),
-                                             {{8, 8}}, test::random_grid(16, 16, 5), nullptr, 1, root.string());
+  const Outcome o =
+      test::run_through_runner(*env, one_app("gaussian3"), parse_variants("accurate", "nn"),
+                               {{8, 8}}, test::random_grid(16, 16, 5), nullptr, 1, root.string());
   ASSERT_EQ(o.rows.size(), 1u);
   EXPECT_EQ(o.rows[0].status, "run_failed");
   EXPECT_NE(o.rows[0].reason.find("canary"), std::string::npos) << o.rows[0].reason;
@@ -306,10 +316,11 @@ __kernel void kperf_app(__global const float* in, __global float* out, int width
 TEST(Failures, SyntaxErrorIsABuildFailedRowAndTheSweepGoesOn) {
   KPERF_REQUIRE_DEVICE();
   TempDir dir;
-  const fs::path root = kernel_tree_with(dir, "sobel3.cl", "#include \"kperf_tile.cl\"\nthis is not OpenCL C;\n");
-  const Outcome o = test::run_through_runner(*env, {&find_app("sobel3"), &find_app("gaussian3")},
-                                             parse_variants("accurate", "nn"), {{8, 8}},
-                                             test::random_grid(16, 16, 5), nullptr, 1, root.string());
+  const fs::path root =
+      kernel_tree_with(dir, "sobel3.cl", "#include \"kperf_tile.cl\"\nthis is not OpenCL C;\n");
+  const Outcome o = test::run_through_runner(
+      *env, {&find_app("sobel3"), &find_app("gaussian3")}, parse_variants("accurate", "nn"),
+      {{8, 8}}, test::random_grid(16, 16, 5), nullptr, 1, root.string());
   ASSERT_EQ(o.rows.size(), 2u);
   const ResultRow* sobel = o.find("sobel3", parse_scheme("accurate"), {8, 8});
   const ResultRow* gauss = o.find("gaussian3", parse_scheme("accurate"), {8, 8});
@@ -323,17 +334,20 @@ TEST(Failures, SyntaxErrorIsABuildFailedRowAndTheSweepGoesOn) {
 TEST(Validation, RejectedWorkGroupsAreRowsWithReasons) {
   KPERF_REQUIRE_DEVICE();
   const std::size_t too_big = env->info().max_work_group_size * 2;
-  const Outcome o = test::run_through_runner(
-      *env, {&find_app("gaussian3"), &find_app("inversion")}, parse_variants("stencil,rows:4", "nn"),
-      {{static_cast<int>(too_big), 1}, {16, 1}, {16, 4}}, test::random_grid(20, 20, 9));
+  const Outcome o = test::run_through_runner(*env, {&find_app("gaussian3"), &find_app("inversion")},
+                                             parse_variants("stencil,rows:4", "nn"),
+                                             {{static_cast<int>(too_big), 1}, {16, 1}, {16, 4}},
+                                             test::random_grid(20, 20, 9));
   std::map<std::string, std::string> status;
-  for (const auto& r : o.rows) status[r.key.substr(0, r.key.find("/input"))] = r.status + ": " + r.reason;
+  for (const auto& r : o.rows)
+    status[r.key.substr(0, r.key.find("/input"))] = r.status + ": " + r.reason;
   const std::string big = "wg:" + std::to_string(too_big) + "x1";
   EXPECT_EQ(status["gaussian3/stencil/nn/" + big].rfind("invalid_config: work-group", 0), 0u)
       << status["gaussian3/stencil/nn/" + big];
   EXPECT_EQ(status["gaussian3/rows:4/nn/wg:16x1"].rfind("invalid_config: tile height 3", 0), 0u);
   EXPECT_EQ(status["inversion/stencil/nn/wg:16x4"].rfind("not_applicable", 0), 0u);
-  EXPECT_EQ(status["gaussian3/rows:4/nn/wg:16x4"].rfind("ok", 0), 0u) << status["gaussian3/rows:4/nn/wg:16x4"];
+  EXPECT_EQ(status["gaussian3/rows:4/nn/wg:16x4"].rfind("ok", 0), 0u)
+      << status["gaussian3/rows:4/nn/wg:16x4"];
   EXPECT_EQ(o.rows.size(), 2u * 2u * 3u);
 }
 

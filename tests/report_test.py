@@ -4,6 +4,7 @@ input gets one clear error line and a non-zero exit.
 
 usage: report_test.py KPERF_BINARY REPORT_PY
 """
+import gzip
 import json
 import os
 import subprocess
@@ -44,8 +45,9 @@ def main():
         check("needs results over at least 3 inputs" not in md and "Fig. 6: error distribution over 4 inputs" in md,
               "Fig. 6 has the 4 synthetic inputs")
 
-        # Schema 2 axes: the Fig. 10 comparison with Paraprox and the relaxed-barrier table.
-        axes = os.path.join(tmp, "axes.json")
+        # Schema 2 axes: the Fig. 10 comparison with Paraprox and the relaxed-barrier table,
+        # written by kperf compressed (--out *.json.gz).
+        axes = os.path.join(tmp, "axes.json.gz")
         subprocess.run([binary, "run", "--apps", "gaussian3,median", "--schemes", "accurate,stencil,rows1",
                         "--load", "local,global", "--output", "none,rows:2,center:3", "--output-recon", "nn",
                         "--relax", "none,skip", "--wg", "16x8", "--input", "synthetic:smooth", "--size", "48x40",
@@ -58,6 +60,17 @@ def main():
         check(os.path.exists(os.path.join(out2, "fig10_paraprox.png")), "writes fig10_paraprox.png")
         check("| Paraprox rows:2/nn |" in md2 and "| Rows1 |" in md2, "Fig. 10 table lists Rows1 and Paraprox rows:2")
         check("Relaxed barriers" in md2 and "/relax:skip/" in md2, "relaxed rows listed with their spread")
+        # The same document decompressed gives the same report.
+        with open(axes, "rb") as f:
+            packed = f.read()
+        check(packed[:2] == b"\x1f\x8b", "kperf --out x.json.gz writes gzip")
+        plain = os.path.join(tmp, "axes.json")
+        with open(plain, "wb") as f:
+            f.write(gzip.decompress(packed))
+        out2p = os.path.join(tmp, "report2-plain")
+        run = subprocess.run([sys.executable, report, plain, "--out", out2p], capture_output=True, text=True)
+        md2p = open(os.path.join(out2p, "report.md")).read() if run.returncode == 0 else ""
+        check(bool(md2) and md2p == md2, "report from the compressed document equals the one from the plain copy")
         # --transfers rows: the SYprox table with kernel, transfer and end-to-end speedups.
         sy = os.path.join(tmp, "syprox.json")
         subprocess.run([binary, "run", "--apps", "gaussian3", "--schemes", "accurate,rows:2", "--recon", "nn",
@@ -145,10 +158,10 @@ def main():
         check(len(fig5_errors) == 2 and max(fig5_errors) < 50,
               f"Fig. 5 errors from the plain run, not the probes' outputs ({fig5})")
         # The same file as version 1 (axes stripped, default-axis rows only) still reads.
-        doc = json.load(open(axes))
+        doc = json.load(open(plain))
         doc["schema_version"] = 1
         doc["results"] = [{k: v for k, v in r.items() if k not in ("load", "output", "output_recon", "precision",
-                                                                      "perforate", "relax", "iterations_skip", "axes",
+                                                                      "perforate", "relax", "iterations_skip", "axes", "output_fill",
                                                                       "speedup_vs_global", "error_reps",
                                                                       "error_spread")}
                           for r in doc["results"] if not r.get("axes")]

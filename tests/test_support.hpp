@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,7 +56,14 @@ inline ClEnv* test_env() {
       std::vector<DeviceInfo> infos;
       for (const auto& e : entries) infos.push_back(e.info);
       const char* sel = std::getenv("KPERF_TEST_DEVICE");
-      env = std::make_unique<ClEnv>(entries[choose_device(infos, parse_device_selector(sel ? sel : ""))]);
+      env = std::make_unique<ClEnv>(
+          entries[choose_device(infos, parse_device_selector(sel ? sel : ""))]);
+      // One program-binary cache for every test process (scripts/test.sh sets it), so each
+      // distinct program is compiled once per suite, whatever the driver caches itself.
+      if (const char* cache = std::getenv("KPERF_BINARY_CACHE"); cache && *cache) {
+        std::filesystem::create_directories(cache);
+        env->enable_binary_cache(cache, kernel_sources_salt(KPERF_TEST_KERNEL_ROOT));
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "no usable OpenCL device: %s\n", e.what());
     }
@@ -62,8 +71,8 @@ inline ClEnv* test_env() {
   return env.get();
 }
 
-#define KPERF_REQUIRE_DEVICE()                                                              \
-  ClEnv* env = ::kperf::test::test_env();                                                  \
+#define KPERF_REQUIRE_DEVICE()            \
+  ClEnv* env = ::kperf::test::test_env(); \
   if (!env) GTEST_SKIP() << "no OpenCL platform/device: install pocl-opencl-icd to run this"
 
 inline Grid random_grid(int w, int h, unsigned seed, float lo = 0.0f, float hi = 255.0f) {
@@ -82,21 +91,71 @@ struct Outcome {
   const ResultRow* find(const std::string& app, const Variant& v, WorkGroup wg) const {
     for (const auto& r : rows)
       if (r.app == app && r.scheme == v.canonical() && r.recon == recon_name(v.recon) &&
-          r.axes == v.axes_key() && r.wg_x == wg.x && r.wg_y == wg.y && r.vec == wg.vec && r.py == wg.py)
+          r.axes == v.axes_key() && r.wg_x == wg.x && r.wg_y == wg.y && r.vec == wg.vec &&
+          r.py == wg.py)
         return &r;
     return nullptr;
   }
 };
 
+// Every app's name, in the registry's order (the parameters of per-app tests).
+inline std::vector<std::string> all_app_names() {
+  std::vector<std::string> names;
+  for (const auto& a : app_registry()) names.push_back(a.name);
+  return names;
+}
+// An app's place in the registry (a per-app salt for sampled tests).
+inline std::size_t app_index(const AppDescriptor& app) {
+  return static_cast<std::size_t>(&app - app_registry().data());
+}
+
+// Whether matrix tests cross every shape with every variant (KPERF_TEST_FULL=1, set by
+// `scripts/test.sh --full`) or run a sample of the pairs (ShapeSample).
+inline bool full_matrix() {
+  const char* full = std::getenv("KPERF_TEST_FULL");
+  return full && *full && std::string(full) != "0";
+}
+
+// The launch shapes a matrix test runs per variant. Variants are grouped by `key` (so that
+// variants compared with each other, say the same scheme on two load paths, run the same
+// shapes); each group takes `per` consecutive shapes of the list, the next group the next ones,
+// starting `salt` shapes in (the app's index, so pairs differ between apps). Every shape runs as
+// soon as there are enough groups; the full matrix takes every pair.
+class ShapeSample {
+ public:
+  ShapeSample(const std::vector<Variant>& variants, std::function<std::string(const Variant&)> key,
+              std::vector<WorkGroup> wgs, std::size_t per, std::size_t salt)
+      : key_(std::move(key)), wgs_(std::move(wgs)), per_(per), salt_(salt) {
+    for (const auto& v : variants) groups_.emplace(key_(v), groups_.size());
+  }
+  bool operator()(const Variant& v, const WorkGroup& wg) const {
+    if (full_matrix() || per_ >= wgs_.size()) return true;
+    const auto it = std::find(wgs_.begin(), wgs_.end(), wg);
+    const auto group = groups_.find(key_(v));
+    if (it == wgs_.end() || group == groups_.end()) return true;
+    const std::size_t n = wgs_.size(), index = static_cast<std::size_t>(it - wgs_.begin());
+    const std::size_t first = (group->second * per_ + salt_) % n;
+    return (index + n - first) % n < per_;
+  }
+
+ private:
+  std::function<std::string(const Variant&)> key_;
+  std::vector<WorkGroup> wgs_;
+  std::size_t per_, salt_;
+  std::map<std::string, std::size_t> groups_;
+};
+
 // Runs apps x variants x wgs on `input` (and `power` for hotspot) through the real Runner,
-// one untimed-warm-up launch, and reads every output back from its saved .npy.
+// one untimed-warm-up launch, and reads every output back from its saved .npy. `only`, when
+// given, picks the (variant, shape) pairs that run.
 inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescriptor*>& apps,
                                   const std::vector<Variant>& variants,
                                   const std::vector<WorkGroup>& wgs, const Grid& input,
                                   const Grid* power = nullptr, int iterations = 1,
                                   const std::string& kernel_root = KPERF_TEST_KERNEL_ROOT,
                                   bool transfers = false, const AppParams& params = {},
-                                  const std::string& extra_build_options = "") {
+                                  const std::string& extra_build_options = "",
+                                  std::function<bool(const Variant&, const WorkGroup&)> only = {}) {
   TempDir dir;
   RunConfig cfg;
   cfg.extra_build_options = extra_build_options;
@@ -109,6 +168,10 @@ inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescrip
   cfg.iterations = iterations;
   cfg.kernel_root = kernel_root;
   cfg.transfers = transfers;
+  if (only)
+    cfg.only = [only](const AppDescriptor&, const Variant& v, const WorkGroup& wg) {
+      return only(v, wg);
+    };
   cfg.save_outputs_dir = (dir / "out").string();
   fs::create_directories(cfg.save_outputs_dir);
   write_npy((dir / "input.npy").string(), input);

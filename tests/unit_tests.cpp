@@ -10,6 +10,7 @@
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "cli.hpp"
+#include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
 #include "metrics.hpp"
@@ -880,4 +881,42 @@ TEST(Bilateral, WindowAndLoopPerforationByHand) {
 }
 
 }  // namespace
+// Result documents compress to gzip that other tools read, and read back gzip that they write
+// (a member with a file name and a time, as Python's gzip module writes); corrupt or truncated
+// streams are an InputError naming the file.
+TEST(Gzip, RoundTripsAndReadsOtherWriters) {
+  for (const std::string& text :
+       {std::string(), std::string("x"), std::string(100000, 'a'),
+        std::string("{\"results\": [") + std::string(5000, '7') + "]}\n"}) {
+    const std::string packed = gzip_compress(text);
+    EXPECT_TRUE(is_gzip(packed));
+    EXPECT_EQ(gzip_decompress(packed, "t"), text);
+    if (text.size() > 1000) EXPECT_LT(packed.size(), text.size() / 4);
+  }
+  const std::string python(
+      "\x1f\x8b\x08\x08\x00\xf1\x53\x65\x02\xff\x64\x6f\x63\x2e\x6a\x73\x6f\x6e\x00"
+      "\xab\x56\xca\x2e\x48\x2d\x4a\x53\xb2\x52\x88\x36\xd4\x51\x30\xd2\x51\x30\x8e"
+      "\xad\xe5\x02\x00\xd5\x2d\xa0\x6a\x15\x00\x00\x00",
+      50);
+  EXPECT_EQ(gzip_decompress(python, "doc.json.gz"), "{\"kperf\": [1, 2, 3]}\n");
+  // Two members read as their concatenation (what `cat a.gz b.gz` makes).
+  EXPECT_EQ(gzip_decompress(gzip_compress("abc") + gzip_compress("def"), "t"), "abcdef");
+  std::string corrupt = gzip_compress(std::string(2000, 'q') + "tail");
+  corrupt[corrupt.size() - 6] ^= 0x40;  // the CRC no longer matches
+  EXPECT_THROW(gzip_decompress(corrupt, "c.gz"), InputError);
+  const std::string whole = gzip_compress("some document");
+  EXPECT_THROW(gzip_decompress(whole.substr(0, whole.size() - 3), "t.gz"), InputError);
+  EXPECT_THROW(gzip_decompress(std::string("\x1f\x8b\x08", 3), "t.gz"), InputError);
+  EXPECT_FALSE(is_gzip("{}"));
+  EXPECT_TRUE(is_gzip_path("r.json.gz"));
+  EXPECT_FALSE(is_gzip_path("r.json"));
+  // Documents: written compressed by name, read by content.
+  test::TempDir dir;
+  write_document_atomic((dir / "r.json.gz").string(), "{\"a\": 1}\n");
+  EXPECT_TRUE(is_gzip(read_file((dir / "r.json.gz").string())));
+  EXPECT_EQ(read_document((dir / "r.json.gz").string()), "{\"a\": 1}\n");
+  write_document_atomic((dir / "r.json").string(), "{}\n");
+  EXPECT_EQ(read_document((dir / "r.json").string()), "{}\n");
+}
+
 }  // namespace kperf
