@@ -2,7 +2,7 @@
 # Tunes on the 15 sample photos split 10 train / 5 held-out test (every third photo by name is
 # held out), the split made in a directory outside the repository.
 # usage: scripts/tune-photos.sh [--split-dir DIR] KPERF_TUNE_ARGS...   (e.g. --budget 0.01,0.02,0.05
-#        --size 1024 --out results/DEV/runs/tune-1024.json)
+#        --size 1024 --out results/DEV/runs/tune-1024.json.gz)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 split="${TMPDIR:-/tmp}/kperf-photo-split"
