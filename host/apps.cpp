@@ -77,9 +77,9 @@ double inversion(const Window& w, const PointArgs&) { return 255.0 - w(0, 0); }
 double hotspot(const Window& w, const PointArgs& a) {
   const HotspotCoefficients& c = *a.hotspot;
   const double t = w(0, 0);
-  return t + c.step_div_cap * (a.power + (w(1, 0) + w(-1, 0) - 2.0 * t) * c.ry_inv +
-                               (w(0, 1) + w(0, -1) - 2.0 * t) * c.rx_inv +
-                               (c.amb_temp - t) * c.rz_inv);
+  return t +
+         c.step_div_cap * (a.power + (w(1, 0) + w(-1, 0) - 2.0 * t) * c.ry_inv +
+                           (w(0, 1) + w(0, -1) - 2.0 * t) * c.rx_inv + (c.amb_temp - t) * c.rz_inv);
 }
 
 // SPEC 11: OpenCV's round window of d = 5, visited in row-major order; with loop perforation

@@ -18,7 +18,9 @@ struct GridD {
   std::vector<double> data;
   GridD() = default;
   GridD(int w, int h, double fill = 0.0)
-      : width(w), height(h), data(static_cast<std::size_t>(w) * static_cast<std::size_t>(h), fill) {}
+      : width(w),
+        height(h),
+        data(static_cast<std::size_t>(w) * static_cast<std::size_t>(h), fill) {}
   double at(int y, int x) const { return data[static_cast<std::size_t>(y) * width + x]; }
   double& at(int y, int x) { return data[static_cast<std::size_t>(y) * width + x]; }
 };

@@ -12,7 +12,6 @@
 
 namespace kperf {
 
-
 // "16x8,32x4" -> work-groups; every side a positive integer up to 65536.
 std::vector<WorkGroup> parse_wg_list(const std::string& text);
 WorkGroup parse_wg(const std::string& text);

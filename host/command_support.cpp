@@ -9,8 +9,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <iostream>
 
+#include "gzip.hpp"
 #include "io.hpp"
 #include "kperf_git_sha.h"  // generated at build time
 #include "results.hpp"
@@ -144,6 +146,93 @@ nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv
   ctx["command_line"] = command_line;
   ctx["device"] = to_json(env.info());
   return ctx;
+}
+
+nlohmann::ordered_json make_fingerprint(const ClEnv &env, const std::string &kernel_root,
+                                        nlohmann::ordered_json options) {
+  const DeviceInfo &d = env.info();
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : kernel_sources_salt(kernel_root)) h = (h ^ c) * 0x100000001b3ULL;
+  char kernels[17];
+  std::snprintf(kernels, sizeof kernels, "%016llx", static_cast<unsigned long long>(h));
+  return {{"device",
+           {{"name", d.name},
+            {"vendor", d.vendor},
+            {"driver_version", d.driver_version},
+            {"device_version", d.device_version},
+            {"platform_version", d.platform_version}}},
+          {"kperf_version", KPERF_VERSION},
+          {"kernels", kernels},
+          {"options", std::move(options)}};
+}
+
+std::vector<std::string> fingerprint_differences(const nlohmann::json &a, const nlohmann::json &b) {
+  std::vector<std::string> out;
+  std::function<void(const nlohmann::json &, const nlohmann::json &, const std::string &)> walk =
+      [&](const nlohmann::json &x, const nlohmann::json &y, const std::string &at) {
+        if (x.is_object() && y.is_object()) {
+          std::vector<std::string> keys;
+          for (const auto &[k, v] : x.items()) keys.push_back(k);
+          for (const auto &[k, v] : y.items())
+            if (!x.contains(k)) keys.push_back(k);
+          for (const auto &k : keys)
+            walk(x.contains(k) ? x.at(k) : nlohmann::json(),
+                 y.contains(k) ? y.at(k) : nlohmann::json(), at.empty() ? k : at + "." + k);
+          return;
+        }
+        if (x != y) out.push_back(at);
+      };
+  walk(a, b, "");
+  return out;
+}
+
+nlohmann::json read_resumable(const std::string &path, const std::string &kind,
+                              const nlohmann::ordered_json &fingerprint) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(read_document(path));
+  } catch (const nlohmann::json::exception &e) {
+    throw UsageError("--resume: " + path + " is not a kperf document (" + e.what() + ")");
+  }
+  if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array() ||
+      !doc.contains("context") || !doc["context"].is_object())
+    throw UsageError("--resume: " + path + " is not a kperf document (no context and results)");
+  // Run documents before the "kind" field have none; tune documents always had it.
+  const std::string found = doc.value("kind", std::string("run"));
+  if (found != kind)
+    throw UsageError("--resume: " + path + " is a kperf " + found + " document; kperf " + kind +
+                     " --resume continues " + kind + " documents (choose another --out)");
+  if (!doc["context"].contains("fingerprint"))
+    throw UsageError("--resume: " + path +
+                     " has no fingerprint (written by a kperf before 0.2): its rows cannot be "
+                     "shown to match this run's settings; choose another --out");
+  const auto differ = fingerprint_differences(doc["context"]["fingerprint"], fingerprint);
+  if (!differ.empty()) {
+    std::string list;
+    for (const auto &d : differ) list += (list.empty() ? "" : ", ") + d;
+    throw UsageError("--resume: " + path + " was measured under other settings (" + list +
+                     "); resume with the same ones or choose another --out");
+  }
+  return doc;
+}
+
+nlohmann::ordered_json error_json(const std::exception &e) {
+  const char *kind = dynamic_cast<const std::bad_alloc *>(&e) ? "host_memory"
+                     : dynamic_cast<const InputError *>(&e)   ? "input"
+                     : dynamic_cast<const cl::Error *>(&e)    ? "device"
+                     : dynamic_cast<const UsageError *>(&e)   ? "usage"
+                                                              : "host";
+  std::string message = e.what();
+  if (const auto *cl = dynamic_cast<const cl::Error *>(&e)) message = describe(*cl);
+  return {{"kind", kind}, {"message", message}};
+}
+
+void rethrow_with_note(const std::exception &e, const std::string &note) {
+  if (dynamic_cast<const UsageError *>(&e)) throw UsageError(e.what() + note);
+  if (dynamic_cast<const InputError *>(&e)) throw InputError(e.what() + note);
+  if (const auto *cl = dynamic_cast<const cl::Error *>(&e))
+    throw std::runtime_error("OpenCL error: " + describe(*cl) + note);
+  throw std::runtime_error(e.what() + note);
 }
 
 }  // namespace kperf

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cl_env.hpp"
 
@@ -64,5 +65,25 @@ void catch_interrupts();
 
 // date, host, version, git sha, build type, command line and device.
 nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env);
+
+// What a document's rows were measured under beyond their keys: the device, its driver and
+// platform, kperf's version, the kernel sources (a hash of every kernel and scheme file) and
+// `options` (every option that changes what a row measures). A --resume that would add rows
+// measured under another fingerprint is refused: the lists a key already names (apps, schemes,
+// every axis, launch shapes, inputs, sizes) may grow, nothing else may change.
+nlohmann::ordered_json make_fingerprint(const ClEnv &env, const std::string &kernel_root,
+                                        nlohmann::ordered_json options);
+// The dotted names of the fields that differ between two fingerprints (absent counts as differing).
+std::vector<std::string> fingerprint_differences(const nlohmann::json &a, const nlohmann::json &b);
+// The document at `path` that `command` (kperf run / kperf tune) may --resume: a kperf document
+// of its `kind` ("run" or "tune") whose fingerprint equals `fingerprint`. Anything else is a
+// UsageError naming the problem (what differs), and the file is left as it is.
+nlohmann::json read_resumable(const std::string &path, const std::string &kind,
+                              const nlohmann::ordered_json &fingerprint);
+// The context's record of an error that ended a run early: its message and what kind it was.
+nlohmann::ordered_json error_json(const std::exception &e);
+// Throws `e` again with `note` after its message, keeping what decides the exit status (usage and
+// input errors stay exit 2, the rest exit 1).
+[[noreturn]] void rethrow_with_note(const std::exception &e, const std::string &note);
 
 }  // namespace kperf

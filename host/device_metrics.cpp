@@ -29,13 +29,14 @@ std::optional<std::string> DeviceMetrics::unsupported(const cl::Device& device) 
 
 DeviceMetrics::DeviceMetrics(ClEnv& env, const std::string& kernel_root) : env_(env) {
   const std::string source = read_file(kernel_root + "/kernels/metrics.cl");
-  for (int half = 0; half < 2; ++half) {
-    program_[half] =
-        env_.build(source, std::string("-cl-std=CL1.2 -DOUT_HALF=") + (half ? "1" : "0") +
-                               " -DGROUP=" + std::to_string(kGroup));
-    range_[half] = cl::Kernel(program_[half], "error_range");
-    sums_[half] = cl::Kernel(program_[half], "error_sums");
-    ssim_[half] = cl::Kernel(program_[half], "ssim_sum");
+  for (const StorageType& type : storage_types()) {
+    const std::size_t t = storage_index(type);
+    program_[t] = env_.build(source, "-cl-std=CL1.2 -I " + kernel_root + "/schemes" +
+                                         " -DKPERF_PRECISION_FILE=" + type.cl_file +
+                                         " -DGROUP=" + std::to_string(kGroup));
+    range_[t] = cl::Kernel(program_[t], "error_range");
+    sums_[t] = cl::Kernel(program_[t], "error_sums");
+    ssim_[t] = cl::Kernel(program_[t], "ssim_sum");
   }
   const std::array<double, 11> g = ssim_window();
   window_ = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, sizeof g);
@@ -58,14 +59,16 @@ bool DeviceMetrics::set_truth(const std::vector<double>& truth, int width, int h
   return true;
 }
 
-ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, bool half, bool with_ssim) {
+ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType& type,
+                                    bool with_ssim) {
+  const std::size_t t = storage_index(type);
   auto& q = env_.queue();
   const cl_int n = width_ * height_;
   const cl::NDRange global(static_cast<std::size_t>(kGroup) * kGroups), local(kGroup);
   std::vector<double> partial(4 * kGroups);
   std::vector<cl_long> counts(5 * kGroups);
 
-  cl::Kernel& range = range_[half];
+  cl::Kernel& range = range_[t];
   range.setArg(0, truth_);
   range.setArg(1, output);
   range.setArg(2, n);
@@ -82,7 +85,7 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, bool half, bool wi
     max_abs_t = std::max(max_abs_t, partial[3 * g + 2]);
   }
 
-  cl::Kernel& sums = sums_[half];
+  cl::Kernel& sums = sums_[t];
   sums.setArg(0, truth_);
   sums.setArg(1, output);
   sums.setArg(2, n);
@@ -111,19 +114,15 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, bool half, bool wi
   if (width_ < 11 || height_ < 11) {
     // Smaller than SSIM's window: one uniform window, as on the host.
     std::vector<float> values(static_cast<std::size_t>(n));
-    if (half) {
-      std::vector<std::uint16_t> halves(values.size());
-      q.enqueueReadBuffer(output, CL_TRUE, 0, halves.size() * 2, halves.data());
-      halves_to_floats(halves.data(), values.data(), values.size());
-    } else {
-      q.enqueueReadBuffer(output, CL_TRUE, 0, values.size() * 4, values.data());
-    }
+    std::vector<unsigned char> stored(values.size() * type.bytes);
+    q.enqueueReadBuffer(output, CL_TRUE, 0, stored.size(), stored.data());
+    type.decode(stored.data(), values.data(), values.size());
     std::vector<double> truth(values.size());
     q.enqueueReadBuffer(truth_, CL_TRUE, 0, truth.size() * 8, truth.data());
     e.ssim = mean_ssim(truth, values, width_, height_);
     return e;
   }
-  cl::Kernel& ssim = ssim_[half];
+  cl::Kernel& ssim = ssim_[t];
   ssim.setArg(0, truth_);
   ssim.setArg(1, output);
   ssim.setArg(2, static_cast<cl_int>(width_));

@@ -10,6 +10,7 @@
 
 #include "cl_env.hpp"
 #include "metrics.hpp"
+#include "storage_types.hpp"
 
 namespace kperf {
 
@@ -22,14 +23,14 @@ class DeviceMetrics {
   // Uploads the accurate output of a width x height workload; false when it does not fit in
   // one allocation (the caller measures on the host instead).
   bool set_truth(const std::vector<double>& truth, int width, int height);
-  // The metrics of `output` (elements of float, or half when `half`) against the truth.
-  ErrorMetrics compute(const cl::Buffer& output, bool half, bool with_ssim);
+  // The metrics of `output` (elements stored as `type`) against the truth.
+  ErrorMetrics compute(const cl::Buffer& output, const StorageType& type, bool with_ssim);
 
  private:
   ClEnv& env_;
-  cl::Program program_[2];  // [half]
-  // Built once and reused for every configuration: [half]
-  cl::Kernel range_[2], sums_[2], ssim_[2];
+  cl::Program program_[kStorageTypes];  // per output storage type (storage_index)
+  // Built once and reused for every configuration, per storage type
+  cl::Kernel range_[kStorageTypes], sums_[kStorageTypes], ssim_[kStorageTypes];
   cl::Buffer truth_, window_, partial_, counts_;
   int width_ = 0, height_ = 0;
   double max_abs_truth_ = 0, c1_ = 0, c2_ = 0;

@@ -2,6 +2,7 @@
 #include "io.hpp"
 
 #include <fcntl.h>
+#include <stb_image.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +15,6 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
-
-#include <stb_image.h>
 
 namespace kperf {
 
@@ -36,7 +35,7 @@ bool has_image_extension(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
   static const char* kExts[] = {".png", ".jpg", ".jpeg", ".bmp", ".pgm", ".ppm",
-                                ".pnm", ".tga", ".gif", ".psd", ".hdr", ".pic"};
+                                ".pnm", ".tga", ".gif",  ".psd", ".hdr", ".pic"};
   return std::any_of(std::begin(kExts), std::end(kExts), [&](const char* e) { return ext == e; });
 }
 
@@ -50,21 +49,25 @@ void check_not_truncated(const std::string& path, const std::string& bytes) {
     std::size_t pos = 2;
     long fields[3] = {0, 0, 0};
     for (long& field : fields) {
-      while (pos < bytes.size() && (std::isspace(static_cast<unsigned char>(bytes[pos])) || bytes[pos] == '#')) {
+      while (pos < bytes.size() &&
+             (std::isspace(static_cast<unsigned char>(bytes[pos])) || bytes[pos] == '#')) {
         if (bytes[pos] == '#')
           while (pos < bytes.size() && bytes[pos] != '\n') ++pos;
         else
           ++pos;
       }
-      while (pos < bytes.size() && std::isdigit(static_cast<unsigned char>(bytes[pos])) && field < (1L << 30))
+      while (pos < bytes.size() && std::isdigit(static_cast<unsigned char>(bytes[pos])) &&
+             field < (1L << 30))
         field = field * 10 + (bytes[pos++] - '0');
     }
     const std::size_t channels = bytes[1] == '6' ? 3 : 1;
     const std::size_t depth = fields[2] > 255 ? 2 : 1;
-    const std::size_t need = static_cast<std::size_t>(fields[0]) * static_cast<std::size_t>(fields[1]) * channels * depth;
+    const std::size_t need = static_cast<std::size_t>(fields[0]) *
+                             static_cast<std::size_t>(fields[1]) * channels * depth;
     if (pos + 1 + need > bytes.size())
-      throw InputError(path + ": truncated image (" + std::to_string(bytes.size() - std::min(bytes.size(), pos + 1)) +
-                       " of " + std::to_string(need) + " pixel bytes)");
+      throw InputError(path + ": truncated image (" +
+                       std::to_string(bytes.size() - std::min(bytes.size(), pos + 1)) + " of " +
+                       std::to_string(need) + " pixel bytes)");
   }
   if (bytes.size() >= 3 && static_cast<unsigned char>(bytes[0]) == 0xFF &&
       static_cast<unsigned char>(bytes[1]) == 0xD8) {
@@ -95,7 +98,8 @@ Grid decode_image(const std::string& bytes, const std::string& path) {
                      std::to_string(kMaxImagePixels) + " pixels");
   check_not_truncated(path, bytes);
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-      stbi_load_from_memory(raw, static_cast<int>(bytes.size()), &w, &h, &comp, 0), stbi_image_free);
+      stbi_load_from_memory(raw, static_cast<int>(bytes.size()), &w, &h, &comp, 0),
+      stbi_image_free);
   if (!pixels)
     throw InputError(path + ": corrupt or truncated image (" + stbi_failure_reason() + ")");
   Grid g(w, h);
@@ -190,10 +194,11 @@ Grid decode_npy(const std::string& bytes, const std::string& path) {
     throw InputError(path + ": array has rank " + std::to_string(dims.size()) +
                      ", expected a 2-D grid");
   if (dims[0] < 1 || dims[1] < 1 || dims[0] > kMaxGridSide || dims[1] > kMaxGridSide)
-    throw InputError(path + ": shape " + shape + " is outside 1.." +
-                     std::to_string(kMaxGridSide) + " per side");
+    throw InputError(path + ": shape " + shape + " is outside 1.." + std::to_string(kMaxGridSide) +
+                     " per side");
   // The data must be there before anything is allocated: the header alone can claim 16 GiB.
-  const std::size_t elements = static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(dims[1]);
+  const std::size_t elements =
+      static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(dims[1]);
   const std::size_t data_offset = offset + header_len;
   if (bytes.size() < data_offset + elements * item)
     throw InputError(path + ": truncated data (" + std::to_string(bytes.size() - data_offset) +
@@ -223,7 +228,9 @@ std::string encode_npy(const Grid& grid) {
   return out;
 }
 
-void write_npy(const std::string& path, const Grid& grid) { write_file_atomic(path, encode_npy(grid)); }
+void write_npy(const std::string& path, const Grid& grid) {
+  write_file_atomic(path, encode_npy(grid));
+}
 
 Grid read_rodinia(const std::string& path, int width, int height) {
   return parse_rodinia(read_file(path), path, width, height);
@@ -258,7 +265,8 @@ Grid parse_rodinia(const std::string& text, const std::string& path, int width, 
   }
   if (values.empty()) throw InputError(path + ": empty file");
   if (width <= 0 || height <= 0) {
-    const auto side = static_cast<long long>(std::llround(std::sqrt(static_cast<double>(values.size()))));
+    const auto side =
+        static_cast<long long>(std::llround(std::sqrt(static_cast<double>(values.size()))));
     if (side * side != static_cast<long long>(values.size()))
       throw InputError(path + ": " + std::to_string(values.size()) +
                        " values is not a square grid; give --size WxH");

@@ -16,7 +16,9 @@ struct Grid {
 
   Grid() = default;
   Grid(int w, int h, float fill = 0.0f)
-      : width(w), height(h), data(static_cast<std::size_t>(w) * static_cast<std::size_t>(h), fill) {}
+      : width(w),
+        height(h),
+        data(static_cast<std::size_t>(w) * static_cast<std::size_t>(h), fill) {}
   std::size_t size() const { return data.size(); }
   float& at(int y, int x) { return data[static_cast<std::size_t>(y) * width + x]; }
   float at(int y, int x) const { return data[static_cast<std::size_t>(y) * width + x]; }

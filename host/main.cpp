@@ -34,9 +34,12 @@ namespace {
 void print_devices_text(const std::vector<DeviceEntry>& entries) {
   for (const auto& e : entries) {
     const DeviceInfo& d = e.info;
-    std::printf("%d:%d  %s  [%s]\n", d.platform_index, d.device_index, d.name.c_str(), d.type.c_str());
-    std::printf("      platform        %s (%s)\n", d.platform_name.c_str(), d.platform_version.c_str());
-    std::printf("      vendor          %s, driver %s\n", d.vendor.c_str(), d.driver_version.c_str());
+    std::printf("%d:%d  %s  [%s]\n", d.platform_index, d.device_index, d.name.c_str(),
+                d.type.c_str());
+    std::printf("      platform        %s (%s)\n", d.platform_name.c_str(),
+                d.platform_version.c_str());
+    std::printf("      vendor          %s, driver %s\n", d.vendor.c_str(),
+                d.driver_version.c_str());
     std::printf("      OpenCL C        %s\n", d.opencl_c_version.c_str());
     std::printf("      compute units   %u at %u MHz\n", d.compute_units, d.max_clock_mhz);
     std::printf("      global memory   %llu MiB (max allocation %llu MiB), unified: %s\n",
@@ -47,7 +50,8 @@ void print_devices_text(const std::vector<DeviceEntry>& entries) {
                 static_cast<unsigned long long>(d.local_mem_size >> 10), d.local_mem_type.c_str());
     std::string items;
     for (auto s : d.max_work_item_sizes) items += (items.empty() ? "" : "x") + std::to_string(s);
-    std::printf("      work-group      max %zu, max item sizes %s\n", d.max_work_group_size, items.c_str());
+    std::printf("      work-group      max %zu, max item sizes %s\n", d.max_work_group_size,
+                items.c_str());
     std::printf("      timer           %zu ns resolution\n", d.profiling_timer_resolution_ns);
   }
 }
@@ -60,7 +64,8 @@ int cmd_devices(int argc, char** argv) {
     std::cout << options.help();
     return 0;
   }
-  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
+  if (!args.unmatched().empty())
+    throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");
   const auto entries = enumerate_devices();
   if (args.count("json")) {
     nlohmann::ordered_json doc;

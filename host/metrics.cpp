@@ -114,7 +114,7 @@ ErrorMetrics compute_errors(const std::vector<double>& truth, const std::vector<
   ErrorMetrics e = errors_from_sums(all_sums, n_all);
   if (t.n == 0) return e;
   e.ssim = with_ssim ? mean_ssim(truth, approx, width, height)
-                    : std::numeric_limits<double>::quiet_NaN();
+                     : std::numeric_limits<double>::quiet_NaN();
   return e;
 }
 
@@ -237,8 +237,9 @@ ErrorMetrics errors_from_json(const nlohmann::json& j) {
   e.nonfinite = j.value("nonfinite", std::int64_t{0});
   // Version-1 files have neither: NaN says "not measured".
   e.wrong_fraction = j.contains("wrong_fraction") ? read_number(j.at("wrong_fraction"))
-                                                   : std::numeric_limits<double>::quiet_NaN();
-  e.ssim = j.contains("ssim") ? read_number(j.at("ssim")) : std::numeric_limits<double>::quiet_NaN();
+                                                  : std::numeric_limits<double>::quiet_NaN();
+  e.ssim =
+      j.contains("ssim") ? read_number(j.at("ssim")) : std::numeric_limits<double>::quiet_NaN();
   return e;
 }
 

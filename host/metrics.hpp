@@ -18,9 +18,9 @@ struct ErrorMetrics {
   double mae = 0;                 // mean absolute error
   double psnr_db = 0;             // +inf when identical
   double max_abs = 0;
-  std::int64_t nonfinite = 0;     // elements skipped because T or A is NaN/Inf
-  double wrong_fraction = 0;      // elements with |T - A| > 1e-3 max(1, max|T|) (SPEC 10)
-  double ssim = 1;                // mean SSIM (SPEC 10)
+  std::int64_t nonfinite = 0;  // elements skipped because T or A is NaN/Inf
+  double wrong_fraction = 0;   // elements with |T - A| > 1e-3 max(1, max|T|) (SPEC 10)
+  double ssim = 1;             // mean SSIM (SPEC 10)
   double value(Metric m) const { return m == Metric::kMre ? mre : me; }
 };
 

@@ -278,14 +278,26 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                          ".json";
   if (!given("out")) require_writable(out_path);
 
+  // Every option that changes what a row measures; the lists a key names may grow on resume.
+  const nlohmann::ordered_json fingerprint =
+      make_fingerprint(env, cfg.kernel_root,
+                       {{"warmup", cfg.warmup},
+                        {"reps", cfg.reps},
+                        {"iterations", cfg.iterations},
+                        {"cl_options", cfg.extra_build_options},
+                        {"bilateral_sigmas", {cfg.params.sigma_color, cfg.params.sigma_space}},
+                        {"cold", cfg.cold},
+                        {"max_cv", cfg.max_cv > 0 ? nlohmann::ordered_json{cfg.max_cv, cfg.max_reps}
+                                                  : nlohmann::ordered_json(nullptr)},
+                        {"transfers", cfg.transfers},
+                        {"metrics_on", cfg.metrics_on}});
   std::vector<ResultRow> rows;
   if (given("resume") && fs::exists(out_path)) {
-    nlohmann::json old;
+    const nlohmann::json old = read_resumable(out_path, "run", fingerprint);
     try {
-      old = nlohmann::json::parse(read_document(out_path));
       for (const auto& j : old.at("results")) rows.push_back(row_from_json(j));
     } catch (const nlohmann::json::exception& e) {
-      throw UsageError("--resume: " + out_path + " is not a kperf results file (" + e.what() + ")");
+      throw UsageError("--resume: " + out_path + " has a row kperf cannot read (" + e.what() + ")");
     }
     for (const auto& r : rows) cfg.skip_keys.insert(r.key);
   }
@@ -297,13 +309,16 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   const auto run_start = std::chrono::steady_clock::now();
   const std::size_t resumed_rows = rows.size();
   double write_s = 0;  // time spent writing result files
-  auto write_results = [&](bool complete) {
+  auto write_results = [&](bool complete, const nlohmann::ordered_json& error) {
     std::vector<ResultRow> annotated = rows;
     annotate(annotated);
     nlohmann::ordered_json doc;
     doc["schema_version"] = kSchemaVersion;
+    doc["kind"] = "run";
     nlohmann::ordered_json ctx = run_context(command_line, env, cfg, runner, binary_cache);
+    ctx["fingerprint"] = fingerprint;
     ctx["complete"] = complete;
+    if (!error.is_null()) ctx["error"] = error;
     // Harness overhead: this run's wall time against the kernel time it measured.
     double timed_ns = 0;
     for (std::size_t i = resumed_rows; i < rows.size(); ++i)
@@ -330,17 +345,26 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   };
 
   auto last_checkpoint = std::chrono::steady_clock::now();
-  runner.run([&](ResultRow row) {
-    rows.push_back(std::move(row));
-    // Checkpoint now and then, so a killed run leaves a valid file to --resume from.
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_checkpoint > std::chrono::seconds(10)) {
-      write_results(false);
-      last_checkpoint = now;
-    }
-  });
+  try {
+    runner.run([&](ResultRow row) {
+      rows.push_back(std::move(row));
+      // Checkpoint now and then, so a killed run leaves a valid file to --resume from.
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_checkpoint > std::chrono::seconds(10)) {
+        write_results(false, nullptr);
+        last_checkpoint = now;
+      }
+    });
+  } catch (const std::exception& e) {
+    // Whatever ends the run early, the rows measured so far are kept (complete: false, with the
+    // error); main() then prints the one line and exits non-zero.
+    if (rows.size() <= resumed_rows) throw;
+    write_results(false, error_json(e));
+    rethrow_with_note(e, "; " + std::to_string(rows.size()) + " results kept in " + out_path +
+                             " (complete: false)");
+  }
   const bool complete = !runner.interrupted();
-  const auto annotated = write_results(complete);
+  const auto annotated = write_results(complete, nullptr);
   std::cout << summary_table(annotated);
   std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
                complete ? "done" : "interrupted", annotated.size(), env.builds_done(),

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <new>
 #include <thread>
 
 #include "compile_workers.hpp"
@@ -35,6 +37,23 @@ namespace {
 constexpr float kCanary = -3.1415926e30f;  // guard-band value no kernel writes
 
 struct Abandoned {};  // an interrupt arrived mid-configuration
+
+// Test hook for the failure paths (tests/cli_tests.cpp), from the environment's KPERF_FAULT:
+// "save" (every --save-outputs write fails), "alloc:N" (the Nth configuration timed runs out of
+// host memory), "workload:N" (the Nth workload's input fails to load).
+bool fault(const std::string& kind) {
+  static const std::string spec = [] {
+    const char* env = std::getenv("KPERF_FAULT");
+    return env ? std::string(env) : std::string();
+  }();
+  return !spec.empty() && spec.rfind(kind, 0) == 0;
+}
+bool fault_at(const std::string& kind, std::atomic<long>& count) {
+  if (!fault(kind + ":")) return false;
+  const long at = std::atol(std::getenv("KPERF_FAULT") + kind.size() + 1);
+  return ++count == at;
+}
+std::atomic<long> configurations_timed{0}, workloads_started{0};
 
 double now_s() {
   using namespace std::chrono;
@@ -146,8 +165,8 @@ struct Runner::Workload {
   std::string alloc_problem;     // non-empty: every configuration is invalid_config
   std::string note;              // caveat copied onto every row
   DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
-  // Hotspot: canary guards around the initial temperature, per stored element size [half].
-  std::vector<unsigned char> in_init[2];
+  // Hotspot: canary guards around the initial temperature, per storage type (storage_index).
+  std::vector<unsigned char> in_init[kStorageTypes];
   std::map<std::string, Upload> uploads;  // device inputs by layout (precision, host packing)
   float coef[5] = {0, 0, 0, 0, 0};
 };
@@ -165,15 +184,16 @@ struct Runner::Upload {
 
 namespace {
 
-// Stored bytes of a float grid at an element size: floats, or halves rounded to nearest even.
-std::vector<unsigned char> to_storage_bytes(const std::vector<float>& values, bool half) {
-  std::vector<unsigned char> out(values.size() * (half ? 2 : 4));
-  if (half)
-    floats_to_halves(values.data(), reinterpret_cast<std::uint16_t*>(out.data()), values.size());
-  else
-    std::memcpy(out.data(), values.data(), out.size());
+// Stored bytes of a float grid as `type` stores it (rounded to nearest even).
+std::vector<unsigned char> to_storage_bytes(const std::vector<float>& values,
+                                            const StorageType& type) {
+  std::vector<unsigned char> out(values.size() * type.bytes);
+  type.encode(values.data(), out.data(), values.size());
   return out;
 }
+
+// The output views and buffers are per element size: [0] 4 bytes, [1] 2 bytes.
+int size_slot(const StorageType& type) { return type.bytes == 2 ? 1 : 0; }
 
 // Canary guard bands of `guard` bytes around n elements of `fill`.
 std::vector<unsigned char> guarded(std::size_t guard, const std::vector<unsigned char>& interior) {
@@ -187,7 +207,7 @@ std::vector<unsigned char> guarded(std::size_t guard, const std::vector<unsigned
 }
 
 std::string layout_key(const Variant& v) {
-  return std::string(v.precision_info().in_half ? "f16" : "f32") +
+  return std::string(v.precision_info().in->name) +
          (v.host_perforate ? "/host:" + v.canonical() : std::string());
 }
 
@@ -478,6 +498,8 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       std::fprintf(stderr, "warning: hotspot: %s\n", text);
     }
   }
+  if (fault_at("workload", workloads_started))
+    throw InputError(w.input_name + ": injected fault (KPERF_FAULT=workload)");
   {
     PhaseTimer timer(phase_s_, "reference");
     w.input_d = to_double(w.input.data, w.width, w.height);
@@ -514,35 +536,32 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
         b.width = w.width;
         b.height = w.height;
         b.guard_bytes = guard_bytes;
-        b.out_init[0] =
-            guarded(guard_bytes,
-                    to_storage_bytes(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()),
-                                     false));
-        b.out_init[1] = guarded(
-            guard_bytes,
-            to_storage_bytes(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), true));
+        const std::vector<float> nans(n, std::numeric_limits<float>::quiet_NaN());
+        for (const StorageType& type : storage_types())
+          b.out_init[storage_index(type)] = guarded(guard_bytes, to_storage_bytes(nans, type));
       }
       auto& ctx = env_.context();
       auto& q = env_.queue();
       for (int i = 0; i < (app.is_hotspot ? 2 : 1); ++i)
         if (!b.out_parent[i]()) {
           b.out_parent[i] = cl::Buffer(ctx, CL_MEM_READ_WRITE, parent_bytes);
-          for (int half = 0; half < 2; ++half) {
-            const cl_buffer_region region{guard_bytes, n * (half ? 2 : 4)};
-            b.out_view[half][i] = b.out_parent[i].createSubBuffer(
+          for (int slot = 0; slot < 2; ++slot) {
+            const cl_buffer_region region{guard_bytes, n * (slot ? 2 : 4)};
+            b.out_view[slot][i] = b.out_parent[i].createSubBuffer(
                 CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);
           }
         }
       if (app.is_hotspot) {
-        for (int half = 0; half < 2; ++half) {
-          const bool used = std::any_of(
-              cfg_.variants.begin(), cfg_.variants.end(),
-              [&](const Variant& v) { return v.precision_info().in_half == (half == 1); });
+        for (const StorageType& type : storage_types()) {
+          const bool used =
+              std::any_of(cfg_.variants.begin(), cfg_.variants.end(),
+                          [&](const Variant& v) { return v.precision_info().in == &type; });
           if (!used) continue;
-          w.in_init[half] = guarded(guard_bytes, to_storage_bytes(w.input.data, half == 1));
-          const std::vector<unsigned char> power = to_storage_bytes(w.power->data, half == 1);
-          if (!b.power[half]()) b.power[half] = cl::Buffer(ctx, CL_MEM_READ_ONLY, power.size());
-          q.enqueueWriteBuffer(b.power[half], CL_TRUE, 0, power.size(), power.data());
+          const std::size_t t = storage_index(type);
+          w.in_init[t] = guarded(guard_bytes, to_storage_bytes(w.input.data, type));
+          const std::vector<unsigned char> power = to_storage_bytes(w.power->data, type);
+          if (!b.power[t]()) b.power[t] = cl::Buffer(ctx, CL_MEM_READ_ONLY, power.size());
+          q.enqueueWriteBuffer(b.power[t], CL_TRUE, 0, power.size(), power.data());
         }
         const HotspotCoefficients c = hotspot_coefficients(w.width, w.height);
         const double cs[5] = {c.step_div_cap, c.rx_inv, c.ry_inv, c.rz_inv, c.amb_temp};
@@ -616,19 +635,18 @@ Runner::Upload& Runner::input_for(Workload& w, const Variant& v) {
           "input of " + std::to_string(up.layout.width) + "x" + std::to_string(up.layout.height) +
           " exceeds CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT " + std::to_string(dev.image2d_max_width) +
           "x" + std::to_string(dev.image2d_max_height);
-    else if (up.layout.element_bytes == 2 && !half_image_problem().empty())
+    else if (v.precision_info().in->image_channel_type == CL_HALF_FLOAT &&
+             !half_image_problem().empty())
       up.image_problem = half_image_problem();
     else
       try {
-        const bool half = up.layout.element_bytes == 2;
         up.image = cl::Image2D(env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                               cl::ImageFormat(CL_R, half ? CL_HALF_FLOAT : CL_FLOAT),
+                               cl::ImageFormat(CL_R, v.precision_info().in->image_channel_type),
                                static_cast<std::size_t>(up.layout.width),
                                static_cast<std::size_t>(up.layout.height), 0, up.host.data());
       } catch (const cl::Error& e) {
-        up.image_problem = std::string("creating a CL_R/") +
-                           (up.layout.element_bytes == 2 ? "CL_HALF_FLOAT" : "CL_FLOAT") +
-                           " image: " + describe(e);
+        up.image_problem = std::string("creating a CL_R image of ") + v.precision_info().in->name +
+                           ": " + describe(e);
       }
   }
   return up;
@@ -726,7 +744,7 @@ std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGro
   const bool next = fused_li && v.scheme->frame_free;
   const int ext_y = next && v.output.ky() > 1 ? v.output.ky() : 0;
   const int ext_x = next && v.output.kx() > 1 ? v.output.kx() : 0;
-  const int pad = v.precision_info().in_half && block.x % 8 == 0 ? 8 : 4;
+  const int pad = v.precision_info().in->bytes == 2 && block.x % 8 == 0 ? 8 : 4;
   const int stride = block.x % 4 == 0 && r <= 4 ? block.x + 2 * pad + (ext_x + 3) / 4 * 4
                                                 : block.x + 2 * r + ext_x;
   // rows:k li over whole periods reads the kept row below the tile's last rows too
@@ -821,8 +839,8 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     upload_timer.reset();
     if (v.load_path().reads_image && !input.image)
       return reject("not_applicable", input.image_problem);
-    const int in_half = v.precision_info().in_half ? 1 : 0,
-              out_half = v.precision_info().out_half ? 1 : 0;
+    const std::size_t in_type = storage_index(*v.precision_info().in);
+    const int out_slot = size_slot(*v.precision_info().out);
     auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
       if (v.load_path().reads_image)
         k.setArg(0, *input.image);
@@ -832,7 +850,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
       k.setArg(2, static_cast<cl_int>(w.width));
       k.setArg(3, static_cast<cl_int>(w.height));
       if (app.is_hotspot) {
-        k.setArg(4, w.buf->power[in_half]);
+        k.setArg(4, w.buf->power[in_type]);
         for (int i = 0; i < 5; ++i) k.setArg(5 + i, w.coef[i]);
       }
     };
@@ -851,28 +869,39 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     };
     std::vector<LaunchStep> steps;
     if (app.is_hotspot) {
-      const auto& views = w.buf->out_view[out_half];
+      const auto& views = w.buf->out_view[out_slot];
       steps.push_back(make_step(kernel, views[0], views[1]));
       steps.push_back(make_step(cl::Kernel(program, "kperf_app"), views[1], views[0]));
     } else {
-      steps.push_back(make_step(kernel, input.buffer, w.buf->out_view[out_half][0]));
+      steps.push_back(make_step(kernel, input.buffer, w.buf->out_view[out_slot][0]));
     }
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block.x - 1) / block.x * wg.x,
                              (static_cast<std::size_t>(w.height) + block.y - 1) / block.y * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
+    if (fault_at("alloc", configurations_timed)) throw std::bad_alloc();
     time_config(w, v, row, steps, global, local, input);
   } catch (const cl::Error& e) {
     row.samples_ns.clear();
     row.time.reset();
     return reject("run_failed", describe(e));
+  } catch (const std::bad_alloc&) {
+    // Not the device's fault, and not the run's end: this configuration is a row, the sweep goes
+    // on.
+    row.samples_ns.clear();
+    row.time.reset();
+    return reject("host_error", "the host ran out of memory (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    row.samples_ns.clear();
+    row.time.reset();
+    return reject("host_error", e.what());
   }
   if (!row.ok()) return row;
 
   const double n = static_cast<double>(w.width) * w.height;
   const double read = distinct_elements_read(v, app.radius, wg, w.width, w.height);
   // Global bytes at the stored sizes: the input (and hotspot's power) read, the output written.
-  const double in_bytes = v.precision_info().in_half ? 2.0 : 4.0;
-  const double out_bytes = v.precision_info().out_half ? 2.0 : 4.0;
+  const double in_bytes = static_cast<double>(v.precision_info().in->bytes);
+  const double out_bytes = static_cast<double>(v.precision_info().out->bytes);
   row.bytes_model =
       ((read + (app.is_hotspot ? n : 0.0)) * in_bytes + n * out_bytes) * row.iterations;
   row.gbps = row.time->median > 0 ? row.bytes_model / row.time->median : 0;
@@ -908,14 +937,15 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
       env_.info().max_work_item_sizes[1] >= kFillY)
     fill_local = cl::NDRange(kFillX, kFillY);
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const int in_half = v.precision_info().in_half ? 1 : 0,
-            out_half = v.precision_info().out_half ? 1 : 0;
-  const std::vector<unsigned char>& out_init = w.buf->out_init[out_half];
+  const StorageType& in_type = *v.precision_info().in;
+  const StorageType& out_type = *v.precision_info().out;
+  const int out_slot = size_slot(out_type);
+  const std::vector<unsigned char>& out_init = w.buf->out_init[storage_index(out_type)];
   const std::size_t bytes = out_init.size();  // guards and interior at the stored size
-  const std::size_t guard = w.buf->guard_bytes, interior = n * (out_half ? 2 : 4);
+  const std::size_t guard = w.buf->guard_bytes, interior = n * out_type.bytes;
   // The poisoned output (NaN interior, canary guards) is written by fills on the device where
   // the offsets allow: a full-grid host write per configuration cost more than the kernels.
-  const std::size_t element = out_half ? 2 : 4;
+  const std::size_t element = out_type.bytes;
   const bool fillable = (guard + interior) % sizeof kCanary == 0;
   auto poison = [&](const cl::Buffer& parent) {
     if (!fillable) {
@@ -924,7 +954,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     }
     q.enqueueFillBuffer(parent, kCanary, 0, guard);
     q.enqueueFillBuffer(parent, kCanary, guard + interior, guard);
-    if (out_half) {
+    if (element == 2) {
       std::uint16_t nan_half;
       std::memcpy(&nan_half, out_init.data() + guard, element);
       q.enqueueFillBuffer(parent, nan_half, guard, interior);
@@ -937,7 +967,8 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   };
   auto reset_buffers = [&] {
     if (ping_pong) {
-      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes, w.in_init[in_half].data());
+      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes,
+                           w.in_init[storage_index(in_type)].data());
       poison(w.buf->out_parent[1]);
     } else {
       poison(w.buf->out_parent[0]);
@@ -1013,7 +1044,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
   if (cfg_.transfers) {
     PhaseTimer timer(phase_s_, "transfers");
     time_transfers(w, v, row, enqueue_sample, input,
-                   w.buf->out_view[out_half][ping_pong ? launches % 2 : 0]);
+                   w.buf->out_view[out_slot][ping_pong ? launches % 2 : 0]);
   }
 
   // The output measured for error; for hotspot a fresh run of its steps. Empty when a kernel
@@ -1041,11 +1072,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
         return {};
       }
     }
-    const unsigned char* result = staging(bytes);
-    if (out_half)
-      halves_to_floats(reinterpret_cast<const std::uint16_t*>(result + guard), values.data(), n);
-    else
-      std::memcpy(values.data(), result + guard, interior);
+    out_type.decode(staging(bytes) + guard, values.data(), n);
     return values;
   };
   // Measured where the output is: on the device when it can (nothing downloaded but the canary
@@ -1079,8 +1106,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
         }
     }
     PhaseTimer timer(phase_s_, "metrics");
-    return device_metrics_->compute(w.buf->out_view[out_half][final_buffer], out_half == 1,
-                                    cfg_.ssim);
+    return device_metrics_->compute(w.buf->out_view[out_slot][final_buffer], out_type, cfg_.ssim);
   };
   const std::optional<ErrorMetrics> first = measure(ping_pong);
   if (!first) return;
@@ -1112,8 +1138,16 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
     Grid g(w.width, w.height);
     g.data = std::move(output);
     const fs::path file = fs::path(cfg_.save_outputs_dir) / key_to_filename(row.key);
-    write_npy(file.string(), g);
-    row.output_file = file.string();
+    try {
+      if (fault("save"))
+        throw std::runtime_error(file.string() + ": injected fault (KPERF_FAULT=save)");
+      write_npy(file.string(), g);
+      row.output_file = file.string();
+    } catch (const std::exception& e) {
+      // The measurement stands; the row says its output could not be kept.
+      row.status = "host_error";
+      row.reason = std::string("--save-outputs: ") + e.what();
+    }
   }
 }
 
@@ -1123,11 +1157,12 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
   auto& q = env_.queue();
   auto& ctx = env_.context();
   const bool hotspot = w.app->is_hotspot;
-  const bool in_half = v.precision_info().in_half, out_half = v.precision_info().out_half;
+  const StorageType& in_type = *v.precision_info().in;
+  const StorageType& out_type = *v.precision_info().out;
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
   const std::size_t up_bytes = input.host.size();
-  const std::size_t power_bytes = hotspot ? n * (in_half ? 2 : 4) : 0;
-  const std::size_t down_bytes = n * (out_half ? 2 : 4);
+  const std::size_t power_bytes = hotspot ? n * in_type.bytes : 0;
+  const std::size_t down_bytes = n * out_type.bytes;
   // Pinned host memory, as a GPU user would transfer from: allocated by the runtime and mapped
   // once for the whole configuration.
   cl::Buffer pinned_up(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, up_bytes + power_bytes);
@@ -1154,16 +1189,16 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
 
   // f32 on the device: the input already sits in pinned memory, nothing to prepare per
   // repetition. Otherwise the host packs and/or converts it there each repetition, timed.
-  const bool prepares = v.host_perforate || in_half;
+  const bool prepares = v.host_perforate || !in_type.is_float();
   auto prepare = [&] {
     write_input(v, w.app->radius, w.input, up);
-    if (hotspot && in_half)
-      floats_to_halves(w.power->data.data(), reinterpret_cast<std::uint16_t*>(up + up_bytes), n);
+    if (hotspot && !in_type.is_float())
+      in_type.encode(w.power->data.data(), up + up_bytes, n);
     else if (hotspot)
       std::memcpy(up + up_bytes, w.power->data.data(), power_bytes);
   };
   if (!prepares) prepare();
-  const cl::Buffer& upload_target = hotspot ? w.buf->out_view[in_half ? 1 : 0][0] : input.buffer;
+  const cl::Buffer& upload_target = hotspot ? w.buf->out_view[size_slot(in_type)][0] : input.buffer;
   auto duration = [](cl::Event& ev) {
     return ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
            ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
@@ -1193,8 +1228,8 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
     else
       q.enqueueWriteBuffer(upload_target, CL_FALSE, 0, up_bytes, up, nullptr, &writes[0]);
     if (hotspot)
-      q.enqueueWriteBuffer(w.buf->power[in_half ? 1 : 0], CL_FALSE, 0, power_bytes, up + up_bytes,
-                           nullptr, &writes[1]);
+      q.enqueueWriteBuffer(w.buf->power[storage_index(in_type)], CL_FALSE, 0, power_bytes,
+                           up + up_bytes, nullptr, &writes[1]);
     enqueue_sample(&kernels);
     q.enqueueReadBuffer(final_output, CL_FALSE, 0, down_bytes, down, nullptr, &read);
     q.finish();

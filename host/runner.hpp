@@ -53,7 +53,7 @@ struct RunConfig {
   // coefficient of variation is at most max_cv or there are max_reps of them. 0: off.
   double max_cv = 0;
   int max_reps = 0;
-  std::string kernel_root;  // holds kernels/ and schemes/
+  std::string kernel_root;          // holds kernels/ and schemes/
   std::string extra_build_options;  // --cl-options, appended to every kernel build
   // A kperf binary that compiles programs in worker processes (compile_workers.hpp); empty:
   // every build in this process.
@@ -63,7 +63,7 @@ struct RunConfig {
   bool transfers = false;  // --transfers: time upload, host packing and download too
   bool cold = false;       // --cold: flush the last-level cache before every timed sample
   bool progress = false;
-  bool ssim = true;        // false: SSIM left NaN (error-only passes of the tuner)
+  bool ssim = true;            // false: SSIM left NaN (error-only passes of the tuner)
   std::string progress_label;  // printed before the progress bar
   // Where error metrics are computed: "auto" (the device when it is a GPU with double precision),
   // "device" (wherever supported) or "host".
@@ -121,9 +121,11 @@ class Runner {
   struct DeviceBuffers {
     int width = 0, height = 0;
     std::size_t guard_bytes = 0;
-    std::vector<unsigned char> out_init[2];    // [half]: canary guards around a NaN interior
-    cl::Buffer out_parent[2], out_view[2][2];  // out_view[half][i]
-    cl::Buffer power[2];                       // hotspot's power grid, [half]
+    // Per storage type (storage_index): canary guards around a NaN interior.
+    std::vector<unsigned char> out_init[kStorageTypes];
+    cl::Buffer out_parent[2],
+        out_view[2][2];               // out_view[slot][i]: slot 0 4-byte, 1 2-byte elements
+    cl::Buffer power[kStorageTypes];  // hotspot's power grid per storage type
   };
   DeviceBuffers buffers_;
   std::size_t worker_processes_ = 0, worker_programs_ = 0;

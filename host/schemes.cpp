@@ -233,11 +233,14 @@ const LoadDescriptor& Variant::load_path() const { return load ? *load : load_re
 
 const std::vector<PrecisionDescriptor>& precision_registry() {
   static const std::vector<PrecisionDescriptor> registry = {
-      {"f32", "precision_f32.cl", false, false, "input and output stored as float"},
-      {"f16in", "precision_f16in.cl", true, false,
+      {"f32", "precision_f32.cl", &storage_type("f32"), &storage_type("f32"),
+       "input and output stored as float"},
+      {"f16in", "precision_f16in.cl", &storage_type("f16"), &storage_type("f32"),
        "input stored as half (vload_half), output float"},
-      {"f16", "precision_f16.cl", true, true,
+      {"f16", "precision_f16.cl", &storage_type("f16"), &storage_type("f16"),
        "input and output stored as half (vload/vstore_half)"},
+      {"bf16", "precision_bf16.cl", &storage_type("bf16"), &storage_type("bf16"),
+       "input and output stored as bfloat16 (integer conversions)"},
   };
   return registry;
 }
@@ -245,7 +248,10 @@ const std::vector<PrecisionDescriptor>& precision_registry() {
 const PrecisionDescriptor& find_precision(const std::string& name) {
   for (const auto& p : precision_registry())
     if (name == p.name) return p;
-  throw std::invalid_argument("unknown --precision '" + name + "' (valid: f32, f16in, f16)");
+  std::string valid;
+  for (const auto& p : precision_registry())
+    valid += (valid.empty() ? "" : ", ") + std::string(p.name);
+  throw std::invalid_argument("unknown --precision '" + name + "' (valid: " + valid + ")");
 }
 
 const PrecisionDescriptor& Variant::precision_info() const {
@@ -495,10 +501,13 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
     return Verdict{"not_applicable",
                    "hotspot iterates on its own full-grid output, so only its "
                    "first step could read a host-packed input"};
-  if (app.is_hotspot && v.precision_info().in_half != v.precision_info().out_half)
-    return Verdict{"not_applicable",
-                   "hotspot's output is the next step's input: f16in would "
-                   "store them at different precisions (use f16)"};
+  if (app.is_hotspot && v.precision_info().in != v.precision_info().out)
+    return Verdict{"not_applicable", std::string("hotspot's output is the next step's input: ") +
+                                         v.precision_info().name +
+                                         " would store them at different precisions"};
+  if (v.load_path().reads_image && v.precision_info().in->image_channel_type == 0)
+    return Verdict{"not_applicable", std::string("no OpenCL image channel type holds ") +
+                                         v.precision_info().in->name + " (the image load path)"};
   if (auto verdict = check_kernel_axes(v, app)) return verdict;
   return check_variant(v, app.radius, wg);
 }
@@ -543,16 +552,19 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
   const int w = input.width, h = input.height, r = app.radius;
   const HotspotCoefficients coef = hotspot_coefficients(w, h);
   const int groups_x = (w + block.x - 1) / block.x, groups_y = (h + block.y - 1) / block.y;
-  // Stored precision: inputs (and power) rounded to half when stored as half; outputs rounded
-  // when stored (computed ones before the fill pass reads them, filled ones after).
-  const bool in_half = v.precision_info().in_half, out_half = v.precision_info().out_half;
-  auto to_storage = [](GridD g) {
-    for (double& x : g.data) x = round_to_half(x);
+  // Stored precision: inputs (and power) rounded to their storage; outputs rounded when stored
+  // (computed ones before the fill pass reads them, filled ones after). Float storage is the
+  // float input itself: nothing to round.
+  const StorageType& in_type = *v.precision_info().in;
+  const StorageType& out_type = *v.precision_info().out;
+  const bool in_rounds = !in_type.is_float(), out_rounds = !out_type.is_float();
+  auto to_storage = [](GridD g, const StorageType& type) {
+    for (double& x : g.data) x = type.round(x);
     return g;
   };
-  GridD current = in_half ? to_storage(input) : input;
+  GridD current = in_rounds ? to_storage(input, in_type) : input;
   std::optional<GridD> power_stored;
-  if (power && in_half) power = &power_stored.emplace(to_storage(*power));
+  if (power && in_rounds) power = &power_stored.emplace(to_storage(*power, in_type));
   TileD tile{block.y + 2 * r, block.x + 2 * r, {}};
   tile.v.resize(static_cast<std::size_t>(tile.h) * tile.w);
   // Per block, (block.y / ky) x (block.x / kx) computed outputs.
@@ -590,7 +602,7 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
             next.at(y0 + ly, x0 + lx) = app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
           }
       }
-    if (out_half) next = to_storage(std::move(next));
+    if (out_rounds) next = to_storage(std::move(next), out_type);
     // The fill pass: every other output from the computed ones, over the whole grid.
     if (ky > 1 || kx > 1) {
       const Recon recon = v.output_recon == Recon::kLi ? Recon::kLi : Recon::kNn;
@@ -607,7 +619,7 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
           filled.at(y, x) = top + sy.w * (bottom - top);
         }
       }
-      next = out_half ? to_storage(std::move(filled)) : std::move(filled);
+      next = out_rounds ? to_storage(std::move(filled), out_type) : std::move(filled);
     }
     current = std::move(next);
   }

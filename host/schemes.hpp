@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps.hpp"
+#include "storage_types.hpp"
 
 namespace kperf {
 
@@ -131,11 +132,12 @@ const OutputFillDescriptor& find_output_fill(
 // Storage precision (SPEC 10): how input and output are stored in global memory; compute is
 // float throughout.
 struct PrecisionDescriptor {
-  const char* name;     // "f32", "f16in", "f16"
-  const char* cl_file;  // in the scheme directory
-  bool in_half;         // input (and hotspot's power) stored as half
-  bool out_half;        // output stored as half
+  const char* name;        // "f32", "f16in", "f16", "bf16"
+  const char* cl_file;     // in the scheme directory
+  const StorageType* in;   // the input's (and hotspot's power's) storage
+  const StorageType* out;  // the output's
   const char* summary;
+  bool exact() const { return in->is_float() && out->is_float(); }
 };
 const std::vector<PrecisionDescriptor>& precision_registry();
 const PrecisionDescriptor& find_precision(const std::string& name);  // throws std::invalid_argument

@@ -15,8 +15,9 @@ TimingStats summarize(const std::vector<std::uint64_t>& samples_ns) {
   TimingStats s;
   s.min = static_cast<double>(sorted.front());
   s.max = static_cast<double>(sorted.back());
-  s.median = n % 2 ? static_cast<double>(sorted[n / 2])
-                   : (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2.0;
+  s.median =
+      n % 2 ? static_cast<double>(sorted[n / 2])
+            : (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2.0;
   long double sum = 0;
   for (auto v : sorted) sum += v;
   s.mean = static_cast<double>(sum / n);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 
 #include "parallel.hpp"
 
@@ -164,10 +165,90 @@ void halves_to_floats(const std::uint16_t* in, float* out, std::size_t n) {
                   });
 }
 
+std::uint16_t float_to_bf16(float value) {
+  std::uint32_t u;
+  std::memcpy(&u, &value, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);
+  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float bf16_to_float(std::uint16_t bits) {
+  const std::uint32_t u = static_cast<std::uint32_t>(bits) << 16;
+  float out;
+  std::memcpy(&out, &u, sizeof out);
+  return out;
+}
+
+double round_to_bf16(double value) {
+  return static_cast<double>(bf16_to_float(float_to_bf16(static_cast<float>(value))));
+}
+
+namespace {
+
+void encode_f32(const float* in, void* out, std::size_t n) {
+  copy_floats_serial(in, static_cast<float*>(out), n);
+}
+void decode_f32(const void* in, float* out, std::size_t n) {
+  std::memcpy(out, in, n * sizeof(float));
+}
+void encode_f16(const float* in, void* out, std::size_t n) {
+  to_halves_serial(in, static_cast<std::uint16_t*>(out), n);
+}
+void decode_f16(const void* in, float* out, std::size_t n) {
+  to_floats_serial(static_cast<const std::uint16_t*>(in), out, n);
+}
+void encode_bf16(const float* in, void* out, std::size_t n) {
+  auto* o = static_cast<std::uint16_t*>(out);
+  for (std::size_t i = 0; i < n; ++i) o[i] = float_to_bf16(in[i]);
+}
+void decode_bf16(const void* in, float* out, std::size_t n) {
+  const auto* i16 = static_cast<const std::uint16_t*>(in);
+  for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_float(i16[i]);
+}
+double round_f32(double value) { return static_cast<double>(static_cast<float>(value)); }
+
+}  // namespace
+
+void StorageType::encode(const float* in, void* out, std::size_t n) const {
+  parallel_chunks(
+      static_cast<long>(n), threads_for(static_cast<long>(n)), [&](int, long b, long e) {
+        encode_run(in + b, static_cast<unsigned char*>(out) + static_cast<std::size_t>(b) * bytes,
+                   static_cast<std::size_t>(e - b));
+      });
+}
+
+void StorageType::decode(const void* in, float* out, std::size_t n) const {
+  parallel_chunks(
+      static_cast<long>(n), threads_for(static_cast<long>(n)), [&](int, long b, long e) {
+        decode_run(static_cast<const unsigned char*>(in) + static_cast<std::size_t>(b) * bytes,
+                   out + b, static_cast<std::size_t>(e - b));
+      });
+}
+
+const std::vector<StorageType>& storage_types() {
+  // CL_FLOAT 0x10DE, CL_HALF_FLOAT 0x10DD (cl.h); bfloat16 has no image channel type in OpenCL 1.2.
+  static const std::vector<StorageType> types = {
+      {"f32", 4, "precision_f32.cl", encode_f32, decode_f32, round_f32, 0x10DE},
+      {"f16", 2, "precision_f16.cl", encode_f16, decode_f16, round_to_half, 0x10DD},
+      {"bf16", 2, "precision_bf16.cl", encode_bf16, decode_bf16, round_to_bf16, 0},
+  };
+  return types;
+}
+
+const StorageType& storage_type(const std::string& name) {
+  for (const auto& t : storage_types())
+    if (name == t.name) return t;
+  throw std::invalid_argument("unknown storage type '" + name + "'");
+}
+
+std::size_t storage_index(const StorageType& type) {
+  return static_cast<std::size_t>(&type - storage_types().data());
+}
+
 int packed_lines(int n, int radius, int skip) { return (n - 1 + radius + skip - 1) / skip + 1; }
 
 InputLayout input_layout(const Variant& v, int radius, int width, int height) {
-  InputLayout layout{width, height, v.precision_info().in_half ? 2u : 4u};
+  InputLayout layout{width, height, v.precision_info().in->bytes};
   if (host_packs(v)) {
     if (packs_rows(v))
       layout.height = packed_lines(height, radius, v.skip);
@@ -179,7 +260,8 @@ InputLayout input_layout(const Variant& v, int radius, int width, int height) {
 
 void write_input(const Variant& v, int radius, const Grid& grid, void* dst) {
   const InputLayout layout = input_layout(v, radius, grid.width, grid.height);
-  const bool half = layout.element_bytes == 2;
+  const StorageType& stored = *v.precision_info().in;
+  const bool half = !stored.is_float();  // gathered columns go through a float row first
   const bool pack_rows = host_packs(v) && packs_rows(v);
   const bool pack_cols = host_packs(v) && !packs_rows(v);
   const int k = v.skip;
@@ -205,10 +287,7 @@ void write_input(const Variant& v, int radius, const Grid& grid, void* dst) {
         if (!half) continue;
         src = gathered.data();
       }
-      if (half)
-        to_halves_serial(src, static_cast<std::uint16_t*>(dst) + offset, width);
-      else
-        copy_floats_serial(src, static_cast<float*>(dst) + offset, width);
+      stored.encode_run(src, static_cast<unsigned char*>(dst) + offset * stored.bytes, width);
     }
   });
 #ifdef KPERF_HAVE_F16C_PATH

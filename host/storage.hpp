@@ -9,6 +9,7 @@
 
 #include "io.hpp"
 #include "schemes.hpp"
+#include "storage_types.hpp"
 
 namespace kperf {
 

@@ -131,7 +131,9 @@ HotspotInput make_synthetic_chip(int width, int height, std::uint64_t seed) {
   SplitMix64 rng(seed);
   // Floorplan: recursive guillotine cuts into functional units, each with its power density
   // (W/m^2) drawn from a few classes (caches, logic, hot execution units).
-  struct Unit { double y0, x0, y1, x1; };
+  struct Unit {
+    double y0, x0, y1, x1;
+  };
   std::vector<Unit> units = {{0, 0, 1, 1}};
   for (int cut = 0; cut < 24; ++cut) {
     std::size_t pick = 0;
@@ -175,7 +177,8 @@ HotspotInput make_synthetic_chip(int width, int height, std::uint64_t seed) {
         double s = 0;
         int n = 0;
         for (int d = -radius; d <= radius; d += std::max(1, radius / 4)) {
-          s += tmp.at(std::clamp(y + d, 0, height - 1), x) + tmp.at(y, std::clamp(x + d, 0, width - 1));
+          s += tmp.at(std::clamp(y + d, 0, height - 1), x) +
+               tmp.at(y, std::clamp(x + d, 0, width - 1));
           n += 2;
         }
         blurred.at(y, x) = static_cast<float>(s / n);

@@ -69,8 +69,8 @@ std::string variant_id(const ResultRow &row) {
 }
 
 bool is_exact(const Variant &v) {
-  return v.is_accurate() && v.output.none() && !v.precision_info().in_half &&
-         kernel_axes_exact(v) && v.iterations_skip == 0;
+  return v.is_accurate() && v.output.none() && v.precision_info().exact() && kernel_axes_exact(v) &&
+         v.iterations_skip == 0;
 }
 
 std::string family_of(const Variant &v) {
@@ -78,7 +78,7 @@ std::string family_of(const Variant &v) {
   if (!v.is_accurate())
     kinds.push_back(v.host_perforate ? "host perforation" : "input perforation");
   if (!v.output.none()) kinds.push_back("output approximation");
-  if (v.precision_info().in_half) kinds.push_back("mixed precision");
+  if (!v.precision_info().exact()) kinds.push_back("mixed precision");
   if (v.iterations_skip > 0) kinds.push_back("launch perforation");
   for (const auto &family : kernel_axes_families(v)) kinds.push_back(family);
   if (kinds.empty()) return "accurate";

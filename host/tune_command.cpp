@@ -192,19 +192,32 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                 .string();
   require_writable_dir("--save-outputs", cfg.outputs_dir);
 
+  // What changes a row's measurement: the timing, the build, the inputs and their size (the axes
+  // and shapes searched, budgets and percentile only change which rows are measured).
+  auto names = [](const std::vector<ImageSource> &sources) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto &s : sources) list.push_back(s.name);
+    return list;
+  };
+  const nlohmann::ordered_json fingerprint = make_fingerprint(
+      env, cfg.kernel_root,
+      {{"warmup", cfg.warmup},
+       {"reps", cfg.reps},
+       {"cl_options", cfg.extra_build_options},
+       {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
+                         : nlohmann::ordered_json(nullptr)},
+       {"train", names(cfg.train)},
+       {"test", names(cfg.test)}});
   std::vector<TuneRow> resumed;
   nlohmann::ordered_json earlier_harness;  // what the sessions before this --resume spent
   if (given("resume") && fs::exists(out_path)) {
+    const nlohmann::json old = read_resumable(out_path, "tune", fingerprint);
     try {
-      const auto old = nlohmann::json::parse(read_document(out_path));
-      if (old.value("kind", "") != "tune")
-        throw UsageError("--resume: " + out_path + " is not a kperf tune file");
-      if (old.contains("context") && old["context"].contains("harness"))
-        earlier_harness = old["context"]["harness"];
+      if (old["context"].contains("harness")) earlier_harness = old["context"]["harness"];
       for (const auto &j : old.at("results"))
         resumed.push_back({j.at("stage").get<std::string>(), row_from_json(j)});
     } catch (const nlohmann::json::exception &e) {
-      throw UsageError("--resume: " + out_path + " is not a kperf tune file (" + e.what() + ")");
+      throw UsageError("--resume: " + out_path + " has a row kperf cannot read (" + e.what() + ")");
     }
   }
   cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
@@ -217,7 +230,8 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     for (const auto &s : sources) names.push_back(s.name);
     return nlohmann::ordered_json{{"dir", dir}, {"inputs", names}};
   };
-  auto write = [&](const std::vector<TuneRow> &rows, bool complete) {
+  auto write = [&](const std::vector<TuneRow> &rows, bool complete,
+                   const nlohmann::ordered_json &error) {
     nlohmann::ordered_json doc;
     doc["schema_version"] = kSchemaVersion;
     doc["kind"] = "tune";
@@ -273,7 +287,9 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                                                        {"hits", env.binary_cache_hits()},
                                                        {"stores", env.binary_cache_stores()}}
                               : nlohmann::ordered_json(false);
+    ctx["fingerprint"] = fingerprint;
     ctx["complete"] = complete;
+    if (!error.is_null()) ctx["error"] = error;
     nlohmann::ordered_json harness = tuner.phases_json();
     harness["wall_s"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -287,8 +303,17 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     for (const auto &r : rows) doc["results"].push_back(tune_row_json(r));
     write_document_atomic(out_path, doc.dump() + "\n");
   };
-  const bool complete = tuner.run([&](const std::vector<TuneRow> &rows) { write(rows, false); });
-  write(tuner.rows(), complete);
+  bool complete = false;
+  try {
+    complete = tuner.run([&](const std::vector<TuneRow> &rows) { write(rows, false, nullptr); });
+  } catch (const std::exception &e) {
+    // The rows measured so far are kept for --resume (complete: false, with the error).
+    if (tuner.rows().size() <= resumed.size()) throw;
+    write(tuner.rows(), false, error_json(e));
+    rethrow_with_note(e, "; " + std::to_string(tuner.rows().size()) + " rows kept in " + out_path +
+                             " (complete: false; continue with --resume)");
+  }
+  write(tuner.rows(), complete, nullptr);
   if (!complete) {
     std::fprintf(stderr, "interrupted: %zu rows written to %s (continue with --resume)\n",
                  tuner.rows().size(), out_path.c_str());

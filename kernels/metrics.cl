@@ -1,23 +1,22 @@
-// metrics: the error metrics of SPEC sections 5 and 10 on the device, so an output never has to
+// metrics: the error metrics (semantics §10) on the device, so an output never has to
 // leave it. Each work-group reduces a fixed grid-stride share of the elements to partial sums
 // that the host adds in group order: the result depends on the launch shape only, which is fixed.
-// Built with the output's storage (float, or half with -DOUT_HALF=1); the truth is double.
+// The output is read as the precision file of its storage reads it (-DKPERF_PRECISION_FILE,
+// with -I the scheme directory): any storage type kperf has, with no case of its own here. The
+// truth is double.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
-#ifndef OUT_HALF
-#define OUT_HALF 0
-#endif
 #ifndef GROUP
 #define GROUP 256
 #endif
-
-#if OUT_HALF
-#define OUT_T half
-#define LOAD_OUT(p, i) ((double)vload_half((i), (p)))
-#else
-#define OUT_T float
-#define LOAD_OUT(p, i) ((double)(p)[i])
+#ifndef KPERF_PRECISION_FILE
+#define KPERF_PRECISION_FILE precision_f32.cl
 #endif
+#define KPERF_STR_(x) #x
+#define KPERF_STR(x) KPERF_STR_(x)
+#include KPERF_STR(KPERF_PRECISION_FILE)
+#define OUT_T KPERF_OUT_T
+#define LOAD_OUT(p, i) ((double)kperf_read_out(p, i))
 
 // Tree reduction of one value per work-item in `scratch` (GROUP entries); OP combines two.
 #define REDUCE(scratch, value, OP)                                     \

@@ -99,11 +99,11 @@ INSTANTIATE_TEST_SUITE_P(AllApps, LoadPath, ::testing::ValuesIn(test::all_app_na
 class OutputScheme : public ::testing::TestWithParam<std::string> {};
 
 // Whether two stored outputs are at most one unit in the last place of the stored type apart
-// (half outputs hold 11 significant bits, floats 24).
-bool within_one_ulp(float a, float b, bool half_stored) {
+// (floats hold 24 significant bits, halves 11, bfloat16 8).
+bool within_one_ulp(float a, float b, const StorageType& stored) {
   if (a == b) return true;
   if (!std::isfinite(a) || !std::isfinite(b)) return false;
-  const int mantissa_bits = half_stored ? 10 : 23;
+  const int mantissa_bits = stored.bytes == 4 ? 23 : &stored == &storage_type("bf16") ? 7 : 10;
   const double ulp =
       std::ldexp(1.0, std::ilogb(std::max(std::fabs(a), std::fabs(b))) - mantissa_bits);
   return std::fabs(static_cast<double>(a) - b) <= ulp;
@@ -123,14 +123,16 @@ TEST_P(OutputScheme, FusedEqualsSeparateAndTheModel) {
   struct Others {
     const char *scheme, *load, *precision;
   };
-  const Others others[] = {{"accurate", "local", "f32"}, {"stencil", "global", "f16in"},
-                           {"rows:2", "image", "f16"},   {"accurate", "global", "f16"},
-                           {"rows:2", "local", "f16in"}, {"stencil", "image", "f32"}};
+  // Eight combinations, rotated by the app, so that across the apps each meets every pair.
+  const Others others[] = {{"accurate", "local", "f32"},  {"stencil", "global", "f16in"},
+                           {"rows:2", "image", "f16"},    {"accurate", "global", "f16"},
+                           {"rows:2", "local", "f16in"},  {"stencil", "image", "f32"},
+                           {"accurate", "local", "bf16"}, {"rows:2", "global", "bf16"}};
   std::vector<Variant> variants;
-  int pair = 0;
+  std::size_t pair = test::app_index(app);
   for (const char* output : {"rows:2", "cols:3", "center:3"})
     for (const char* recon : {"nn", "li"}) {
-      const Others& o = others[pair++];
+      const Others& o = others[pair++ % (sizeof others / sizeof others[0])];
       AxesSpec a = axes(o.scheme, "li", o.load, output, recon);
       a.precisions = o.precision;
       a.output_fills = "fused,separate";
@@ -166,13 +168,13 @@ TEST_P(OutputScheme, FusedEqualsSeparateAndTheModel) {
       ASSERT_TRUE(other && other->ok()) << row->key;
       const Grid& a = o.outputs.at(row->key);
       const Grid& b = o.outputs.at(other->key);
-      const bool half = v.precision_info().out_half;
+      const StorageType& stored = *v.precision_info().out;
       for (std::size_t i = 0; i < a.data.size(); ++i) {
         if (v.output_recon == Recon::kNn)
           ASSERT_EQ(std::memcmp(&a.data[i], &b.data[i], sizeof(float)), 0)
               << row->key << " element " << i << ": " << a.data[i] << " vs " << b.data[i];
         else
-          ASSERT_TRUE(within_one_ulp(a.data[i], b.data[i], half))
+          ASSERT_TRUE(within_one_ulp(a.data[i], b.data[i], stored))
               << row->key << " element " << i << ": " << a.data[i] << " vs " << b.data[i];
       }
       ++compared;
@@ -216,7 +218,7 @@ TEST(OutputScheme, InputSchemeIsAppliedToTheBlockThenTheOutputScheme) {
             if (v.output_recon == Recon::kNn)
               ASSERT_EQ(got.at(y, x), expected) << row->key << " at " << y << "," << x;
             else
-              ASSERT_TRUE(within_one_ulp(got.at(y, x), expected, false))
+              ASSERT_TRUE(within_one_ulp(got.at(y, x), expected, storage_type("f32")))
                   << row->key << " at " << y << "," << x << ": " << got.at(y, x) << " vs "
                   << expected;
           }

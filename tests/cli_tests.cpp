@@ -111,7 +111,7 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --relax sometimes", "unknown --relax 'sometimes' (valid: none, skip)"},
       {"run --binary-cache /proc/kperf-cache",
        "--binary-cache /proc/kperf-cache: cannot create or write directory"},
-      {"run --precision f64", "unknown --precision 'f64' (valid: f32, f16in, f16)"},
+      {"run --precision f64", "unknown --precision 'f64' (valid: f32, f16in, f16, bf16)"},
       {"run --perforate cloud", "unknown --perforate 'cloud' (valid: device, host)"},
       {"run --iterations-skip 1",
        "invalid --iterations-skip '1' (expected fractions R with 0 <= R < 1"},
@@ -557,6 +557,198 @@ TEST(Cli, TuneWithNoConfigurationWithinTheBudgetSaysSoAndExitsZero) {
   const auto& choice = doc["tune"]["gaussian3"]["choices"][0];
   EXPECT_TRUE(choice["chosen"].is_null());
   EXPECT_EQ(doc["tune"]["gaussian3"]["pruned"][0]["variant"], "rows:2/nn");
+}
+
+// --resume continues only a run measured under the same settings: another --warmup, --reps,
+// --cl-options, --iterations, --cold, --transfers, --max-cv, --bilateral-sigmas or --metrics-on
+// is refused with one line naming the fields, exit 2, the file untouched; more apps, schemes,
+// axes values, shapes and inputs extend it.
+TEST(Cli, ResumeRefusesOtherSettingsAndExtendsTheSameOnes) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const std::string out = (dir / "r.json").string();
+  const std::string base =
+      "run --wg 8x4 --size 40x24 --input synthetic:noise --quiet --out " + out + " ";
+  ASSERT_EQ(kperf_cli(base + "--apps gaussian3 --schemes accurate,rows1 --warmup 0 --reps 2", dir)
+                .exit_code,
+            0);
+  const std::string before = read_file(out);
+  const auto first = nlohmann::json::parse(before);
+  EXPECT_EQ(first["kind"], "run");
+  EXPECT_EQ(first["context"]["fingerprint"]["options"]["reps"], 2);
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"--warmup 5 --reps 9", "options.warmup"},
+      {"--warmup 5 --reps 9", "options.reps"},
+      {"--warmup 0 --reps 9", "options.reps"},
+      {"--warmup 0 --reps 2 --cl-options=-DKPERF_MATERIALIZE_ROWS=1", "options.cl_options"},
+      {"--warmup 0 --reps 2 --cold", "options.cold"},
+      {"--warmup 0 --reps 2 --iterations 7", "options.iterations"},
+      {"--warmup 0 --reps 2 --metrics-on host", "options.metrics_on"},
+      {"--warmup 0 --reps 2 --max-cv 0.5", "options.max_cv"},
+  };
+  for (const auto& [args, field] : refused) {
+    const CliRun r =
+        kperf_cli(base + "--apps gaussian3 --schemes accurate,rows1 --resume " + args, dir);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_TRUE(one_line(r.err)) << args << " -> [" << r.err << "]";
+    EXPECT_NE(r.err.find("measured under other settings"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(field), std::string::npos) << args << " -> " << r.err;
+    EXPECT_EQ(read_file(out), before) << args;
+  }
+  // More apps and schemes under the same settings extend the file.
+  const CliRun more = kperf_cli(
+      base + "--apps gaussian3,median --schemes accurate,rows1,rows2 --warmup 0 --reps 2 --resume",
+      dir);
+  ASSERT_EQ(more.exit_code, 0) << more.err;
+  const auto extended = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(extended["results"].size(), 6u);
+  EXPECT_EQ(extended["context"]["fingerprint"], first["context"]["fingerprint"]);
+  for (const auto& row : extended["results"]) EXPECT_EQ(row["samples_ns"].size(), 2u) << row["key"];
+}
+
+// --resume keeps documents what they are: a tune document given to kperf run, a run document
+// given to kperf tune, or JSON that is not kperf's: one line, exit 2, the file untouched.
+TEST(Cli, ResumeKeepsDocumentsTheirKind) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const fs::path photos = fs::path(KPERF_TEST_SOURCE_DIR) / "datasets" / "images";
+  for (const char* sub : {"train", "test"}) fs::create_directories(dir / sub);
+  fs::copy_file(photos / "camera.png", dir / "train" / "camera.png");
+  fs::copy_file(photos / "moon.png", dir / "test" / "moon.png");
+  const std::string d = dir.path().string();
+  const std::string run_args =
+      "run --apps gaussian3 --schemes accurate --wg 8x4 --size 40 "
+      "--input synthetic:noise --warmup 0 --reps 1 --quiet --resume --out ";
+  const std::string tune_args = "tune --apps gaussian3 --budget 0.5 --size 40 --train " + d +
+                                "/train --test " + d +
+                                "/test --wg 8x8 --schemes accurate "
+                                "--load local --output none --precision f32 --relax none "
+                                "--perforate device --warmup 0 --reps 1 --quiet --resume --out ";
+  // A tune document (kind "tune") made by kperf tune, then given to kperf run.
+  ASSERT_EQ(kperf_cli(tune_args + d + "/t.json", dir).exit_code, 0);
+  const std::string tune_doc = read_file((dir / "t.json").string());
+  CliRun r = kperf_cli(run_args + d + "/t.json", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("is a kperf tune document; kperf run --resume continues run documents"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file((dir / "t.json").string()), tune_doc);
+  // A run document given to kperf tune.
+  ASSERT_EQ(kperf_cli(run_args + d + "/r.json", dir).exit_code, 0);
+  const std::string run_doc = read_file((dir / "r.json").string());
+  r = kperf_cli(tune_args + d + "/r.json", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is a kperf run document; kperf tune --resume continues tune documents"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file((dir / "r.json").string()), run_doc);
+  // JSON that is not a kperf document, and a file that is not JSON.
+  std::ofstream(dir / "other.json") << "{\"results\": 3}\n";
+  std::ofstream(dir / "text.json") << "not json at all\n";
+  for (const char* name : {"other.json", "text.json"})
+    for (const std::string& args : {run_args, tune_args}) {
+      const std::string path = (dir / name).string(), content = read_file(path);
+      r = kperf_cli(args + path, dir);
+      EXPECT_EQ(r.exit_code, 2) << name;
+      EXPECT_TRUE(one_line(r.err)) << r.err;
+      EXPECT_NE(r.err.find("is not a kperf document"), std::string::npos) << r.err;
+      EXPECT_EQ(read_file(path), content);
+    }
+}
+
+// Failures that are not the device's: a --save-outputs write that fails and a configuration that
+// runs out of host memory are rows with status host_error and a reason, and the sweep goes on; an
+// error that ends the run (an input failing in the middle) keeps the rows measured before it
+// (complete: false, the error in the context) and exits with one line. KPERF_FAULT injects them.
+TEST(Cli, HostErrorsAreRowsAndAnEarlyEndKeepsTheRows) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const std::string args =
+      "run --apps gaussian3,median --schemes accurate,rows1 --wg 8x4 --size 40 "
+      "--input synthetic:noise --input synthetic:smooth --warmup 0 --reps 1 "
+      "--quiet --out ";
+  fs::create_directories(dir / "saved");
+  CliRun r =
+      kperf_cli(args + d + "/save.json --save-outputs " + d + "/saved", dir, "KPERF_FAULT=save");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(read_file((dir / "save.json").string()));
+  EXPECT_TRUE(doc["context"]["complete"].get<bool>());
+  ASSERT_EQ(doc["results"].size(), 8u);
+  for (const auto& row : doc["results"]) {
+    EXPECT_EQ(row["status"], "host_error") << row["key"];
+    EXPECT_NE(row["reason"].get<std::string>().find("--save-outputs:"), std::string::npos);
+    EXPECT_TRUE(row.contains("time_ns")) << "the measurement stands";
+  }
+
+  r = kperf_cli(args + d + "/alloc.json", dir, "KPERF_FAULT=alloc:3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  doc = nlohmann::json::parse(read_file((dir / "alloc.json").string()));
+  ASSERT_EQ(doc["results"].size(), 8u);
+  int host_errors = 0;
+  for (const auto& row : doc["results"])
+    if (row["status"] == "host_error") {
+      ++host_errors;
+      EXPECT_EQ(row["reason"], "the host ran out of memory (std::bad_alloc)");
+    } else {
+      EXPECT_EQ(row["status"], "ok") << row["key"];
+    }
+  EXPECT_EQ(host_errors, 1);
+
+  // The third workload (app x input) fails: the two before it are kept.
+  r = kperf_cli(args + d + "/early.json.gz", dir, "KPERF_FAULT=workload:3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("injected fault"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("4 results kept in " + d + "/early.json.gz (complete: false)"),
+            std::string::npos)
+      << r.err;
+  doc = nlohmann::json::parse(read_document((dir / "early.json.gz").string()));
+  EXPECT_FALSE(doc["context"]["complete"].get<bool>());
+  EXPECT_EQ(doc["context"]["error"]["kind"], "input");
+  EXPECT_EQ(doc["results"].size(), 4u);
+  // The kept rows resume like any others.
+  r = kperf_cli(args + d + "/early.json.gz --resume", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  doc = nlohmann::json::parse(read_document((dir / "early.json.gz").string()));
+  EXPECT_TRUE(doc["context"]["complete"].get<bool>());
+  EXPECT_FALSE(doc["context"].contains("error"));
+  EXPECT_EQ(doc["results"].size(), 8u);
+}
+
+// kperf tune keeps what its stages measured when an error ends it early, and --resume goes on.
+TEST(Cli, TuneEndedEarlyKeepsItsRowsAndResumes) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const fs::path photos = fs::path(KPERF_TEST_SOURCE_DIR) / "datasets" / "images";
+  for (const char* sub : {"train", "test"}) fs::create_directories(dir / sub);
+  fs::copy_file(photos / "camera.png", dir / "train" / "camera.png");
+  fs::copy_file(photos / "coins.png", dir / "train" / "coins.png");
+  fs::copy_file(photos / "moon.png", dir / "test" / "moon.png");
+  const std::string d = dir.path().string();
+  const std::string args = "tune --apps gaussian3 --budget 0.05 --size 40 --train " + d +
+                           "/train --test " + d +
+                           "/test --wg 8x8 --schemes accurate,rows:2 "
+                           "--recon nn --load local --output none --precision f32 --relax none "
+                           "--perforate device --warmup 0 --reps 1 --quiet --out " +
+                           d + "/t.json";
+  CliRun r = kperf_cli(args, dir, "KPERF_FAULT=workload:3");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("rows kept in"), std::string::npos) << r.err;
+  auto doc = nlohmann::json::parse(read_file((dir / "t.json").string()));
+  EXPECT_EQ(doc["kind"], "tune");
+  EXPECT_FALSE(doc["context"]["complete"].get<bool>());
+  EXPECT_EQ(doc["context"]["error"]["kind"], "input");
+  const std::size_t kept = doc["results"].size();
+  EXPECT_GE(kept, 2u);
+  r = kperf_cli(args + " --resume", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  doc = nlohmann::json::parse(read_file((dir / "t.json").string()));
+  EXPECT_TRUE(doc["context"]["complete"].get<bool>());
+  EXPECT_GT(doc["results"].size(), kept);
+  EXPECT_FALSE(doc["tune"].is_null());
 }
 
 TEST(Cli, DevicesJsonHasTableOneFields) {

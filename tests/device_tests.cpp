@@ -352,8 +352,8 @@ TEST(Validation, RejectedWorkGroupsAreRowsWithReasons) {
 }
 
 // The device's metrics against the host's on outputs with NaN, infinities, exact elements and a
-// non-finite truth element, stored as float and as half, on grids larger and smaller than SSIM's
-// window: the same counts, the same values up to summation order.
+// non-finite truth element, stored as float, half and bfloat16, on grids larger and smaller than
+// SSIM's window: the same counts, the same values up to summation order.
 TEST(DeviceMetrics, AgreeWithTheHostIncludingNonFiniteAndHalfOutputs) {
   KPERF_REQUIRE_DEVICE();
   if (auto why = DeviceMetrics::unsupported(env->device())) GTEST_SKIP() << *why;
@@ -369,19 +369,17 @@ TEST(DeviceMetrics, AgreeWithTheHostIncludingNonFiniteAndHalfOutputs) {
     approx[12] = std::numeric_limits<float>::infinity();
     approx[13] = 1e-30f;
     ASSERT_TRUE(metrics.set_truth(truth, w, h));
-    for (bool half : {false, true}) {
-      std::vector<float> stored = approx;
-      std::vector<std::uint16_t> halves(approx.size());
-      floats_to_halves(approx.data(), halves.data(), approx.size());
-      if (half) halves_to_floats(halves.data(), stored.data(), stored.size());
-      const std::size_t bytes = approx.size() * (half ? 2 : 4);
-      cl::Buffer buffer(env->context(), CL_MEM_READ_ONLY, bytes);
-      env->queue().enqueueWriteBuffer(
-          buffer, CL_TRUE, 0, bytes,
-          half ? static_cast<const void*>(halves.data()) : static_cast<const void*>(approx.data()));
-      const ErrorMetrics d = metrics.compute(buffer, half, true);
+    for (const StorageType& type : storage_types()) {
+      // The output as stored, and the floats it holds.
+      std::vector<unsigned char> bytes(approx.size() * type.bytes);
+      type.encode(approx.data(), bytes.data(), approx.size());
+      std::vector<float> stored(approx.size());
+      type.decode(bytes.data(), stored.data(), stored.size());
+      cl::Buffer buffer(env->context(), CL_MEM_READ_ONLY, bytes.size());
+      env->queue().enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes.size(), bytes.data());
+      const ErrorMetrics d = metrics.compute(buffer, type, true);
       const ErrorMetrics e = compute_errors(truth, stored, w, h, true);
-      SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + (half ? " half" : " float"));
+      SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + type.name);
       EXPECT_EQ(d.nonfinite, e.nonfinite);
       EXPECT_EQ(d.nonfinite, 3);
       EXPECT_EQ(d.mre_excluded, e.mre_excluded);

@@ -30,8 +30,11 @@ AppInput input_for(const AppDescriptor& app, int w, int h, unsigned seed) {
   return {chip.temp, chip.power};
 }
 
-Grid rounded_to_half(Grid g) {
-  for (float& x : g.data) x = half_to_float(float_to_half(x));
+// The floats a grid holds once stored as `type`.
+Grid rounded_to(const StorageType& type, Grid g) {
+  std::vector<unsigned char> bytes(g.data.size() * type.bytes);
+  type.encode(g.data.data(), bytes.data(), g.data.size());
+  type.decode(bytes.data(), g.data.data(), g.data.size());
   return g;
 }
 
@@ -106,6 +109,39 @@ TEST(Half, BulkConversionsEqualTheScalarOnes) {
   }
 }
 
+// bfloat16 keeps a float's upper 16 bits, rounded to nearest even; NaN stays NaN (a quiet one),
+// overflow past the largest bfloat16 goes to infinity. The storage type's bulk conversions agree.
+TEST(BFloat16, RoundsToNearestEvenAndKeepsNaN) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(float_to_bf16(-2.0f), 0xC000);
+  EXPECT_EQ(float_to_bf16(bits_to_float(0x3F808000u)), 0x3F80);  // tie: even (down)
+  EXPECT_EQ(float_to_bf16(bits_to_float(0x3F818000u)), 0x3F82);  // tie: even (up)
+  EXPECT_EQ(float_to_bf16(bits_to_float(0x3F808001u)), 0x3F81);  // above the tie
+  EXPECT_EQ(float_to_bf16(bits_to_float(0x7F7FFFFFu)), 0x7F80);  // largest float: infinity
+  EXPECT_EQ(float_to_bf16(std::numeric_limits<float>::infinity()), 0x7F80);
+  EXPECT_EQ(float_to_bf16(-0.0f), 0x8000);
+  EXPECT_EQ(float_to_bf16(bits_to_float(0x00010000u)), 0x0001);         // subnormals stay exact
+  const std::uint16_t nan = float_to_bf16(bits_to_float(0x7F800001u));  // a NaN whose payload
+  EXPECT_TRUE(std::isnan(bf16_to_float(nan)));                          // is in the low bits
+  EXPECT_EQ(bf16_to_float(0x4300), 128.0f);
+  EXPECT_EQ(round_to_bf16(255.0), 255.0);
+  EXPECT_EQ(round_to_bf16(257.0), 256.0);  // 8 significant bits
+  const StorageType& type = storage_type("bf16");
+  EXPECT_EQ(type.bytes, 2u);
+  std::vector<float> values(100001);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i) * 0.0731f - 3000.0f;
+  std::vector<std::uint16_t> bulk(values.size());
+  type.encode(values.data(), bulk.data(), values.size());
+  std::vector<float> back(values.size());
+  type.decode(bulk.data(), back.data(), back.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(bulk[i], float_to_bf16(values[i])) << values[i];
+    ASSERT_EQ(back[i], bf16_to_float(bulk[i]));
+    ASSERT_EQ(static_cast<double>(back[i]), type.round(values[i]));
+  }
+}
+
 // The packed buffer of host perforation: about 1/K of the grid, line p holding grid line
 // clamp(p K - r), and no line that device perforation would not read.
 TEST(HostPerforation, PackedBufferHoldsOnlyKeptLines) {
@@ -150,56 +186,61 @@ class Precision : public ::testing::TestWithParam<std::string> {};
 
 // f16in on an input equals f32 on that input rounded to half, bit for bit (so every load path
 // rounds its half reads exactly as the CPU model does), and f16 outputs are those float outputs
-// rounded to nearest even. Widths 52 (float4 rows: vload_half4, vstore_half4_rte) and 45.
+// rounded to nearest even; bf16 likewise with bfloat16. Widths 52 (16-byte rows: the wide loads
+// and stores) and 45.
 TEST_P(Precision, HalfStorageEqualsFloatOnRoundedData) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
   const std::vector<WorkGroup> wgs = {{8, 4}, {4, 2, 4, 2}};
-  const std::string loads = app.is_hotspot ? "local,global" : "local,global,image";
   int compared = 0;
-  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{52, 29}, {45, 37}}) {
-    AppInput input = input_for(app, w, h, 17);
-    AppInput rounded = input;
-    rounded.in = rounded_to_half(input.in);
-    if (input.power) rounded.power = rounded_to_half(*input.power);
-    const auto halves = parse_variants(axes("accurate,rows:2,cols:3", "li", loads, "f16in,f16"));
-    const auto floats = parse_variants(axes("accurate,rows:2,cols:3", "li", loads, "f32"));
-    // One shape per scheme and load path, the same for its float reference.
-    auto group = [](const Variant& v) { return v.label() + "/" + v.load_path().name; };
-    const test::ShapeSample sample(floats, group, wgs, 1, test::app_index(app));
-    const Outcome half_run =
-        test::run_through_runner(*env, {&app}, halves, wgs, input.in, input.power_ptr(), 1,
-                                 KPERF_TEST_KERNEL_ROOT, false, {}, "", sample);
-    const Outcome float_run =
-        test::run_through_runner(*env, {&app}, floats, wgs, rounded.in, rounded.power_ptr(), 1,
-                                 KPERF_TEST_KERNEL_ROOT, false, {}, "", sample);
-    for (const auto& v : halves)
-      for (const auto& wg : wgs) {
-        if (!sample(v, wg)) continue;
-        const ResultRow* row = half_run.find(app.name, v, wg);
-        const ResultRow* ref = float_run.find(app.name, with(v, "f32", false), wg);
-        ASSERT_TRUE(row && ref) << v.label() << " " << v.axes_key();
-        if (!ref->ok()) continue;
-        if (app.is_hotspot && std::string(v.precision_info().name) == "f16in") {
-          EXPECT_EQ(row->status, "not_applicable") << row->key;
-          continue;
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{52, 29}, {45, 37}})
+    for (const auto& [stored_as, precisions] :
+         std::vector<std::pair<std::string, std::string>>{{"f16", "f16in,f16"}, {"bf16", "bf16"}}) {
+      const StorageType& type = storage_type(stored_as);
+      const std::string loads =
+          app.is_hotspot || !type.image_channel_type ? "local,global" : "local,global,image";
+      AppInput input = input_for(app, w, h, 17);
+      AppInput rounded = input;
+      rounded.in = rounded_to(type, input.in);
+      if (input.power) rounded.power = rounded_to(type, *input.power);
+      const auto halves = parse_variants(axes("accurate,rows:2,cols:3", "li", loads, precisions));
+      const auto floats = parse_variants(axes("accurate,rows:2,cols:3", "li", loads, "f32"));
+      // One shape per scheme and load path, the same for its float reference.
+      auto group = [](const Variant& v) { return v.label() + "/" + v.load_path().name; };
+      const test::ShapeSample sample(floats, group, wgs, 1, test::app_index(app));
+      const Outcome half_run =
+          test::run_through_runner(*env, {&app}, halves, wgs, input.in, input.power_ptr(), 1,
+                                   KPERF_TEST_KERNEL_ROOT, false, {}, "", sample);
+      const Outcome float_run =
+          test::run_through_runner(*env, {&app}, floats, wgs, rounded.in, rounded.power_ptr(), 1,
+                                   KPERF_TEST_KERNEL_ROOT, false, {}, "", sample);
+      for (const auto& v : halves)
+        for (const auto& wg : wgs) {
+          if (!sample(v, wg)) continue;
+          const ResultRow* row = half_run.find(app.name, v, wg);
+          const ResultRow* ref = float_run.find(app.name, with(v, "f32", false), wg);
+          ASSERT_TRUE(row && ref) << v.label() << " " << v.axes_key();
+          if (!ref->ok()) continue;
+          if (app.is_hotspot && std::string(v.precision_info().name) == "f16in") {
+            EXPECT_EQ(row->status, "not_applicable") << row->key;
+            continue;
+          }
+          if (v.load_path().reads_image && (!env->info().image_support ||
+                                            row->reason.find("CL_HALF_FLOAT") != std::string::npos))
+            continue;  // a device without (correct) half images: a row with the reason
+          ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+          const Grid& a = half_run.outputs.at(row->key);
+          const Grid& b = float_run.outputs.at(ref->key);
+          const StorageType& out = *v.precision_info().out;
+          for (std::size_t i = 0; i < a.data.size(); ++i) {
+            const float expect = static_cast<float>(out.round(b.data[i]));
+            ASSERT_EQ(std::memcmp(&a.data[i], &expect, sizeof expect), 0)
+                << row->key << " element " << i << ": " << a.data[i] << " vs " << expect;
+          }
+          ++compared;
         }
-        if (v.load_path().reads_image &&
-            (!env->info().image_support || row->reason.find("CL_HALF_FLOAT") != std::string::npos))
-          continue;  // a device without (correct) half images: a row with the reason
-        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
-        const Grid& a = half_run.outputs.at(row->key);
-        const Grid& b = float_run.outputs.at(ref->key);
-        const bool out_half = v.precision_info().out_half;
-        for (std::size_t i = 0; i < a.data.size(); ++i) {
-          const float expect = out_half ? half_to_float(float_to_half(b.data[i])) : b.data[i];
-          ASSERT_EQ(std::memcmp(&a.data[i], &expect, sizeof expect), 0)
-              << row->key << " element " << i << ": " << a.data[i] << " vs " << expect;
-        }
-        ++compared;
-      }
-  }
-  EXPECT_GE(compared, (app.is_hotspot ? 12 : 32) / (test::full_matrix() ? 1 : 2));
+    }
+  EXPECT_GE(compared, (app.is_hotspot ? 16 : 44) / (test::full_matrix() ? 1 : 2));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllApps, Precision, ::testing::ValuesIn(test::all_app_names()));
