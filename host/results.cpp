@@ -58,6 +58,9 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
       j[axis.field] = value->second;
   }
   j["axes"] = r.axes;
+  j["variant"] = r.variant;
+  j["id"] = r.app + "/" + r.variant + "/wg:" + wg_label(r.wg_x, r.wg_y, r.vec, r.py);
+  if (!r.family.empty()) j["family"] = r.family;
   j["wg"] = {r.wg_x, r.wg_y};
   j["vec"] = r.vec;
   j["py"] = r.py;
@@ -127,6 +130,14 @@ ResultRow row_from_json(const nlohmann::json& j) {
   ResultRow r;
   r.key = j.at("key").get<std::string>();
   r.axes = j.value("axes", std::string());
+  if (j.contains("variant")) {
+    r.variant = j.at("variant").get<std::string>();
+  } else {  // rows written before the field: the key's segments between the app and the shape
+    const std::string key = j.at("key").get<std::string>();
+    const std::size_t begin = key.find('/') + 1, end = key.find("/wg:");
+    r.variant = end == std::string::npos ? key : key.substr(begin, end - begin);
+  }
+  r.family = j.value("family", std::string());
   r.app = j.at("app").get<std::string>();
   r.scheme = j.at("scheme").get<std::string>();
   r.skip = j.at("skip").get<int>();

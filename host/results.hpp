@@ -30,7 +30,9 @@ struct ResultRow {
   double iterations_skip = 0;
   // The kernel axes (kernel_axes.hpp) that apply to the app, by result field: "relax" -> "skip".
   std::map<std::string, std::string> kernel_axes;
-  std::string axes;  // the non-default axes as key segments ("load:global/out:rows:2/nn")
+  std::string axes;     // the non-default axes as key segments ("load:global/out:rows:2/nn")
+  std::string variant;  // Variant::id(): scheme/recon[/axes]
+  std::string family;   // Variant::family()
   int wg_x = 0, wg_y = 0;
   int vec = 1;  // outputs per work-item along x
   int py = 1;   // outputs per work-item along y

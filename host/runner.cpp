@@ -790,6 +790,8 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     if (axis.applies_to(app)) row.kernel_axes[axis.field] = axis.values[v.kernel_value(i)].name;
   }
   row.axes = v.axes_key();
+  row.variant = v.id();
+  row.family = v.family();
   row.wg_x = wg.x;
   row.wg_y = wg.y;
   row.vec = wg.vec;

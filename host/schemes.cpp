@@ -279,6 +279,22 @@ std::string Variant::canonical() const {
                             : std::string(scheme->family);
 }
 
+std::string Variant::id() const {
+  const std::string axes = axes_key();
+  return canonical() + "/" + recon_name(recon) + (axes.empty() ? "" : "/" + axes);
+}
+
+std::string Variant::family() const {
+  std::vector<std::string> kinds;
+  if (!is_accurate()) kinds.push_back(host_perforate ? "host perforation" : "input perforation");
+  if (!output.none()) kinds.push_back("output approximation");
+  if (!precision_info().exact()) kinds.push_back("mixed precision");
+  if (iterations_skip > 0) kinds.push_back("launch perforation");
+  for (const auto& family : kernel_axes_families(*this)) kinds.push_back(family);
+  if (kinds.empty()) return "accurate";
+  return kinds.size() == 1 ? kinds[0] : "combination";
+}
+
 std::string Variant::label() const {
   return scheme->uses_recon ? canonical() + "/" + recon_name(recon) : canonical();
 }

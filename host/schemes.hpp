@@ -163,8 +163,15 @@ struct Variant {
     return axis < kernel_values.size() ? kernel_values[axis] : 0;  // 0: the axis's default
   }
   std::string canonical() const;  // "accurate", "stencil", "rows:2", "cols:3"
-  std::string label() const;      // canonical plus "/nn" where the reconstruction matters
-  bool is_accurate() const;       // the input scheme loads everything
+  // The variant's identity: canonical/recon[/axes] ("rows:2/nn/out:rows:2/li/fused/f16"), the one
+  // string rows, the tuner, reports and resume know it by.
+  std::string id() const;
+  // Its approximation family: "accurate", one of "input perforation", "host perforation",
+  // "output approximation", "mixed precision", "launch perforation" or a kernel axis's family,
+  // or "combination".
+  std::string family() const;
+  std::string label() const;  // canonical plus "/nn" where the reconstruction matters
+  bool is_accurate() const;   // the input scheme loads everything
   const LoadDescriptor& load_path() const;
   const PrecisionDescriptor& precision_info() const;
   const OutputFillDescriptor& fill() const;  // meaningful under an output scheme

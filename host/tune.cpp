@@ -58,32 +58,16 @@ std::vector<std::size_t> pareto_indices(const std::vector<FrontPoint> &points) {
   return front;
 }
 
-std::string variant_id(const Variant &v) {
-  const std::string axes = v.axes_key();
-  return v.canonical() + "/" + recon_name(v.recon) + (axes.empty() ? "" : "/" + axes);
-}
+std::string variant_id(const Variant &v) { return v.id(); }
 
-std::string variant_id(const ResultRow &row) {
-  const std::size_t begin = row.app.size() + 1, end = row.key.find("/wg:");
-  return end == std::string::npos ? row.key : row.key.substr(begin, end - begin);
-}
+std::string variant_id(const ResultRow &row) { return row.variant; }
 
 bool is_exact(const Variant &v) {
   return v.is_accurate() && v.output.none() && v.precision_info().exact() && kernel_axes_exact(v) &&
          v.iterations_skip == 0;
 }
 
-std::string family_of(const Variant &v) {
-  std::vector<std::string> kinds;
-  if (!v.is_accurate())
-    kinds.push_back(v.host_perforate ? "host perforation" : "input perforation");
-  if (!v.output.none()) kinds.push_back("output approximation");
-  if (!v.precision_info().exact()) kinds.push_back("mixed precision");
-  if (v.iterations_skip > 0) kinds.push_back("launch perforation");
-  for (const auto &family : kernel_axes_families(v)) kinds.push_back(family);
-  if (kinds.empty()) return "accurate";
-  return kinds.size() == 1 ? kinds[0] : "combination";
-}
+std::string family_of(const Variant &v) { return v.family(); }
 
 std::vector<AxisGroup> all_groups() {
   std::vector<AxisGroup> groups = {AxisGroup::kInput, AxisGroup::kLoad, AxisGroup::kOutput,
@@ -711,7 +695,7 @@ bool Tuner::run(const std::function<void(const std::vector<TuneRow> &)> &checkpo
         cj["test"] = {{"errors", per},
                       {"mean", std::accumulate(errors.begin(), errors.end(), 0.0) /
                                    static_cast<double>(errors.size())},
-                      {"p95", p},
+                      {"percentile_error", p},  // at --percentile (tune_schema_version 2)
                       {"max", mx}};
         cj["holds"] = p <= c.budget;
         cj["max_within_budget"] = mx <= c.budget;

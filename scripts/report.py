@@ -757,12 +757,16 @@ def syprox_table(all_rows):
 
 
 FAMILIES = ("input perforation", "output approximation", "mixed precision", "host perforation",
-            "combinations")
+            "launch perforation", "combination")
 
 
 def family_of(r):
     """SYprox's families: one approximation axis alone, or several combined; None for the
-    accurate kernels and the axes no family names (load path, relaxed barriers, launch skips)."""
+    accurate kernels. Rows name their family (kperf writes it, the tuner's rule); rows from before
+    the field are classified here, the old way (no family for load paths, relaxed barriers and
+    launch skips)."""
+    if "family" in r:
+        return None if r["family"] == "accurate" else r["family"]
     axes = set()
     if r["scheme"] != "accurate":
         axes.add("input")
@@ -778,7 +782,7 @@ def family_of(r):
              frozenset({"precision"}): "mixed precision", frozenset({"input", "host"}): "host perforation"}
     if not axes:
         return None
-    return named.get(frozenset(axes), "combinations")
+    return named.get(frozenset(axes), "combination")
 
 
 def hypervolume_table(all_rows):
@@ -802,7 +806,9 @@ def hypervolume_table(all_rows):
             continue
         ref = (1.0, max(e for _, e in points))
         union_hv = pareto.hypervolume(points, ref)
-        for fam in FAMILIES + ("union",):
+        # The named families first, then any other kperf writes (kernel axes), then the union.
+        others = tuple(sorted(set(by_family) - set(FAMILIES)))
+        for fam in FAMILIES + others + ("union",):
             pts = points if fam == "union" else by_family.get(fam, [])
             if not pts:
                 continue
@@ -902,7 +908,7 @@ def tune_choices_table(tunes):
                 spd = lambda v: f"{v:.2f}x" if isinstance(v, (int, float)) else "-"
                 lines.append(head + f" `{ch['variant']}` | {ch['wg']} | {spd(ch.get('speedup'))} | "
                              f"{spd(ch.get('speedup_vs_global'))} | {fmt(ch['train_error'])} | "
-                             f"{fmt(test.get('mean'))} | {fmt(test.get('p95'))} | {fmt(test.get('max'))} | "
+                             f"{fmt(test.get('mean'))} | {fmt(test.get('percentile_error', test.get('p95')))} | {fmt(test.get('max'))} | "
                              f"{'holds' if c.get('holds') else 'DOES NOT HOLD'}: {c['verdict']} |")
     return lines
 
@@ -1077,7 +1083,7 @@ def tune_sections(tunes, out, written):
                f"(stages: {', '.join(f'{k} {v:.0f} s' for k, v in stages.items())})."]
     md += ["", "Method: " + tunes[0][1]["context"]["tune"]["method"], "",
            "| device | size | app | budget | chosen | wg | speedup | vs Paraprox baseline | train error "
-           "| test mean | test p95 | test max | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| test mean | test percentile | test max | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     md += tune_choices_table(tunes)
     md += ["", "Pruned during the search (per run and app): " + "; ".join(
         f"{app} {len(t['pruned'])} of {len(t['pruned']) + len({p['variant'] for p in t['points']})}"

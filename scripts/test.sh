@@ -56,7 +56,7 @@ if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   # resumed from a file cut during compilation). Not scanning TLS can only add leak reports,
   # never hide one.
   (cd build-asan &&
-   export ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp:use_tls=0" \
+   export ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp:use_tls=0:print_suppressions=0" \
           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 &&
    ctest --output-on-failure --parallel 2 -L host "$@" &&
    ctest --output-on-failure --parallel 2 -LE host -R "$subset" "$@")

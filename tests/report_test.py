@@ -89,7 +89,7 @@ def main():
         hv_rows = [l for l in table_rows if l.count(" | ") == 8]
         families = {l.split(" | ")[3] for l in hv_rows}
         check("## Hypervolume by family" in md3 and
-              families == {"input perforation", "mixed precision", "host perforation", "combinations", "union"},
+              families == {"input perforation", "mixed precision", "host perforation", "combination", "union"},
               f"hypervolume table lists the families present {sorted(families)}")
         union = [l for l in hv_rows if "| union |" in l]
         check(len(union) == 1 and union[0].split(" | ")[7] == "0", "union's D(P, P) is 0")
