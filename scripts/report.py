@@ -122,7 +122,10 @@ def load(paths, tunes=None):
 
 
 def variant(r):
-    return r["scheme"] if r["scheme"] in ("accurate", "stencil") else f"{r['scheme']}/{r['recon']}"
+    """The scheme and reconstruction, then the other axes where any differs from its default, so
+    that medians and tables never merge, say, f16 rows with load:global ones."""
+    base = r["scheme"] if r["scheme"] in ("accurate", "stencil") else f"{r['scheme']}/{r['recon']}"
+    return f"{base}/{r['axes']}" if r.get("axes") else base
 
 
 def variant_label(v):
