@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "kernel_axes.hpp"
+#include "stats.hpp"
 
 namespace kperf {
 
@@ -256,6 +257,12 @@ const ResultRow *Tuner::find(const std::string &stage, const std::string &app,
   return it == index_.end() ? nullptr : &rows_[it->second].row;
 }
 
+std::optional<TimingStats> Tuner::objective_time(const ResultRow &row) const {
+  if (!cfg_.end_to_end) return row.time;
+  if (row.transfer_samples.empty()) return std::nullopt;
+  return summarize(row.transfer_samples.end_to_end);
+}
+
 bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &inputs, const Plan &plan,
                   bool timed, bool save,
                   const std::function<void(const std::vector<TuneRow> &)> &checkpoint) {
@@ -277,6 +284,7 @@ bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &input
     if (shape_set.count(wg)) rc.wgs.push_back(wg);
   rc.image_inputs = inputs;
   if (cfg_.size) rc.sizes = {*cfg_.size};
+  rc.transfers = timed && cfg_.end_to_end;
   rc.warmup = timed ? cfg_.warmup : 0;
   rc.reps = timed ? cfg_.reps : 1;
   rc.kernel_root = cfg_.kernel_root;
@@ -452,11 +460,12 @@ bool Tuner::run(const std::function<void(const std::vector<TuneRow> &)> &checkpo
         for (const auto &wg : cfg_.shapes) {
           const ResultRow *r = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
           if (!r) continue;
-          if (!r->ok() || !r->time) {
+          const std::optional<TimingStats> t = objective_time(*r);
+          if (!r->ok() || !t) {
             if (reasons.empty()) reasons = r->status + ": " + r->reason;
             continue;
           }
-          if (!s.best || r->time->median < s.best_time) s.best = wg, s.best_time = r->time->median;
+          if (!s.best || t->median < s.best_time) s.best = wg, s.best_time = t->median;
         }
         if (!s.best) {
           s.problem = "no launch shape ran (" + reasons + ")";
@@ -555,9 +564,10 @@ bool Tuner::run(const std::function<void(const std::vector<TuneRow> &)> &checkpo
       if (!(*s.best == *s.probe)) where.emplace_back(*s.best, "confirm");
       for (const auto &[wg, stage_name] : where) {
         const ResultRow *timed = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
-        if (!timed || !timed->ok() || !timed->time) continue;
+        const std::optional<TimingStats> t = timed ? objective_time(*timed) : std::nullopt;
+        if (!timed || !timed->ok() || !t) continue;
         std::string problem;
-        Point p{id, wg, timed->time->median, timed->time->cv, {}, 0, timed->key};
+        Point p{id, wg, t->median, t->cv, {}, 0, timed->key};
         p.errors = train_errors(stage_name, *app, s.v, wg, problem);
         if (!problem.empty()) continue;
         p.error = percentile(p.errors, cfg_.percentile);

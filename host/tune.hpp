@@ -112,6 +112,11 @@ struct TuneConfig {
   std::vector<WorkGroup> shapes;
   int warmup = 10, reps = 30;
   double percentile = 95;
+  // What a configuration's time is: its kernel launches (the papers' measure), or end to end
+  // (--objective end-to-end: host packing or conversion, upload, launches and download, as
+  // --transfers times them), so that host perforation and host-converted half storage pay for
+  // the host work their kernel time leaves out.
+  bool end_to_end = false;
   std::size_t max_combinations = 32;
   std::string kernel_root, extra_build_options, outputs_dir;
   std::string compile_worker_exe;  // see RunConfig
@@ -151,6 +156,8 @@ class Tuner {
   bool stage(const std::string &name, const std::vector<ImageSource> &inputs, const Plan &plan,
              bool timed, bool save,
              const std::function<void(const std::vector<TuneRow> &)> &checkpoint);
+  // The row's time under the objective (median and cv, ns); none when it has no such samples.
+  std::optional<TimingStats> objective_time(const ResultRow &row) const;
   const ResultRow *find(const std::string &stage, const std::string &app, const std::string &id,
                         const std::string &shape, const std::string &input) const;
   void index(std::size_t i);

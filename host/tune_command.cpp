@@ -100,6 +100,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     ("py", "outputs per work-item along y, a list (default: 1,4,6 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
     ("max-combinations", "combinations of the axis fronts tried per app, fastest predicted first", cxxopts::value<std::string>()->default_value("32"))
     ("percentile", "the training (and test) statistic held to the budget: this percentile over inputs", cxxopts::value<std::string>()->default_value("95"))
+    ("objective", "the time ranked: kernel (the launches) or end-to-end (host packing or conversion, upload, launches, download)", cxxopts::value<std::string>()->default_value("kernel"))
     ("warmup", "untimed launches per timed configuration", cxxopts::value<std::string>()->default_value("10"))
     ("reps", "timed launches per timed configuration", cxxopts::value<std::string>()->default_value("30"))
     ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
@@ -134,6 +135,9 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   cfg.max_combinations = static_cast<std::size_t>(
       parse_count("max-combinations", text("max-combinations"), 0, 100000));
   cfg.percentile = parse_count("percentile", text("percentile"), 0, 100);
+  if (text("objective") != "kernel" && text("objective") != "end-to-end")
+    throw UsageError("--objective " + text("objective") + ": expected kernel or end-to-end");
+  cfg.end_to_end = text("objective") == "end-to-end";
   cfg.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
   cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
   if (given("size")) cfg.size = parse_size(text("size"));
@@ -201,15 +205,18 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     for (const auto &s : sources) list.push_back(s.name);
     return list;
   };
-  const nlohmann::ordered_json fingerprint = make_fingerprint(
-      env, cfg.kernel_root,
-      {{"warmup", cfg.warmup},
-       {"reps", cfg.reps},
-       {"cl_options", cfg.extra_build_options},
-       {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
-                         : nlohmann::ordered_json(nullptr)},
-       {"train", names(cfg.train)},
-       {"test", names(cfg.test)}});
+  nlohmann::ordered_json measured = {
+      {"warmup", cfg.warmup},
+      {"reps", cfg.reps},
+      {"cl_options", cfg.extra_build_options},
+      {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
+                        : nlohmann::ordered_json(nullptr)},
+      {"train", names(cfg.train)},
+      {"test", names(cfg.test)}};
+  // Named only when not the kernel, so documents from before --objective still resume.
+  if (cfg.end_to_end) measured["objective"] = "end-to-end";
+  const nlohmann::ordered_json fingerprint =
+      make_fingerprint(env, cfg.kernel_root, std::move(measured));
   std::vector<TuneRow> resumed;
   nlohmann::ordered_json earlier_harness;  // what the sessions before this --resume spent
   if (given("resume") && fs::exists(out_path)) {
@@ -252,6 +259,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
         space[axis.field] = list->second;
     ctx["tune"] = {{"budgets", budgets},
                    {"percentile", cfg.percentile},
+                   {"objective", cfg.end_to_end ? "end-to-end" : "kernel"},
                    {"train", inputs_json(cfg.train, text("train"))},
                    {"test", inputs_json(cfg.test, text("test"))},
                    {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}

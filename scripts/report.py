@@ -175,8 +175,11 @@ def median_over_inputs(rows, value):
     return {k: float(np.median(v)) for k, v in acc.items()}
 
 
+FIGURE_FORMATS = ["png"]  # report.md links the PNGs; --formats png,svg adds vector copies
+
+
 def save(fig, out, name, written):
-    for ext in ("png", "svg"):
+    for ext in FIGURE_FORMATS:
         fig.savefig(os.path.join(out, f"{name}.{ext}"), dpi=110, bbox_inches="tight")
         written.append(f"{name}.{ext}")
     plt.close(fig)
@@ -1081,7 +1084,10 @@ def tune_sections(tunes, out, written):
         md += [f"- `{display_name(path)}`: {tune_device(doc)}, inputs {tune_size(doc)}, "
                f"{len(tc['train']['inputs'])} training inputs ({', '.join(tc['train']['inputs'])}), "
                f"{len(tc['test']['inputs'])} held-out ({', '.join(tc['test']['inputs'])}); "
-               f"statistic p{tc['percentile']:g} over inputs; {len(doc['results'])} rows, "
+               f"statistic p{tc['percentile']:g} over inputs; "
+               + ("times end to end (host work, upload, launches, download); "
+                  if tc.get("objective") == "end-to-end" else "")
+               + f"{len(doc['results'])} rows, "
                f"{builds} builds, {wall:.0f} s wall in {sessions} session(s) "
                f"(stages: {', '.join(f'{k} {v:.0f} s' for k, v in stages.items())})."]
     md += ["", "Method: " + tunes[0][1]["context"]["tune"]["method"], "",
@@ -1123,7 +1129,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results", nargs="+", help="kperf JSON result files")
     ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--formats", default="png",
+                    help="comma-separated figure formats (png, svg, pdf); report.md links the PNGs, "
+                         "so png is always written (default: png)")
     args = ap.parse_args(argv)
+    formats = [f for f in args.formats.split(",") if f]
+    if not formats or any(f not in ("png", "svg", "pdf") for f in formats):
+        print(f"report.py: --formats {args.formats!r}: expected a list of png, svg, pdf", file=sys.stderr)
+        return 2
+    FIGURE_FORMATS[:] = ["png"] + [f for f in dict.fromkeys(formats) if f != "png"]
     tunes = []
     try:
         all_rows, devices = load(args.results, tunes)

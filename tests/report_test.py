@@ -11,9 +11,9 @@ import subprocess
 import sys
 import tempfile
 
-EXPECTED = ["report.md"] + [f"{name}.{ext}" for name in (
-    "fig3_speedup", "fig4_speedup_geomean", "fig5_error", "fig6_error_distribution",
-    "fig8_error_vs_runtime", "fig9_workgroups", "fig10_pareto") for ext in ("png", "svg")]
+FIGURES = ("fig3_speedup", "fig4_speedup_geomean", "fig5_error", "fig6_error_distribution",
+           "fig8_error_vs_runtime", "fig9_workgroups", "fig10_pareto")
+EXPECTED = ["report.md"] + [f"{name}.{ext}" for name in FIGURES for ext in ("png", "svg")]
 
 
 def main():
@@ -33,11 +33,24 @@ def main():
                         "48x40", "--iterations", "3", "--warmup", "1", "--reps", "3", "--quiet",
                         "--out", results], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         out = os.path.join(tmp, "report")
-        run = subprocess.run([sys.executable, report, results, "--out", out], capture_output=True, text=True)
+        run = subprocess.run([sys.executable, report, results, "--out", out, "--formats", "svg"],
+                             capture_output=True, text=True)
         check(run.returncode == 0, f"report.py exits 0 ({run.stderr.strip()})")
         for name in EXPECTED:
             path = os.path.join(out, name)
             check(os.path.exists(path) and os.path.getsize(path) > 0, f"writes {name}")
+        # By default only the PNGs that report.md links are written, and the text is the same.
+        out_png = os.path.join(tmp, "report-png")
+        run = subprocess.run([sys.executable, report, results, "--out", out_png], capture_output=True, text=True)
+        names = sorted(os.listdir(out_png)) if run.returncode == 0 else []
+        check(bool(names) and not any(n.endswith(".svg") for n in names)
+              and all(f"{n}.png" in names for n in FIGURES), "the default writes PNGs only")
+        check(run.returncode == 0 and open(os.path.join(out_png, "report.md")).read()
+              == open(os.path.join(out, "report.md")).read(), "report.md does not depend on --formats")
+        run = subprocess.run([sys.executable, report, results, "--out", os.path.join(tmp, "bad"),
+                              "--formats", "png,jpeg"], capture_output=True, text=True)
+        check(run.returncode == 2 and run.stderr.count("\n") == 1 and "--formats" in run.stderr
+              and not os.path.exists(os.path.join(tmp, "bad")), "an unknown --formats value: one line, exit 2")
         md = open(os.path.join(out, "report.md")).read() if os.path.exists(os.path.join(out, "report.md")) else ""
         for heading in ("Table I", "Table III", "Fig. 3", "Fig. 5", "Fig. 6", "Fig. 8", "Fig. 9", "Fig. 10",
                         "Local memory type", "AMD FirePro W5100"):

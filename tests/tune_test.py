@@ -7,7 +7,9 @@ search over generated .npy inputs, then, from the JSON and the saved outputs alo
 - the reported test errors equal an independent recomputation: numpy's own Gaussian and median
   of the test inputs, against the saved outputs (SPEC 5 MRE);
 - the report renders; a tune interrupted by SIGINT resumes to a complete file with every row
-  once; resuming a complete file measures nothing new.
+  once; resuming a complete file measures nothing new;
+- --objective end-to-end ranks each point by its end-to-end median (host packing or conversion,
+  upload, launches, download), and a kernel-objective document does not resume as one.
 
 usage: tune_test.py KPERF_BINARY REPORT_PY
 Exit 0 on success, 1 on a failed check, 77 when numpy is unavailable.
@@ -179,6 +181,38 @@ def main():
         check(len(keys) == len(set(keys)), "resumed tune repeats rows")
         check(final["context"]["complete"], "resumed tune complete")
         check_document(final, test)
+
+        # The end-to-end objective: every timed row carries transfer samples, each point's time is
+        # its sweep row's end-to-end median, and the choices follow those times.
+        e2e_out = os.path.join(tmp, "e2e.json")
+        e2e_args = [binary, "tune", "--apps", "gaussian3", "--budget", "0.02,0.5", "--train", train,
+                    "--test", test, "--wg", "8x8,16x4", "--schemes", "accurate,rows:2", "--recon", "nn",
+                    "--perforate", "device,host", "--load", "local", "--output", "none",
+                    "--precision", "f32,f16", "--relax", "none", "--warmup", "1", "--reps", "3",
+                    "--max-combinations", "2", "--objective", "end-to-end", "--quiet", "--out", e2e_out]
+        run = subprocess.run(e2e_args, capture_output=True, text=True)
+        check(run.returncode == 0, f"tune --objective end-to-end: {run.stderr}")
+        if run.returncode == 0:
+            e2e = json.load(open(e2e_out))
+            check_document(e2e, test)
+            check(e2e["context"]["tune"]["objective"] == "end-to-end", "objective in the context")
+            sweep = {r["key"]: r for r in e2e["results"] if r["stage"] == "sweep" and r["status"] == "ok"}
+            check(bool(sweep) and all("transfer_samples_ns" in r for r in sweep.values()),
+                  "end-to-end sweep rows carry transfer samples")
+            pts = e2e["tune"]["gaussian3"]["points"]
+            check(any("/host" in p["variant"] or p["variant"].endswith("host") for p in pts) or
+                  any("host" in p["key"] for p in pts), "a host-perforated point is ranked")
+            for p in pts:
+                row = sweep.get(p["key"])
+                want = float(np.median(row["transfer_samples_ns"]["end_to_end"])) if row else None
+                check(want is not None and abs(p["time_ns"] - want) <= 1e-9 * want,
+                      f"{p['key']}: time {p['time_ns']} is the end-to-end median {want}")
+        # A document tuned on kernel time does not resume under the other objective.
+        before = open(out, "rb").read()
+        mixed = subprocess.run(args + ["--resume", "--objective", "end-to-end"], capture_output=True, text=True)
+        check(mixed.returncode == 2 and "objective" in mixed.stderr and mixed.stderr.count("\n") == 1
+              and open(out, "rb").read() == before,
+              f"kernel-objective document resumed as end-to-end: exit {mixed.returncode}, {mixed.stderr}")
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
         return 1
