@@ -895,8 +895,10 @@ def tune_device(doc):
 
 
 def tune_size(doc):
+    """The inputs' size, and the time ranked where it is not the kernel's."""
     size = doc["context"]["tune"].get("size")
-    return f"{size[0]}x{size[1]}" if size else "native"
+    text = f"{size[0]}x{size[1]}" if size else "native"
+    return text + (" end to end" if doc["context"]["tune"].get("objective") == "end-to-end" else "")
 
 
 def tune_choices_table(tunes):
@@ -1084,10 +1086,7 @@ def tune_sections(tunes, out, written):
         md += [f"- `{display_name(path)}`: {tune_device(doc)}, inputs {tune_size(doc)}, "
                f"{len(tc['train']['inputs'])} training inputs ({', '.join(tc['train']['inputs'])}), "
                f"{len(tc['test']['inputs'])} held-out ({', '.join(tc['test']['inputs'])}); "
-               f"statistic p{tc['percentile']:g} over inputs; "
-               + ("times end to end (host work, upload, launches, download); "
-                  if tc.get("objective") == "end-to-end" else "")
-               + f"{len(doc['results'])} rows, "
+               f"statistic p{tc['percentile']:g} over inputs; {len(doc['results'])} rows, "
                f"{builds} builds, {wall:.0f} s wall in {sessions} session(s) "
                f"(stages: {', '.join(f'{k} {v:.0f} s' for k, v in stages.items())})."]
     md += ["", "Method: " + tunes[0][1]["context"]["tune"]["method"], "",
