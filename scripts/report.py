@@ -534,8 +534,12 @@ def paraprox_label(r):
         return PAPER_NAMES[r["scheme"]] + (":li" if r["recon"] == "li" else "")
     out = r.get("output", "none")
     if r["scheme"] == "accurate" and out != "none" and r.get("relax", "none") == "none":
-        load = r.get("load", "local")
-        return f"Paraprox {out}/{r.get('output_recon')}" + ("" if load == "global" else f" ({load})")
+        # The fill is part of the name: one launch and two must never share a median. Rows from
+        # before --output-fill have no field and were filled by a second launch.
+        notes = [r.get("load", "local")] if r.get("load", "local") != "global" else []
+        if r.get("output_fill", "separate") == "separate":
+            notes.append("2 launches")
+        return f"Paraprox {out}/{r.get('output_recon')}" + (f" ({', '.join(notes)})" if notes else "")
     return None
 
 
