@@ -12,6 +12,10 @@ inline int host_threads() {
   return static_cast<int>(std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
 }
 
+// Threads for a loop over `elements` independent elements: one below 2^16, where a thread costs
+// more than it saves.
+inline int host_threads_for(long elements) { return elements < (1L << 16) ? 1 : host_threads(); }
+
 // Runs body(chunk, begin, end) over [0, n) split into `chunks` contiguous ranges, one thread
 // each; chunk boundaries depend only on n and chunks, so per-chunk partial results merged in
 // chunk order are reproducible.

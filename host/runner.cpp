@@ -20,6 +20,7 @@
 #include "kernel_axes.hpp"
 #include "metrics.hpp"
 #include "stats.hpp"
+#include "device_input.hpp"
 #include "storage.hpp"
 #include "synthetic.hpp"
 

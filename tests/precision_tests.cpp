@@ -10,6 +10,7 @@
 
 #include "apps.hpp"
 #include "schemes.hpp"
+#include "device_input.hpp"
 #include "storage.hpp"
 #include "synthetic.hpp"
 #include "test_support.hpp"
