@@ -19,8 +19,8 @@
 #include "device_metrics.hpp"
 #include "kernel_axes.hpp"
 #include "metrics.hpp"
+#include "runner_internal.hpp"
 #include "stats.hpp"
-#include "device_input.hpp"
 #include "storage.hpp"
 #include "synthetic.hpp"
 
@@ -33,15 +33,6 @@ std::atomic<bool>& interrupt_requested() {
   return flag;
 }
 
-namespace {
-
-constexpr float kCanary = -3.1415926e30f;  // guard-band value no kernel writes
-
-struct Abandoned {};  // an interrupt arrived mid-configuration
-
-// Test hook for the failure paths (tests/cli_tests.cpp), from the environment's KPERF_FAULT:
-// "save" (every --save-outputs write fails), "alloc:N" (the Nth configuration timed runs out of
-// host memory), "workload:N" (the Nth workload's input fails to load).
 bool fault(const std::string& kind) {
   static const std::string spec = [] {
     const char* env = std::getenv("KPERF_FAULT");
@@ -49,162 +40,26 @@ bool fault(const std::string& kind) {
   }();
   return !spec.empty() && spec.rfind(kind, 0) == 0;
 }
+
 bool fault_at(const std::string& kind, std::atomic<long>& count) {
   if (!fault(kind + ":")) return false;
   const long at = std::atol(std::getenv("KPERF_FAULT") + kind.size() + 1);
   return ++count == at;
 }
-std::atomic<long> configurations_timed{0}, workloads_started{0};
 
 double now_s() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-// Adds the wall time of its scope to one phase of the harness breakdown.
-class PhaseTimer {
- public:
-  PhaseTimer(std::map<std::string, double>& phases, const char* name)
-      : phases_(phases), name_(name), start_(now_s()) {}
-  ~PhaseTimer() { phases_[name_] += now_s() - start_; }
-  PhaseTimer(const PhaseTimer&) = delete;
-  PhaseTimer& operator=(const PhaseTimer&) = delete;
+namespace {
 
- private:
-  std::map<std::string, double>& phases_;
-  const char* name_;
-  double start_;
-};
-
-std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
-
-bool is_npy(const std::string& path) { return fs::path(path).extension() == ".npy"; }
-
-// Result keys become file names: '/' and ':' are not welcome there.
-std::string key_to_filename(const std::string& key) {
-  std::string out;
-  for (char c : key)
-    out += c == '/' ? std::string("__") : c == ':' ? std::string("-") : std::string(1, c);
-  return out + ".npy";
-}
+std::atomic<long> configurations_timed{0}, workloads_started{0};
 
 std::string config_key(const AppDescriptor& app, const Variant& v, WorkGroup wg,
                        const std::string& input, int width, int height) {
   return make_key(app.name, v.canonical(), recon_name(v.recon), v.axes_key(), wg.x, wg.y, wg.vec,
                   wg.py, input, width, height);
-}
-
-std::size_t count_nonfinite(const std::vector<float>& v) {
-  return static_cast<std::size_t>(
-      std::count_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }));
-}
-
-}  // namespace
-
-std::vector<ImageSource> expand_inputs(const std::vector<std::string>& specs) {
-  std::vector<ImageSource> out;
-  for (const auto& spec : specs) {
-    if (spec.rfind("synthetic:", 0) == 0) {
-      const std::string name = spec.substr(10);
-      if (name == "all") {
-        for (const auto& n : synthetic_image_names()) out.push_back({"synthetic-" + n, "", n});
-        continue;
-      }
-      const auto& names = synthetic_image_names();
-      if (std::find(names.begin(), names.end(), name) == names.end()) {
-        std::string valid;
-        for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
-        throw InputError("unknown synthetic input '" + spec + "' (valid: synthetic:" + valid +
-                         ", synthetic:all)");
-      }
-      out.push_back({"synthetic-" + name, "", name});
-      continue;
-    }
-    std::error_code ec;
-    if (fs::is_directory(spec, ec)) {
-      std::vector<std::string> files;
-      for (const auto& entry : fs::directory_iterator(spec, ec))
-        if (entry.is_regular_file() &&
-            (has_image_extension(entry.path().string()) || is_npy(entry.path().string())))
-          files.push_back(entry.path().string());
-      std::sort(files.begin(), files.end());
-      if (files.empty()) throw InputError(spec + ": directory holds no image or .npy file");
-      for (const auto& f : files) out.push_back({file_stem(f), f, ""});
-      continue;
-    }
-    if (!fs::exists(spec, ec)) throw InputError(spec + ": no such file or directory");
-    if (!has_image_extension(spec) && !is_npy(spec))
-      throw InputError(spec +
-                       ": unknown input type (expected an image, a .npy file, a directory "
-                       "or synthetic:NAME)");
-    out.push_back({file_stem(spec), spec, ""});
-  }
-  return out;
-}
-
-Grid load_image_source(const ImageSource& src, std::optional<std::pair<int, int>> size) {
-  if (!src.synthetic.empty()) {
-    const auto [w, h] = size.value_or(std::make_pair(512, 512));
-    return make_synthetic_image(src.synthetic, w, h);
-  }
-  Grid g = is_npy(src.path) ? read_npy(src.path) : read_image(src.path);
-  if (size) g = resize_bilinear(g, size->first, size->second);
-  return g;
-}
-
-struct Runner::Workload {
-  using DeviceBuffers = Runner::DeviceBuffers;
-  const AppDescriptor* app = nullptr;
-  std::string input_name;
-  int width = 0, height = 0;
-  Grid input;  // temperature for hotspot
-  std::optional<Grid> power;
-  GridD input_d;  // the inputs in double, for the reference and --verify
-  std::optional<GridD> power_d;
-  GridD truth;
-  bool device_truth = false;     // the truth is on the device: metrics are computed there
-  std::string alloc_problem;     // non-empty: every configuration is invalid_config
-  std::string note;              // caveat copied onto every row
-  DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
-  // Hotspot: canary guards around the initial temperature, per storage type (storage_index).
-  std::vector<unsigned char> in_init[kStorageTypes];
-  std::map<std::string, Upload> uploads;  // device inputs by layout (precision, host packing)
-  float coef[5] = {0, 0, 0, 0, 0};
-};
-
-// The input as one layout of the device receives it: the payload bytes, their buffer and, for
-// the image load path, an image made from them.
-struct Runner::Upload {
-  InputLayout layout;
-  std::vector<unsigned char> host;
-  cl::Buffer buffer;
-  std::optional<cl::Image2D> image;
-  std::string image_problem;  // why there is no image, once one was asked for
-  bool image_tried = false;
-};
-
-namespace {
-
-// Stored bytes of a float grid as `type` stores it (rounded to nearest even).
-std::vector<unsigned char> to_storage_bytes(const std::vector<float>& values,
-                                            const StorageType& type) {
-  std::vector<unsigned char> out(values.size() * type.bytes);
-  type.encode(values.data(), out.data(), values.size());
-  return out;
-}
-
-// The output views and buffers are per element size: [0] 4 bytes, [1] 2 bytes.
-int size_slot(const StorageType& type) { return type.bytes == 2 ? 1 : 0; }
-
-// Canary guard bands of `guard` bytes around n elements of `fill`.
-std::vector<unsigned char> guarded(std::size_t guard, const std::vector<unsigned char>& interior) {
-  std::vector<unsigned char> out(2 * guard + interior.size());
-  for (std::size_t i = 0; i < guard; i += sizeof kCanary) {
-    std::memcpy(&out[i], &kCanary, sizeof kCanary);
-    std::memcpy(&out[guard + interior.size() + i], &kCanary, sizeof kCanary);
-  }
-  std::copy(interior.begin(), interior.end(), out.begin() + static_cast<long>(guard));
-  return out;
 }
 
 std::string layout_key(const Variant& v) {
@@ -214,7 +69,8 @@ std::string layout_key(const Variant& v) {
 
 }  // namespace
 
-Runner::Runner(ClEnv& env, RunConfig config) : env_(env), cfg_(std::move(config)) {
+Runner::Runner(ClEnv& env, RunConfig config)
+    : buffers_(std::make_unique<DeviceBuffers>()), env_(env), cfg_(std::move(config)) {
   if (cfg_.cold) {
     // Larger than any last-level cache kperf targets (H100/H200 L2: 50-60 MB) and 4x what the
     // device reports, within one allocation.
@@ -531,27 +387,11 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
                       std::to_string(dev.global_mem_size >> 20) + " MiB in all";
   } else {
     try {
-      DeviceBuffers& b = buffers_;
-      if (b.width != w.width || b.height != w.height) {
-        b = DeviceBuffers{};  // release the previous size's buffers first
-        b.width = w.width;
-        b.height = w.height;
-        b.guard_bytes = guard_bytes;
-        const std::vector<float> nans(n, std::numeric_limits<float>::quiet_NaN());
-        for (const StorageType& type : storage_types())
-          b.out_init[storage_index(type)] = guarded(guard_bytes, to_storage_bytes(nans, type));
-      }
+      DeviceBuffers& b = *buffers_;
+      if (!b.out.sized(w.width, w.height)) b = DeviceBuffers{};  // free the old size's first
+      b.out.allocate(env_.context(), w.width, w.height, guard_bytes, app.is_hotspot ? 2 : 1);
       auto& ctx = env_.context();
       auto& q = env_.queue();
-      for (int i = 0; i < (app.is_hotspot ? 2 : 1); ++i)
-        if (!b.out_parent[i]()) {
-          b.out_parent[i] = cl::Buffer(ctx, CL_MEM_READ_WRITE, parent_bytes);
-          for (int slot = 0; slot < 2; ++slot) {
-            const cl_buffer_region region{guard_bytes, n * (slot ? 2 : 4)};
-            b.out_view[slot][i] = b.out_parent[i].createSubBuffer(
-                CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);
-          }
-        }
       if (app.is_hotspot) {
         for (const StorageType& type : storage_types()) {
           const bool used =
@@ -559,7 +399,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
                           [&](const Variant& v) { return v.precision_info().in == &type; });
           if (!used) continue;
           const std::size_t t = storage_index(type);
-          w.in_init[t] = guarded(guard_bytes, to_storage_bytes(w.input.data, type));
+          w.in_init[t] = guarded_bytes(guard_bytes, to_storage_bytes(w.input.data, type));
           const std::vector<unsigned char> power = to_storage_bytes(w.power->data, type);
           if (!b.power[t]()) b.power[t] = cl::Buffer(ctx, CL_MEM_READ_ONLY, power.size());
           q.enqueueWriteBuffer(b.power[t], CL_TRUE, 0, power.size(), power.data());
@@ -570,7 +410,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       }
       w.buf = &b;
     } catch (const cl::Error& e) {
-      buffers_ = DeviceBuffers{};
+      *buffers_ = DeviceBuffers{};
       w.alloc_problem = "allocating buffers for " + std::to_string(w.width) + "x" +
                         std::to_string(w.height) + ": " + describe(e);
     }
@@ -611,11 +451,11 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     }
 }
 
-Runner::Upload& Runner::input_for(Workload& w, const Variant& v) {
+DeviceUpload& Runner::input_for(Workload& w, const Variant& v) {
   const std::string key = layout_key(v);
   auto it = w.uploads.find(key);
   if (it == w.uploads.end()) {
-    Upload up;
+    DeviceUpload up;
     up.layout = input_layout(v, w.app->radius, w.width, w.height);
     up.host = make_input(v, w.app->radius, w.input);
     if (!w.app->is_hotspot) {
@@ -624,7 +464,7 @@ Runner::Upload& Runner::input_for(Workload& w, const Variant& v) {
     }
     it = w.uploads.emplace(key, std::move(up)).first;
   }
-  Upload& up = it->second;
+  DeviceUpload& up = it->second;
   if (v.load_path().reads_image && !up.image_tried) {
     up.image_tried = true;
     const DeviceInfo& dev = env_.info();
@@ -838,12 +678,12 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
                                           std::to_string(dev.local_mem_size));
     std::optional<PhaseTimer> upload_timer;
     upload_timer.emplace(phase_s_, "upload");
-    Upload& input = input_for(w, v);
+    DeviceUpload& input = input_for(w, v);
     upload_timer.reset();
     if (v.load_path().reads_image && !input.image)
       return reject("not_applicable", input.image_problem);
     const std::size_t in_type = storage_index(*v.precision_info().in);
-    const int out_slot = size_slot(*v.precision_info().out);
+    const StorageType& out_type = *v.precision_info().out;
     auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
       if (v.load_path().reads_image)
         k.setArg(0, *input.image);
@@ -872,11 +712,11 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     };
     std::vector<LaunchStep> steps;
     if (app.is_hotspot) {
-      const auto& views = w.buf->out_view[out_slot];
-      steps.push_back(make_step(kernel, views[0], views[1]));
-      steps.push_back(make_step(cl::Kernel(program, "kperf_app"), views[1], views[0]));
+      const cl::Buffer &view0 = w.buf->out.view(out_type, 0), &view1 = w.buf->out.view(out_type, 1);
+      steps.push_back(make_step(kernel, view0, view1));
+      steps.push_back(make_step(cl::Kernel(program, "kperf_app"), view1, view0));
     } else {
-      steps.push_back(make_step(kernel, input.buffer, w.buf->out_view[out_slot][0]));
+      steps.push_back(make_step(kernel, input.buffer, w.buf->out.view(out_type, 0)));
     }
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block.x - 1) / block.x * wg.x,
                              (static_cast<std::size_t>(w.height) + block.y - 1) / block.y * wg.y);
@@ -914,347 +754,6 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   }
   row.roofline = row.copy_gbps > 0 ? row.gbps / row.copy_gbps : 0;
   return row;
-}
-
-void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
-                         std::vector<LaunchStep>& steps, const cl::NDRange& global,
-                         const cl::NDRange& local, Upload& input) {
-  auto& q = env_.queue();
-  const bool ping_pong = steps.size() > 1;
-  // The fill kernel's launch (output_grid.cl): rows:K walks the missing rows with 4 outputs per
-  // work-item, cols:K the missing columns, center:K every output; 64 x 4 groups where they fit.
-  constexpr std::size_t kFillX = 64, kFillY = 4;
-  auto missing = [](int n, int k) { return k == 1 ? n : n - (n - k / 2 + k - 1) / k; };
-  const int ky = v.output.ky(), kx = v.output.kx();
-  const std::size_t fill_x =
-      kx == 1 && ky > 1 ? (static_cast<std::size_t>(w.width) + 3) / 4
-                        : static_cast<std::size_t>(ky == 1 ? missing(w.width, kx) : w.width);
-  const std::size_t fill_y = static_cast<std::size_t>(kx == 1 ? missing(w.height, ky) : w.height);
-  const cl::NDRange fill_global((fill_x + kFillX - 1) / kFillX * kFillX,
-                                (std::max<std::size_t>(1, fill_y) + kFillY - 1) / kFillY * kFillY);
-  cl::NDRange fill_local = cl::NullRange;
-  if (steps[0].fill &&
-      steps[0].fill->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device()) >=
-          kFillX * kFillY &&
-      env_.info().max_work_item_sizes.size() >= 2 && env_.info().max_work_item_sizes[0] >= kFillX &&
-      env_.info().max_work_item_sizes[1] >= kFillY)
-    fill_local = cl::NDRange(kFillX, kFillY);
-  const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const StorageType& in_type = *v.precision_info().in;
-  const StorageType& out_type = *v.precision_info().out;
-  const int out_slot = size_slot(out_type);
-  const std::vector<unsigned char>& out_init = w.buf->out_init[storage_index(out_type)];
-  const std::size_t bytes = out_init.size();  // guards and interior at the stored size
-  const std::size_t guard = w.buf->guard_bytes, interior = n * out_type.bytes;
-  // The poisoned output (NaN interior, canary guards) is written by fills on the device where
-  // the offsets allow: a full-grid host write per configuration cost more than the kernels.
-  const std::size_t element = out_type.bytes;
-  const bool fillable = (guard + interior) % sizeof kCanary == 0;
-  auto poison = [&](const cl::Buffer& parent) {
-    if (!fillable) {
-      q.enqueueWriteBuffer(parent, CL_TRUE, 0, bytes, out_init.data());
-      return;
-    }
-    q.enqueueFillBuffer(parent, kCanary, 0, guard);
-    q.enqueueFillBuffer(parent, kCanary, guard + interior, guard);
-    if (element == 2) {
-      std::uint16_t nan_half;
-      std::memcpy(&nan_half, out_init.data() + guard, element);
-      q.enqueueFillBuffer(parent, nan_half, guard, interior);
-    } else {
-      float nan_float;
-      std::memcpy(&nan_float, out_init.data() + guard, element);
-      q.enqueueFillBuffer(parent, nan_float, guard, interior);
-    }
-    q.finish();
-  };
-  auto reset_buffers = [&] {
-    if (ping_pong) {
-      q.enqueueWriteBuffer(w.buf->out_parent[0], CL_TRUE, 0, bytes,
-                           w.in_init[storage_index(in_type)].data());
-      poison(w.buf->out_parent[1]);
-    } else {
-      poison(w.buf->out_parent[0]);
-    }
-  };
-  const int launches = ping_pong ? row.iterations : 1;
-  const int events_per_launch = steps[0].fill ? 2 : 1;
-  auto enqueue_sample = [&](std::vector<cl::Event>* events) {
-    auto enqueue = [&](cl::Kernel& k, const cl::NDRange& g, const cl::NDRange& l) {
-      if (events) {
-        events->emplace_back();
-        q.enqueueNDRangeKernel(k, cl::NullRange, g, l, nullptr, &events->back());
-      } else {
-        q.enqueueNDRangeKernel(k, cl::NullRange, g, l);
-      }
-    };
-    for (int it = 0; it < launches; ++it) {
-      LaunchStep& step = steps[static_cast<std::size_t>(it) % steps.size()];
-      enqueue(step.app, global, local);
-      if (step.fill) enqueue(*step.fill, fill_global, fill_local);
-    }
-  };
-
-  std::optional<PhaseTimer> launch_timer;
-  launch_timer.emplace(phase_s_, "timed_launches");
-  reset_buffers();
-  // --warmup counts launches: a hotspot sample is `iterations` launches already, so it warms up
-  // with whole samples until at least that many launches ran.
-  const int warmup_samples = (cfg_.warmup + launches - 1) / launches;
-  for (int i = 0; i < warmup_samples; ++i) {
-    enqueue_sample(nullptr);
-    if (i % 8 == 7) {
-      q.finish();
-      if (interrupt_requested()) throw Abandoned{};
-    }
-  }
-  q.finish();
-  const int per_sample = launches * events_per_launch;
-  // Batches of --reps samples, each enqueued whole and then read; with --max-cv more batches
-  // follow until the samples are quiet enough or --max-reps is reached.
-  auto time_batch = [&](int samples) {
-    std::vector<cl::Event> events;
-    events.reserve(static_cast<std::size_t>(samples) * per_sample);
-    for (int r = 0; r < samples; ++r) {
-      // --cold: the in-order queue finishes overwriting a buffer larger than the cache before
-      // the sample starts, so its first launch finds none of its data cached.
-      if (flush_bytes_)
-        q.enqueueFillBuffer(flush_, static_cast<cl_uint>(row.samples_ns.size() + r + 1), 0,
-                            flush_bytes_);
-      enqueue_sample(&events);
-    }
-    q.finish();
-    if (interrupt_requested()) throw Abandoned{};
-    for (int r = 0; r < samples; ++r) {
-      std::uint64_t total = 0;
-      for (int it = 0; it < per_sample; ++it) {
-        cl::Event& ev = events[static_cast<std::size_t>(r) * per_sample + it];
-        total += ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                 ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-      }
-      row.samples_ns.push_back(total);
-    }
-    row.time = summarize(row.samples_ns);
-  };
-  time_batch(cfg_.reps);
-  if (cfg_.max_cv > 0) {
-    const std::size_t cap = static_cast<std::size_t>(std::max(cfg_.max_reps, cfg_.reps));
-    while (row.time->cv > cfg_.max_cv && row.samples_ns.size() < cap)
-      time_batch(static_cast<int>(std::min<std::size_t>(cfg_.reps, cap - row.samples_ns.size())));
-    row.stop_reason = row.time->cv <= cfg_.max_cv ? "cv" : "max_reps";
-  }
-  launch_timer.reset();
-  if (cfg_.transfers) {
-    PhaseTimer timer(phase_s_, "transfers");
-    time_transfers(w, v, row, enqueue_sample, input,
-                   w.buf->out_view[out_slot][ping_pong ? launches % 2 : 0]);
-  }
-
-  // The output measured for error; for hotspot a fresh run of its steps. Empty when a kernel
-  // wrote outside its output (the row then says so).
-  auto download = [&](bool rerun) -> std::vector<float> {
-    PhaseTimer timer(phase_s_, "download");
-    if (rerun) {
-      reset_buffers();
-      enqueue_sample(nullptr);
-      q.finish();
-    }
-    const int final_buffer = ping_pong ? launches % 2 : 0;
-    std::vector<float> values(n);
-    // Other buffers first, so the final one is what the staging memory holds at the end.
-    for (int b :
-         ping_pong ? std::vector<int>{1 - final_buffer, final_buffer} : std::vector<int>{0}) {
-      unsigned char* parent = staging(bytes);
-      q.enqueueReadBuffer(w.buf->out_parent[b], CL_TRUE, 0, bytes, parent);
-      const bool guards_intact =
-          std::memcmp(parent, out_init.data(), guard) == 0 &&
-          std::memcmp(parent + guard + interior, out_init.data() + guard + interior, guard) == 0;
-      if (!guards_intact) {
-        row.status = "run_failed";
-        row.reason = "kernel wrote outside its output buffer (canary band overwritten)";
-        return {};
-      }
-    }
-    out_type.decode(staging(bytes) + guard, values.data(), n);
-    return values;
-  };
-  // Measured where the output is: on the device when it can (nothing downloaded but the canary
-  // bands), else on the host. --verify and --save-outputs need the output on the host anyway.
-  const bool on_device = w.device_truth && !cfg_.verify && cfg_.save_outputs_dir.empty();
-  std::vector<float> output;
-  auto measure = [&](bool rerun) -> std::optional<ErrorMetrics> {
-    if (!on_device) {
-      output = download(rerun);
-      if (output.empty()) return std::nullopt;
-      PhaseTimer timer(phase_s_, "metrics");
-      return compute_errors(w.truth.data, output, w.width, w.height, cfg_.ssim);
-    }
-    const int final_buffer = ping_pong ? launches % 2 : 0;
-    {
-      PhaseTimer timer(phase_s_, "download");
-      if (rerun) {
-        reset_buffers();
-        enqueue_sample(nullptr);
-        q.finish();
-      }
-      std::vector<unsigned char> band(guard);
-      for (int b : ping_pong ? std::vector<int>{0, 1} : std::vector<int>{0})
-        for (std::size_t offset : {std::size_t{0}, guard + interior}) {
-          q.enqueueReadBuffer(w.buf->out_parent[b], CL_TRUE, offset, guard, band.data());
-          if (std::memcmp(band.data(), out_init.data() + offset, guard) != 0) {
-            row.status = "run_failed";
-            row.reason = "kernel wrote outside its output buffer (canary band overwritten)";
-            return std::nullopt;
-          }
-        }
-    }
-    PhaseTimer timer(phase_s_, "metrics");
-    return device_metrics_->compute(w.buf->out_view[out_slot][final_buffer], out_type, cfg_.ssim);
-  };
-  const std::optional<ErrorMetrics> first = measure(ping_pong);
-  if (!first) return;
-  row.error = *first;
-  if (races(v)) {
-    // A race by design: outputs may differ from launch to launch. Keep the primary error of
-    // several independent launches, each from a freshly poisoned output buffer.
-    constexpr int kRelaxedDownloads = 5;
-    row.error_reps.push_back(row.error->value(w.app->primary_metric));
-    for (int i = 1; i < kRelaxedDownloads; ++i) {
-      const std::optional<ErrorMetrics> again = measure(true);
-      if (!again) return;
-      row.error_reps.push_back(again->value(w.app->primary_metric));
-    }
-  }
-  if (cfg_.verify) {
-    PhaseTimer timer(phase_s_, "verify");
-    const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec, row.py}, w.input_d,
-                                  w.power_d ? &*w.power_d : nullptr,
-                                  w.app->is_hotspot ? cfg_.iterations : 1, cfg_.params);
-    double worst = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (std::isfinite(model.data[i]))
-        worst = std::max(worst, std::fabs(model.data[i] - static_cast<double>(output[i])));
-    row.model_max_abs = worst;
-  }
-  if (!cfg_.save_outputs_dir.empty()) {
-    PhaseTimer timer(phase_s_, "save_outputs");
-    Grid g(w.width, w.height);
-    g.data = std::move(output);
-    const fs::path file = fs::path(cfg_.save_outputs_dir) / key_to_filename(row.key);
-    try {
-      if (fault("save"))
-        throw std::runtime_error(file.string() + ": injected fault (KPERF_FAULT=save)");
-      write_npy(file.string(), g);
-      row.output_file = file.string();
-    } catch (const std::exception& e) {
-      // The measurement stands; the row says its output could not be kept.
-      row.status = "host_error";
-      row.reason = std::string("--save-outputs: ") + e.what();
-    }
-  }
-}
-
-void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
-                            const std::function<void(std::vector<cl::Event>*)>& enqueue_sample,
-                            Upload& input, const cl::Buffer& final_output) {
-  auto& q = env_.queue();
-  auto& ctx = env_.context();
-  const bool hotspot = w.app->is_hotspot;
-  const StorageType& in_type = *v.precision_info().in;
-  const StorageType& out_type = *v.precision_info().out;
-  const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const std::size_t up_bytes = input.host.size();
-  const std::size_t power_bytes = hotspot ? n * in_type.bytes : 0;
-  const std::size_t down_bytes = n * out_type.bytes;
-  // Pinned host memory, as a GPU user would transfer from: allocated by the runtime and mapped
-  // once for the whole configuration.
-  cl::Buffer pinned_up(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, up_bytes + power_bytes);
-  cl::Buffer pinned_down(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, down_bytes);
-  auto* up = static_cast<unsigned char*>(q.enqueueMapBuffer(
-      pinned_up, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, up_bytes + power_bytes));
-  auto* down = static_cast<unsigned char*>(
-      q.enqueueMapBuffer(pinned_down, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, down_bytes));
-  struct Unmap {
-    cl::CommandQueue& q;
-    cl::Buffer& up_buffer;
-    void* up;
-    cl::Buffer& down_buffer;
-    void* down;
-    ~Unmap() {
-      try {
-        q.enqueueUnmapMemObject(up_buffer, up);
-        q.enqueueUnmapMemObject(down_buffer, down);
-        q.finish();
-      } catch (const cl::Error&) {
-      }
-    }
-  } unmap{q, pinned_up, up, pinned_down, down};
-
-  // f32 on the device: the input already sits in pinned memory, nothing to prepare per
-  // repetition. Otherwise the host packs and/or converts it there each repetition, timed.
-  const bool prepares = v.host_perforate || !in_type.is_float();
-  auto prepare = [&] {
-    write_input(v, w.app->radius, w.input, up);
-    if (hotspot && !in_type.is_float())
-      in_type.encode(w.power->data.data(), up + up_bytes, n);
-    else if (hotspot)
-      std::memcpy(up + up_bytes, w.power->data.data(), power_bytes);
-  };
-  if (!prepares) prepare();
-  const cl::Buffer& upload_target = hotspot ? w.buf->out_view[size_slot(in_type)][0] : input.buffer;
-  auto duration = [](cl::Event& ev) {
-    return ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-           ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-  };
-  constexpr int kWarmup = 2;
-  for (int rep = -kWarmup; rep < cfg_.reps; ++rep) {
-    if (interrupt_requested()) throw Abandoned{};
-    // The packing's yardstick: a plain memcpy of the bytes it writes, into the same memory.
-    std::uint64_t copy_ns = 0;
-    if (prepares) {
-      const auto c0 = std::chrono::steady_clock::now();
-      parallel_memcpy(up, w.input.data.data(), std::min(up_bytes + power_bytes, n * sizeof(float)));
-      copy_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                               std::chrono::steady_clock::now() - c0)
-                                               .count());
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    if (prepares) prepare();
-    const auto t1 = std::chrono::steady_clock::now();
-    std::vector<cl::Event> writes(hotspot ? 2 : 1), kernels;
-    cl::Event read;
-    if (v.load_path().reads_image)
-      q.enqueueWriteImage(*input.image, CL_FALSE, {0, 0, 0},
-                          {static_cast<std::size_t>(input.layout.width),
-                           static_cast<std::size_t>(input.layout.height), 1},
-                          0, 0, up, nullptr, &writes[0]);
-    else
-      q.enqueueWriteBuffer(upload_target, CL_FALSE, 0, up_bytes, up, nullptr, &writes[0]);
-    if (hotspot)
-      q.enqueueWriteBuffer(w.buf->power[storage_index(in_type)], CL_FALSE, 0, power_bytes,
-                           up + up_bytes, nullptr, &writes[1]);
-    enqueue_sample(&kernels);
-    q.enqueueReadBuffer(final_output, CL_FALSE, 0, down_bytes, down, nullptr, &read);
-    q.finish();
-    if (rep < 0) continue;
-    const std::uint64_t pack =
-        prepares ? static_cast<std::uint64_t>(
-                       std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count())
-                 : 0;
-    std::uint64_t write = 0, kernel = 0;
-    for (auto& ev : writes) write += duration(ev);
-    for (auto& ev : kernels) kernel += duration(ev);
-    const std::uint64_t read_ns = duration(read);
-    row.transfer_samples.write.push_back(write);
-    row.transfer_samples.read.push_back(read_ns);
-    row.transfer_samples.host_pack.push_back(pack);
-    if (prepares) {
-      row.transfer_samples.host_memcpy.push_back(copy_ns);
-      row.transfer_samples.host_bytes = std::min(up_bytes + power_bytes, n * sizeof(float));
-    }
-    row.transfer_samples.kernel.push_back(kernel);
-    row.transfer_samples.end_to_end.push_back(pack + write + kernel + read_ns);
-  }
 }
 
 }  // namespace kperf

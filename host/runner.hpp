@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -15,25 +16,12 @@
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "device_metrics.hpp"
+#include "inputs.hpp"
 #include "io.hpp"
 #include "results.hpp"
 #include "schemes.hpp"
 
 namespace kperf {
-
-// One image input, loaded only when its turn comes.
-struct ImageSource {
-  std::string name;       // used in result keys
-  std::string path;       // image or .npy file; empty for synthetic
-  std::string synthetic;  // generator name for synthetic inputs
-};
-
-// Expands --input values (files, directories, synthetic:NAME) into sources, in order.
-// Throws InputError for a missing path or an empty directory.
-std::vector<ImageSource> expand_inputs(const std::vector<std::string>& specs);
-
-// Loads an image source, resized (bilinear) or generated at `size` when given.
-Grid load_image_source(const ImageSource& src, std::optional<std::pair<int, int>> size);
 
 struct RunConfig {
   std::vector<const AppDescriptor*> apps;
@@ -82,6 +70,12 @@ std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, 
 // Local memory the tile of this launch needs, as kperf_tile.cl lays it out (0 without a tile).
 std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg);
 
+struct Workload;
+struct DeviceUpload;
+struct DeviceBuffers;
+struct LaunchStep;
+struct SampleLaunches;
+
 // Set by SIGINT/SIGTERM; the runner stops after the configuration in flight.
 std::atomic<bool>& interrupt_requested();
 
@@ -113,21 +107,7 @@ class Runner {
   std::size_t total_configs() const { return total_; }
 
  private:
-  struct Workload;
-  struct Upload;
-  // Device buffers of the current input size, shared by every app and input of that size and
-  // replaced when the size changes. Outputs sit inside canary bands of `guard_bytes`; each output
-  // parent holds a float grid and has a view per stored element size (float, half).
-  struct DeviceBuffers {
-    int width = 0, height = 0;
-    std::size_t guard_bytes = 0;
-    // Per storage type (storage_index): canary guards around a NaN interior.
-    std::vector<unsigned char> out_init[kStorageTypes];
-    cl::Buffer out_parent[2],
-        out_view[2][2];               // out_view[slot][i]: slot 0 4-byte, 1 2-byte elements
-    cl::Buffer power[kStorageTypes];  // hotspot's power grid per storage type
-  };
-  DeviceBuffers buffers_;
+  std::unique_ptr<DeviceBuffers> buffers_;
   std::size_t worker_processes_ = 0, worker_programs_ = 0;
   std::optional<DeviceMetrics> device_metrics_;
   std::string metrics_reason_;
@@ -144,21 +124,33 @@ class Runner {
   // Why a configuration cannot run, judged before building (scheme, device limits, memory).
   std::optional<Verdict> static_check(const Workload& w, const Variant& v, WorkGroup wg) const;
   std::string build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
-  // One launch of the app kernel and, under an output scheme, the fill kernel after it.
-  struct LaunchStep {
-    cl::Kernel app;
-    std::optional<cl::Kernel> fill;
-  };
-  // Times the steps (hotspot alternates two, `iterations` launches per sample) and measures the
-  // output's error; every launch has its own event and a sample is their sum.
+  // Timing one configuration (config_timing.cpp): the launches of a sample, the outputs reset
+  // before it, warm-up and timed batches, and with --transfers the end-to-end repetitions.
   void time_config(Workload& w, const Variant& v, ResultRow& row, std::vector<LaunchStep>& steps,
-                   const cl::NDRange& global, const cl::NDRange& local, Upload& input);
-  // --transfers: repetitions of host packing, upload, the launches and download, each timed.
-  void time_transfers(Workload& w, const Variant& v, ResultRow& row,
-                      const std::function<void(std::vector<cl::Event>*)>& enqueue_sample,
-                      Upload& input, const cl::Buffer& final_output);
+                   const cl::NDRange& global, const cl::NDRange& local, DeviceUpload& input);
+  SampleLaunches sample_launches(const Variant& v, const Workload& w,
+                                 std::vector<LaunchStep>& steps, const cl::NDRange& global,
+                                 const cl::NDRange& local, int launches) const;
+  void reset_outputs(const Workload& w, const Variant& v, const SampleLaunches& sample);
+  void time_samples(const Workload& w, const Variant& v, ResultRow& row,
+                    const SampleLaunches& sample);
+  void time_transfers(Workload& w, const Variant& v, ResultRow& row, const SampleLaunches& sample,
+                      DeviceUpload& input);
+  // The output of a configuration (config_outputs.cpp): its error against the truth (several
+  // launches for racing variants), --verify against the CPU model, --save-outputs. False when
+  // the row failed (a guard band overwritten); `output` holds the downloaded output, if any.
+  bool measure_errors(Workload& w, const Variant& v, ResultRow& row, const SampleLaunches& sample,
+                      std::vector<float>& output);
+  std::optional<ErrorMetrics> measure_once(Workload& w, const Variant& v, ResultRow& row,
+                                           const SampleLaunches& sample, bool rerun,
+                                           std::vector<float>& output);
+  std::vector<float> download_output(Workload& w, const Variant& v, ResultRow& row,
+                                     const SampleLaunches& sample, bool rerun);
+  void verify_against_model(const Workload& w, const Variant& v, ResultRow& row,
+                            const std::vector<float>& output);
+  void save_output(const Workload& w, ResultRow& row, std::vector<float> output);
   // The device input of variant v for this workload (converted and/or packed), made on first use.
-  Upload& input_for(Workload& w, const Variant& v);
+  DeviceUpload& input_for(Workload& w, const Variant& v);
   double copy_gbps_for(int width, int height);
   // Empty when the device reads CL_R / CL_HALF_FLOAT images correctly, else why not (probed
   // once with known values).

@@ -264,8 +264,7 @@ std::optional<TimingStats> Tuner::objective_time(const ResultRow &row) const {
 }
 
 bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &inputs, const Plan &plan,
-                  bool timed, bool save,
-                  const std::function<void(const std::vector<TuneRow> &)> &checkpoint) {
+                  bool timed, bool save, const Checkpoint &checkpoint) {
   if (plan.empty()) return true;
   const double start = now_s();
   RunConfig rc;
@@ -330,182 +329,150 @@ nlohmann::ordered_json Tuner::phases_json() const {
   return {{"stages_s", stages}, {"phases_s", phases}};
 }
 
-bool Tuner::run(const std::function<void(const std::vector<TuneRow> &)> &checkpoint) {
-  const TuneSpace space = make_space(cfg_.axes);
-  const double max_budget = cfg_.budgets.back();
-  const DeviceInfo &dev = env_.info();
-  const Variant base = default_variant();
-  const std::string base_id = variant_id(base);
-  Variant paraprox = base;
-  paraprox.load = &find_load("global");
-  const std::string paraprox_id = variant_id(paraprox);
+double Tuner::best_time_of(const std::string &app, const std::string &id) const {
+  const auto a = states_.find(app);
+  if (a == states_.end()) return 0;
+  const auto s = a->second.find(id);
+  return s != a->second.end() && s->second.best ? s->second.best_time : 0;
+}
 
-  // What the tuner knows of one variant of one app.
-  struct State {
-    Variant v;
-    std::string origin;  // "atom:<group>" or "combination"
-    std::optional<WorkGroup> probe, best;
-    double probe_error = std::numeric_limits<double>::quiet_NaN();
-    double best_time = 0;
-    std::string problem;  // why it left the search
-    std::string pruned_at;
-    bool swept = false;
-    std::optional<Combination> proposal;
-  };
-  std::map<std::string, std::map<std::string, State>> states;  // app -> id -> state
-  std::map<std::string, std::vector<std::string>> order;       // app -> ids in insertion order
+// The shape with the largest block of outputs that the device and the variant accept: tile
+// edges (where perforation and halo skipping lose the most) shrink as the block grows, so a
+// variant is judged where it errs least.
+std::optional<WorkGroup> Tuner::probe_shape(const AppDescriptor &app, const Variant &v,
+                                            std::string &why) const {
+  std::optional<WorkGroup> best;
+  long best_area = -1;
+  for (const auto &wg : cfg_.shapes) {
+    if (const auto verdict = check_launch(app, v, wg, env_.info())) {
+      if (why.empty()) why = verdict->status + ": " + verdict->reason;
+      continue;
+    }
+    const WorkGroup b = block_of(v, wg);
+    const long area = static_cast<long>(b.x) * b.y;
+    if (area > best_area) best = wg, best_area = area;
+  }
+  return best;
+}
 
-  // The shape with the largest block of outputs that the device and the variant
-  // accept: tile edges (where perforation and halo skipping lose the most)
-  // shrink as the block grows, so a variant is judged where it errs least.
-  auto probe_shape = [&](const AppDescriptor &app, const Variant &v,
-                         std::string &why) -> std::optional<WorkGroup> {
-    std::optional<WorkGroup> best;
-    long best_area = -1;
-    for (const auto &wg : cfg_.shapes) {
-      if (const auto verdict = check_launch(app, v, wg, dev)) {
-        if (why.empty()) why = verdict->status + ": " + verdict->reason;
+Tuner::State *Tuner::add(const AppDescriptor &app, const Variant &v, const std::string &origin) {
+  const std::string id = variant_id(v);
+  auto &m = states_[app.name];
+  if (m.count(id)) return nullptr;
+  State s;
+  s.v = v;
+  s.origin = origin;
+  std::string why;
+  s.probe = probe_shape(app, v, why);
+  if (!s.probe) {
+    s.problem = "no launch shape runs it (" + why + ")";
+    s.pruned_at = "plan";
+  }
+  order_[app.name].push_back(id);
+  return &m.emplace(id, std::move(s)).first->second;
+}
+
+// The training errors of a variant at one shape (from one stage's rows), or why there are none.
+std::vector<double> Tuner::train_errors(const std::string &stage, const AppDescriptor &app,
+                                        const Variant &v, const WorkGroup &wg,
+                                        std::string &problem) const {
+  std::vector<double> errors;
+  for (const auto &src : cfg_.train) {
+    const ResultRow *r = find(stage, app.name, variant_id(v), shape_label(wg), src.name);
+    if (!r) {
+      problem = "not measured on " + src.name;
+      return errors;
+    }
+    if (!r->ok() || !r->error) {
+      problem = r->status + " on " + src.name + ": " + r->reason;
+      return errors;
+    }
+    // A relaxed barrier races: its error is the worst of several launches.
+    double e = r->error->value(app.primary_metric);
+    for (double rep : r->error_reps) e = std::max(e, rep);
+    if (!std::isfinite(e)) {
+      problem = "non-finite error on " + src.name;
+      return errors;
+    }
+    errors.push_back(e);
+  }
+  return errors;
+}
+
+Tuner::Plan Tuner::plan_of(const std::string &origin_prefix, bool every_shape) {
+  Plan plan;
+  for (auto *app : cfg_.apps)
+    for (auto &[id, s] : states_[app->name])
+      if (s.origin.rfind(origin_prefix, 0) == 0 && s.problem.empty())
+        plan.apps[app->name][id] = {s.v, every_shape ? cfg_.shapes : std::vector{*s.probe}};
+  return plan;
+}
+
+// After a probe: the percentile training error, and pruning above the largest budget.
+void Tuner::judge_probes(const std::string &origin_prefix) {
+  for (auto *app : cfg_.apps)
+    for (auto &[id, s] : states_[app->name]) {
+      if (s.origin.rfind(origin_prefix, 0) != 0 || !s.problem.empty()) continue;
+      std::string problem;
+      const auto errors = train_errors("probe", *app, s.v, *s.probe, problem);
+      if (!problem.empty()) {
+        s.problem = problem;
+        s.pruned_at = "probe";
         continue;
       }
-      const WorkGroup b = block_of(v, wg);
-      const long area = static_cast<long>(b.x) * b.y;
-      if (area > best_area) best = wg, best_area = area;
-    }
-    return best;
-  };
-  // The training errors of a variant at one shape (from one stage's rows), or
-  // why there are none.
-  auto train_errors = [&](const std::string &stage, const AppDescriptor &app, const Variant &v,
-                          const WorkGroup &wg, std::string &problem) {
-    std::vector<double> errors;
-    for (const auto &src : cfg_.train) {
-      const ResultRow *r = find(stage, app.name, variant_id(v), shape_label(wg), src.name);
-      if (!r) {
-        problem = "not measured on " + src.name;
-        return errors;
+      s.probe_error = percentile(errors, cfg_.percentile);
+      if (s.probe_error > cfg_.budgets.back() && !is_exact(s.v)) {
+        s.problem = "training error above the largest budget at the probe shape";
+        s.pruned_at = "probe";
       }
-      if (!r->ok() || !r->error) {
-        problem = r->status + " on " + src.name + ": " + r->reason;
-        return errors;
-      }
-      // A relaxed barrier races: its error is the worst of several launches.
-      double e = r->error->value(app.primary_metric);
-      for (double rep : r->error_reps) e = std::max(e, rep);
-      if (!std::isfinite(e)) {
-        problem = "non-finite error on " + src.name;
-        return errors;
-      }
-      errors.push_back(e);
     }
-    return errors;
-  };
-  auto add = [&](const AppDescriptor &app, const Variant &v, const std::string &origin) {
-    const std::string id = variant_id(v);
-    auto &m = states[app.name];
-    if (m.count(id)) return (State *)nullptr;
-    State s;
-    s.v = v;
-    s.origin = origin;
-    std::string why;
-    s.probe = probe_shape(app, v, why);
-    if (!s.probe) {
-      s.problem = "no launch shape runs it (" + why + ")";
-      s.pruned_at = "plan";
-    }
-    order[app.name].push_back(id);
-    return &m.emplace(id, std::move(s)).first->second;
-  };
-  auto probe_plan = [&](const std::string &origin_prefix) {
-    Plan plan;
-    for (auto *app : cfg_.apps)
-      for (auto &[id, s] : states[app->name])
-        if (s.origin.rfind(origin_prefix, 0) == 0 && s.problem.empty())
-          plan.apps[app->name][id] = {s.v, {*s.probe}};
-    return plan;
-  };
-  // After a probe: the percentile training error, and pruning above the largest
-  // budget.
-  auto judge_probes = [&](const std::string &origin_prefix) {
-    for (auto *app : cfg_.apps)
-      for (auto &[id, s] : states[app->name]) {
-        if (s.origin.rfind(origin_prefix, 0) != 0 || !s.problem.empty()) continue;
-        std::string problem;
-        const auto errors = train_errors("probe", *app, s.v, *s.probe, problem);
-        if (!problem.empty()) {
-          s.problem = problem;
-          s.pruned_at = "probe";
+}
+
+// After a sweep: each survivor's fastest shape on the first training input.
+void Tuner::judge_sweeps(const std::string &origin_prefix) {
+  for (auto *app : cfg_.apps)
+    for (auto &[id, s] : states_[app->name]) {
+      if (s.origin.rfind(origin_prefix, 0) != 0 || !s.problem.empty()) continue;
+      s.swept = true;
+      std::string reasons;
+      for (const auto &wg : cfg_.shapes) {
+        const ResultRow *r = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
+        if (!r) continue;
+        const std::optional<TimingStats> t = objective_time(*r);
+        if (!r->ok() || !t) {
+          if (reasons.empty()) reasons = r->status + ": " + r->reason;
           continue;
         }
-        s.probe_error = percentile(errors, cfg_.percentile);
-        if (s.probe_error > max_budget && !is_exact(s.v)) {
-          s.problem = "training error above the largest budget at the probe shape";
-          s.pruned_at = "probe";
-        }
+        if (!s.best || t->median < s.best_time) s.best = wg, s.best_time = t->median;
       }
-  };
-  auto sweep_plan = [&](const std::string &origin_prefix) {
-    Plan plan;
-    for (auto *app : cfg_.apps)
-      for (auto &[id, s] : states[app->name])
-        if (s.origin.rfind(origin_prefix, 0) == 0 && s.problem.empty())
-          plan.apps[app->name][id] = {s.v, cfg_.shapes};
-    return plan;
-  };
-  auto judge_sweeps = [&](const std::string &origin_prefix) {
-    for (auto *app : cfg_.apps)
-      for (auto &[id, s] : states[app->name]) {
-        if (s.origin.rfind(origin_prefix, 0) != 0 || !s.problem.empty()) continue;
-        s.swept = true;
-        std::string reasons;
-        for (const auto &wg : cfg_.shapes) {
-          const ResultRow *r = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
-          if (!r) continue;
-          const std::optional<TimingStats> t = objective_time(*r);
-          if (!r->ok() || !t) {
-            if (reasons.empty()) reasons = r->status + ": " + r->reason;
-            continue;
-          }
-          if (!s.best || t->median < s.best_time) s.best = wg, s.best_time = t->median;
-        }
-        if (!s.best) {
-          s.problem = "no launch shape ran (" + reasons + ")";
-          s.pruned_at = "sweep";
-        }
+      if (!s.best) {
+        s.problem = "no launch shape ran (" + reasons + ")";
+        s.pruned_at = "sweep";
       }
-  };
+    }
+}
 
-  auto interrupted = [&]() {
-    summary_ = nlohmann::ordered_json::object();
-    return false;
-  };
-
-  // 1. Atoms: each axis value alone, probed on every training input.
-  const std::vector<Variant> atoms = atoms_of(space);
+// 1. Atoms: each axis value alone, and the two baselines whatever the lists say (speedups are
+// against them).
+void Tuner::add_atoms(const TuneSpace &space) {
   for (auto *app : cfg_.apps)
     for (const auto &[group, donors] : space.values) {
       // A kernel axis only some apps have (bilateral's loop) is not searched for the others.
       if (group.is_kernel() && !kernel_axes()[group.kernel_axis()].applies_to(*app)) continue;
       for (const auto &donor : donors)
-        add(*app, with_group(base, group, donor), std::string("atom:") + group_name(group));
+        add(*app, with_group(base_, group, donor), std::string("atom:") + group_name(group));
     }
   for (auto *app : cfg_.apps) {
-    // The baselines run whatever the lists say: speedups are against them.
-    add(*app, base, "atom:input");
-    if (!paraprox.load_path().reads_image) add(*app, paraprox, "atom:load");
+    add(*app, base_, "atom:input");
+    if (!paraprox_.load_path().reads_image) add(*app, paraprox_, "atom:load");
   }
-  if (!stage("probe", cfg_.train, probe_plan("atom"), false, false, checkpoint))
-    return interrupted();
-  judge_probes("atom");
-  // 2. The admissible atoms timed at every shape.
-  if (!stage("sweep", {cfg_.train[0]}, sweep_plan("atom"), true, false, checkpoint))
-    return interrupted();
-  judge_sweeps("atom");
+}
 
-  // 3. Combinations of the groups' fronts, predicted, probed and swept like the
-  // atoms.
+// 3. Combinations of the groups' fronts, predicted from their atoms.
+void Tuner::add_combinations() {
   for (auto *app : cfg_.apps) {
-    auto &m = states[app->name];
-    const auto b = m.find(base_id);
+    auto &m = states_[app->name];
+    const auto b = m.find(base_id_);
     if (b == m.end() || !b->second.best) continue;
     std::vector<AtomStanding> standings;
     for (auto &[id, s] : m)
@@ -515,219 +482,255 @@ bool Tuner::run(const std::function<void(const std::vector<TuneRow> &)> &checkpo
           if (s.origin == "atom:" + group_name(c)) g = c;
         standings.push_back({g, s.v, s.best_time, s.probe_error});
       }
-    for (const auto &c :
-         propose_combinations(standings, b->second.best_time, max_budget, cfg_.max_combinations))
+    for (const auto &c : propose_combinations(standings, b->second.best_time, cfg_.budgets.back(),
+                                              cfg_.max_combinations))
       if (State *s = add(*app, c.variant, "combination")) s->proposal = c;
   }
-  if (!stage("probe", cfg_.train, probe_plan("combination"), false, false, checkpoint))
-    return interrupted();
-  judge_probes("combination");
-  if (!stage("sweep", {cfg_.train[0]}, sweep_plan("combination"), true, false, checkpoint))
-    return interrupted();
-  judge_sweeps("combination");
+}
 
-  // 4. Each survivor's best shape on every training input, where the probe did
-  // not run it.
-  {
-    Plan plan;
-    for (auto *app : cfg_.apps)
-      for (auto &[id, s] : states[app->name])
-        if (s.problem.empty() && s.best && !(*s.best == *s.probe))
-          plan.apps[app->name][id] = {s.v, {*s.best}};
-    if (!stage("confirm", cfg_.train, plan, false, false, checkpoint)) return interrupted();
-  }
+// 4. Each survivor's best shape on every training input, where the probe did not run it.
+Tuner::Plan Tuner::confirm_plan() {
+  Plan plan;
+  for (auto *app : cfg_.apps)
+    for (auto &[id, s] : states_[app->name])
+      if (s.problem.empty() && s.best && !(*s.best == *s.probe))
+        plan.apps[app->name][id] = {s.v, {*s.best}};
+  return plan;
+}
 
-  // Points: every survivor at its probe shape and at its best shape, each with
-  // its time on the first training input and its errors on all of them.
-  struct Point {
-    std::string id;
-    WorkGroup wg;
-    double time = 0, cv = 0;
-    std::vector<double> errors;
-    double error = 0;
-    std::string key;
-  };
-  nlohmann::ordered_json apps_json = nlohmann::ordered_json::object();
-  struct Choice {
-    double budget;
-    std::optional<Point> point;
-  };
-  std::map<std::string, std::vector<Choice>> choices;
-  std::map<std::string, std::vector<Point>> all_points;
-  for (auto *app : cfg_.apps) {
-    auto &m = states[app->name];
-    std::vector<Point> &points = all_points[app->name];
-    for (const auto &id : order[app->name]) {
-      State &s = m.at(id);
-      if (!s.problem.empty() || !s.best) continue;
-      std::vector<std::pair<WorkGroup, std::string>> where = {{*s.probe, "probe"}};
-      if (!(*s.best == *s.probe)) where.emplace_back(*s.best, "confirm");
-      for (const auto &[wg, stage_name] : where) {
-        const ResultRow *timed = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
-        const std::optional<TimingStats> t = timed ? objective_time(*timed) : std::nullopt;
-        if (!timed || !timed->ok() || !t) continue;
-        std::string problem;
-        Point p{id, wg, t->median, t->cv, {}, 0, timed->key};
-        p.errors = train_errors(stage_name, *app, s.v, wg, problem);
-        if (!problem.empty()) continue;
-        p.error = percentile(p.errors, cfg_.percentile);
-        points.push_back(p);
-      }
-    }
-    std::vector<FrontPoint> fp;
-    for (const auto &p : points) fp.push_back({p.time, p.error});
-    std::set<std::size_t> front;
-    for (std::size_t i : pareto_indices(fp)) front.insert(i);
-    for (double budget : cfg_.budgets) {
-      Choice c{budget, std::nullopt};
-      for (const auto &p : points)
-        if (p.error <= budget && (!c.point || p.time < c.point->time)) c.point = p;
-      choices[app->name].push_back(c);
-    }
-    const double base_time = m.count(base_id) && m.at(base_id).best ? m.at(base_id).best_time : 0;
-    const double global_time =
-        m.count(paraprox_id) && m.at(paraprox_id).best ? m.at(paraprox_id).best_time : 0;
-    nlohmann::ordered_json j;
-    j["primary_metric"] = metric_name(app->primary_metric);
-    j["accurate_time_ns"] = base_time;
-    j["paraprox_baseline_time_ns"] = number_or_null(global_time > 0 ? global_time : NAN);
-    auto point_json = [&](const Point &p) {
-      const State &s = m.at(p.id);
-      nlohmann::ordered_json pj;
-      pj["variant"] = p.id;
-      pj["family"] = family_of(s.v);
-      pj["origin"] = s.origin;
-      pj["wg"] = shape_label(p.wg);
-      pj["key"] = p.key;
-      pj["time_ns"] = p.time;
-      pj["cv"] = p.cv;
-      pj["speedup"] = number_or_null(base_time > 0 ? base_time / p.time : NAN);
-      pj["speedup_vs_global"] = number_or_null(global_time > 0 ? global_time / p.time : NAN);
-      pj["train_error"] = p.error;
-      pj["train_mean"] = std::accumulate(p.errors.begin(), p.errors.end(), 0.0) /
-                         static_cast<double>(p.errors.size());
-      pj["train_max"] = *std::max_element(p.errors.begin(), p.errors.end());
-      nlohmann::ordered_json per = nlohmann::ordered_json::object();
-      for (std::size_t i = 0; i < p.errors.size(); ++i) per[cfg_.train[i].name] = p.errors[i];
-      pj["train_errors"] = per;
-      if (s.proposal)
-        pj["predicted"] = {{"time_ns", s.proposal->predicted_time},
-                           {"error", s.proposal->predicted_error}};
-      return pj;
-    };
-    j["points"] = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      auto pj = point_json(points[i]);
-      pj["pareto"] = front.count(i) > 0;
-      j["points"].push_back(pj);
-    }
-    j["front"] = nlohmann::ordered_json::array();
-    for (std::size_t i : pareto_indices(fp)) j["front"].push_back(point_json(points[i]));
-    j["pruned"] = nlohmann::ordered_json::array();
-    for (const auto &id : order[app->name]) {
-      const State &s = m.at(id);
-      if (s.problem.empty()) continue;
-      j["pruned"].push_back({{"variant", id},
-                             {"family", family_of(s.v)},
-                             {"origin", s.origin},
-                             {"at", s.pruned_at},
-                             {"probe_wg", s.probe ? shape_label(*s.probe) : std::string()},
-                             {"train_error", number_or_null(s.probe_error)},
-                             {"reason", s.problem}});
-    }
-    apps_json[app->name] = j;
-  }
-
-  // 5. The choices (and the accurate kernel, for the gallery) on the held-out
-  // inputs.
-  {
-    Plan plan;
-    for (auto *app : cfg_.apps) {
-      auto &m = states[app->name];
-      if (m.count(base_id) && m.at(base_id).best)
-        plan.apps[app->name][base_id] = {base, {*m.at(base_id).best}};
-      for (const auto &c : choices[app->name])
-        if (c.point) {
-          auto &entry = plan.apps[app->name][c.point->id];
-          entry.first = m.at(c.point->id).v;
-          if (std::find(entry.second.begin(), entry.second.end(), c.point->wg) ==
-              entry.second.end())
-            entry.second.push_back(c.point->wg);
-        }
-    }
-    if (!stage("test", cfg_.test, plan, false, true, checkpoint)) return interrupted();
-  }
-  for (auto *app : cfg_.apps) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    auto &m = states[app->name];
-    for (const auto &c : choices[app->name]) {
-      nlohmann::ordered_json cj;
-      cj["budget"] = c.budget;
-      if (!c.point) {
-        cj["chosen"] = nullptr;
-        cj["verdict"] = "no configuration is within the budget on the training inputs";
-        list.push_back(cj);
-        continue;
-      }
-      const State &s = m.at(c.point->id);
-      cj["chosen"] = {{"variant", c.point->id},         {"family", family_of(s.v)},
-                      {"wg", shape_label(c.point->wg)}, {"key", c.point->key},
-                      {"time_ns", c.point->time},       {"train_error", c.point->error}};
-      const auto &points = apps_json[app->name]["points"];
-      for (const auto &pj : points)
-        if (pj["key"] == c.point->key) {
-          cj["chosen"]["speedup"] = pj["speedup"];
-          cj["chosen"]["speedup_vs_global"] = pj["speedup_vs_global"];
-        }
-      cj["exact"] = is_exact(s.v);
-      std::vector<double> errors;
-      nlohmann::ordered_json per = nlohmann::ordered_json::object();
+// Every survivor at its probe shape and at its best shape.
+std::vector<Tuner::Point> Tuner::points_of(const AppDescriptor &app) const {
+  std::vector<Point> points;
+  const auto &m = states_.at(app.name);
+  for (const auto &id : order_.at(app.name)) {
+    const State &s = m.at(id);
+    if (!s.problem.empty() || !s.best) continue;
+    std::vector<std::pair<WorkGroup, std::string>> where = {{*s.probe, "probe"}};
+    if (!(*s.best == *s.probe)) where.emplace_back(*s.best, "confirm");
+    for (const auto &[wg, stage_name] : where) {
+      const ResultRow *timed = find("sweep", app.name, id, shape_label(wg), cfg_.train[0].name);
+      const std::optional<TimingStats> t = timed ? objective_time(*timed) : std::nullopt;
+      if (!timed || !timed->ok() || !t) continue;
       std::string problem;
-      for (const auto &src : cfg_.test) {
-        const ResultRow *r =
-            find("test", app->name, c.point->id, shape_label(c.point->wg), src.name);
-        if (!r || !r->ok() || !r->error) {
-          problem = (r ? r->status + ": " + r->reason : "not measured") + " on " + src.name;
-          break;
-        }
-        double e = r->error->value(app->primary_metric);
-        for (double rep : r->error_reps) e = std::max(e, rep);
-        errors.push_back(e);
-        per[src.name] = {{"error", e}, {"output_file", r->output_file}, {"key", r->key}};
-      }
-      if (!problem.empty()) {
-        cj["test"] = {{"problem", problem}};
-        cj["holds"] = false;
-        cj["verdict"] = "the chosen configuration failed on the test inputs: " + problem;
-      } else {
-        const double p = percentile(errors, cfg_.percentile);
-        const double mx = *std::max_element(errors.begin(), errors.end());
-        cj["test"] = {{"errors", per},
-                      {"mean", std::accumulate(errors.begin(), errors.end(), 0.0) /
-                                   static_cast<double>(errors.size())},
-                      {"percentile_error", p},  // at --percentile (tune_schema_version 2)
-                      {"max", mx}};
-        cj["holds"] = p <= c.budget;
-        cj["max_within_budget"] = mx <= c.budget;
-        char text[256];
-        std::snprintf(
-            text, sizeof text, "%s: test p%g error %.4g %% %s the %.4g %% budget (max %.4g %%)",
-            is_exact(s.v) ? "no approximation within the budget beats the accurate "
-                            "kernel; accurate chosen"
-                          : "approximation chosen",
-            cfg_.percentile, 100 * p, p <= c.budget ? "within" : "ABOVE", 100 * c.budget, 100 * mx);
-        cj["verdict"] = text;
-      }
-      list.push_back(cj);
+      Point p{id, wg, t->median, t->cv, {}, 0, timed->key};
+      p.errors = train_errors(stage_name, app, s.v, wg, problem);
+      if (!problem.empty()) continue;
+      p.error = percentile(p.errors, cfg_.percentile);
+      points.push_back(p);
     }
-    apps_json[app->name]["choices"] = list;
-    nlohmann::ordered_json acc = nlohmann::ordered_json::object();
-    if (m.count(base_id) && m.at(base_id).best)
-      for (const auto &src : cfg_.test)
-        if (const ResultRow *r =
-                find("test", app->name, base_id, shape_label(*m.at(base_id).best), src.name))
-          acc[src.name] = {{"output_file", r->output_file}, {"key", r->key}};
-    apps_json[app->name]["accurate_test_outputs"] = acc;
+  }
+  return points;
+}
+
+// Per budget, the fastest point within it.
+std::vector<Tuner::Choice> Tuner::choose(const std::vector<Point> &points) const {
+  std::vector<Choice> out;
+  for (double budget : cfg_.budgets) {
+    Choice c{budget, std::nullopt};
+    for (const auto &p : points)
+      if (p.error <= budget && (!c.point || p.time < c.point->time)) c.point = p;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// An app's points, Pareto front and pruned variants.
+nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
+                                       const std::vector<Point> &points) const {
+  const auto &m = states_.at(app.name);
+  const double base_time = best_time_of(app.name, base_id_);
+  const double global_time = best_time_of(app.name, paraprox_id_);
+  nlohmann::ordered_json j;
+  j["primary_metric"] = metric_name(app.primary_metric);
+  j["accurate_time_ns"] = base_time;
+  j["paraprox_baseline_time_ns"] = number_or_null(global_time > 0 ? global_time : NAN);
+  auto point_json = [&](const Point &p) {
+    const State &s = m.at(p.id);
+    nlohmann::ordered_json pj;
+    pj["variant"] = p.id;
+    pj["family"] = family_of(s.v);
+    pj["origin"] = s.origin;
+    pj["wg"] = shape_label(p.wg);
+    pj["key"] = p.key;
+    pj["time_ns"] = p.time;
+    pj["cv"] = p.cv;
+    pj["speedup"] = number_or_null(base_time > 0 ? base_time / p.time : NAN);
+    pj["speedup_vs_global"] = number_or_null(global_time > 0 ? global_time / p.time : NAN);
+    pj["train_error"] = p.error;
+    pj["train_mean"] = std::accumulate(p.errors.begin(), p.errors.end(), 0.0) /
+                       static_cast<double>(p.errors.size());
+    pj["train_max"] = *std::max_element(p.errors.begin(), p.errors.end());
+    nlohmann::ordered_json per = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < p.errors.size(); ++i) per[cfg_.train[i].name] = p.errors[i];
+    pj["train_errors"] = per;
+    if (s.proposal)
+      pj["predicted"] = {{"time_ns", s.proposal->predicted_time},
+                         {"error", s.proposal->predicted_error}};
+    return pj;
+  };
+  std::vector<FrontPoint> fp;
+  for (const auto &p : points) fp.push_back({p.time, p.error});
+  const std::vector<std::size_t> front = pareto_indices(fp);
+  const std::set<std::size_t> on_front(front.begin(), front.end());
+  j["points"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    auto pj = point_json(points[i]);
+    pj["pareto"] = on_front.count(i) > 0;
+    j["points"].push_back(pj);
+  }
+  j["front"] = nlohmann::ordered_json::array();
+  for (std::size_t i : front) j["front"].push_back(point_json(points[i]));
+  j["pruned"] = nlohmann::ordered_json::array();
+  for (const auto &id : order_.at(app.name)) {
+    const State &s = m.at(id);
+    if (s.problem.empty()) continue;
+    j["pruned"].push_back({{"variant", id},
+                           {"family", family_of(s.v)},
+                           {"origin", s.origin},
+                           {"at", s.pruned_at},
+                           {"probe_wg", s.probe ? shape_label(*s.probe) : std::string()},
+                           {"train_error", number_or_null(s.probe_error)},
+                           {"reason", s.problem}});
+  }
+  return j;
+}
+
+// 5. The choices (and the accurate kernel, for the gallery) on the held-out inputs.
+Tuner::Plan Tuner::test_plan(const std::map<std::string, std::vector<Choice>> &choices) {
+  Plan plan;
+  for (auto *app : cfg_.apps) {
+    auto &m = states_[app->name];
+    if (m.count(base_id_) && m.at(base_id_).best)
+      plan.apps[app->name][base_id_] = {base_, {*m.at(base_id_).best}};
+    for (const auto &c : choices.at(app->name))
+      if (c.point) {
+        auto &entry = plan.apps[app->name][c.point->id];
+        entry.first = m.at(c.point->id).v;
+        if (std::find(entry.second.begin(), entry.second.end(), c.point->wg) == entry.second.end())
+          entry.second.push_back(c.point->wg);
+      }
+  }
+  return plan;
+}
+
+// Per budget: the choice, its errors on the held-out inputs and the verdict.
+nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
+                                           const std::vector<Choice> &choices,
+                                           const nlohmann::ordered_json &points) const {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto &c : choices) {
+    nlohmann::ordered_json cj;
+    cj["budget"] = c.budget;
+    if (!c.point) {
+      cj["chosen"] = nullptr;
+      cj["verdict"] = "no configuration is within the budget on the training inputs";
+      list.push_back(cj);
+      continue;
+    }
+    const State &s = states_.at(app.name).at(c.point->id);
+    cj["chosen"] = {{"variant", c.point->id},         {"family", family_of(s.v)},
+                    {"wg", shape_label(c.point->wg)}, {"key", c.point->key},
+                    {"time_ns", c.point->time},       {"train_error", c.point->error}};
+    for (const auto &pj : points)
+      if (pj["key"] == c.point->key) {
+        cj["chosen"]["speedup"] = pj["speedup"];
+        cj["chosen"]["speedup_vs_global"] = pj["speedup_vs_global"];
+      }
+    cj["exact"] = is_exact(s.v);
+    std::vector<double> errors;
+    nlohmann::ordered_json per = nlohmann::ordered_json::object();
+    std::string problem;
+    for (const auto &src : cfg_.test) {
+      const ResultRow *r = find("test", app.name, c.point->id, shape_label(c.point->wg), src.name);
+      if (!r || !r->ok() || !r->error) {
+        problem = (r ? r->status + ": " + r->reason : "not measured") + " on " + src.name;
+        break;
+      }
+      double e = r->error->value(app.primary_metric);
+      for (double rep : r->error_reps) e = std::max(e, rep);
+      errors.push_back(e);
+      per[src.name] = {{"error", e}, {"output_file", r->output_file}, {"key", r->key}};
+    }
+    if (!problem.empty()) {
+      cj["test"] = {{"problem", problem}};
+      cj["holds"] = false;
+      cj["verdict"] = "the chosen configuration failed on the test inputs: " + problem;
+    } else {
+      const double p = percentile(errors, cfg_.percentile);
+      const double mx = *std::max_element(errors.begin(), errors.end());
+      cj["test"] = {{"errors", per},
+                    {"mean", std::accumulate(errors.begin(), errors.end(), 0.0) /
+                                 static_cast<double>(errors.size())},
+                    {"percentile_error", p},  // at --percentile (tune_schema_version 2)
+                    {"max", mx}};
+      cj["holds"] = p <= c.budget;
+      cj["max_within_budget"] = mx <= c.budget;
+      char text[256];
+      std::snprintf(
+          text, sizeof text, "%s: test p%g error %.4g %% %s the %.4g %% budget (max %.4g %%)",
+          is_exact(s.v) ? "no approximation within the budget beats the accurate "
+                          "kernel; accurate chosen"
+                        : "approximation chosen",
+          cfg_.percentile, 100 * p, p <= c.budget ? "within" : "ABOVE", 100 * c.budget, 100 * mx);
+      cj["verdict"] = text;
+    }
+    list.push_back(cj);
+  }
+  return list;
+}
+
+// The accurate kernel's saved held-out outputs, for the report's gallery.
+nlohmann::ordered_json Tuner::accurate_outputs_json(const AppDescriptor &app) const {
+  nlohmann::ordered_json acc = nlohmann::ordered_json::object();
+  const auto &m = states_.at(app.name);
+  const auto base = m.find(base_id_);
+  if (base == m.end() || !base->second.best) return acc;
+  const WorkGroup wg = *base->second.best;
+  for (const auto &src : cfg_.test)
+    if (const ResultRow *r = find("test", app.name, base_id_, shape_label(wg), src.name))
+      acc[src.name] = {{"output_file", r->output_file}, {"key", r->key}};
+  return acc;
+}
+
+bool Tuner::run(const Checkpoint &checkpoint) {
+  base_ = default_variant();
+  base_id_ = variant_id(base_);
+  paraprox_ = base_;
+  paraprox_.load = &find_load("global");
+  paraprox_id_ = variant_id(paraprox_);
+  states_.clear();
+  order_.clear();
+  auto interrupted = [&]() {
+    summary_ = nlohmann::ordered_json::object();
+    return false;
+  };
+  // 1-2. Atoms probed on every training input, the admissible ones timed at every shape;
+  // 3. the same for combinations; 4. confirm the best shapes.
+  add_atoms(make_space(cfg_.axes));
+  for (const char *origin : {"atom", "combination"}) {
+    if (std::string(origin) == "combination") add_combinations();
+    if (!stage("probe", cfg_.train, plan_of(origin, false), false, false, checkpoint))
+      return interrupted();
+    judge_probes(origin);
+    if (!stage("sweep", {cfg_.train[0]}, plan_of(origin, true), true, false, checkpoint))
+      return interrupted();
+    judge_sweeps(origin);
+  }
+  if (!stage("confirm", cfg_.train, confirm_plan(), false, false, checkpoint))
+    return interrupted();
+  // Points, fronts and choices; 5. the choices on the held-out inputs.
+  nlohmann::ordered_json apps_json = nlohmann::ordered_json::object();
+  std::map<std::string, std::vector<Choice>> choices;
+  for (auto *app : cfg_.apps) {
+    const std::vector<Point> points = points_of(*app);
+    choices[app->name] = choose(points);
+    apps_json[app->name] = app_json(*app, points);
+  }
+  if (!stage("test", cfg_.test, test_plan(choices), false, true, checkpoint)) return interrupted();
+  for (auto *app : cfg_.apps) {
+    apps_json[app->name]["choices"] =
+        choices_json(*app, choices[app->name], apps_json[app->name]["points"]);
+    apps_json[app->name]["accurate_test_outputs"] = accurate_outputs_json(*app);
   }
   summary_ = apps_json;
   return true;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -153,14 +154,63 @@ class Tuner {
 
  private:
   struct Plan;  // per app, per variant: the launch shapes to run
+  // What the tuner knows of one variant of one app.
+  struct State {
+    Variant v;
+    std::string origin;  // "atom:<group>" or "combination"
+    std::optional<WorkGroup> probe, best;
+    double probe_error = std::numeric_limits<double>::quiet_NaN();
+    double best_time = 0;
+    std::string problem;  // why it left the search
+    std::string pruned_at;
+    bool swept = false;
+    std::optional<Combination> proposal;
+  };
+  // A survivor at one launch shape: its time on the first training input, its errors on all.
+  struct Point {
+    std::string id;
+    WorkGroup wg;
+    double time = 0, cv = 0;
+    std::vector<double> errors;
+    double error = 0;
+    std::string key;
+  };
+  struct Choice {
+    double budget;
+    std::optional<Point> point;
+  };
+  using Checkpoint = std::function<void(const std::vector<TuneRow> &)>;
+
   bool stage(const std::string &name, const std::vector<ImageSource> &inputs, const Plan &plan,
-             bool timed, bool save,
-             const std::function<void(const std::vector<TuneRow> &)> &checkpoint);
+             bool timed, bool save, const Checkpoint &checkpoint);
   // The row's time under the objective (median and cv, ns); none when it has no such samples.
   std::optional<TimingStats> objective_time(const ResultRow &row) const;
   const ResultRow *find(const std::string &stage, const std::string &app, const std::string &id,
                         const std::string &shape, const std::string &input) const;
   void index(std::size_t i);
+
+  // The stages' bookkeeping (tune.cpp, in the order run() calls them).
+  State *add(const AppDescriptor &app, const Variant &v, const std::string &origin);
+  std::optional<WorkGroup> probe_shape(const AppDescriptor &app, const Variant &v,
+                                       std::string &why) const;
+  void add_atoms(const TuneSpace &space);
+  void add_combinations();
+  // The live variants of an origin ("atom", "combination") at their probe shape or every shape.
+  Plan plan_of(const std::string &origin_prefix, bool every_shape);
+  Plan confirm_plan();
+  void judge_probes(const std::string &origin_prefix);
+  void judge_sweeps(const std::string &origin_prefix);
+  std::vector<double> train_errors(const std::string &stage, const AppDescriptor &app,
+                                   const Variant &v, const WorkGroup &wg,
+                                   std::string &problem) const;
+  std::vector<Point> points_of(const AppDescriptor &app) const;
+  std::vector<Choice> choose(const std::vector<Point> &points) const;
+  nlohmann::ordered_json app_json(const AppDescriptor &app, const std::vector<Point> &points) const;
+  Plan test_plan(const std::map<std::string, std::vector<Choice>> &choices);
+  nlohmann::ordered_json choices_json(const AppDescriptor &app, const std::vector<Choice> &choices,
+                                      const nlohmann::ordered_json &points) const;
+  nlohmann::ordered_json accurate_outputs_json(const AppDescriptor &app) const;
+  double best_time_of(const std::string &app, const std::string &id) const;
 
   ClEnv &env_;
   TuneConfig cfg_;
@@ -169,6 +219,11 @@ class Tuner {
   std::map<std::string, double> stage_s_, runner_phase_s_;
   nlohmann::ordered_json summary_;
   double copy_gbps_ = 0;
+  // The search's state: per app, per variant id, in insertion order.
+  std::map<std::string, std::map<std::string, State>> states_;
+  std::map<std::string, std::vector<std::string>> order_;
+  Variant base_, paraprox_;  // the accurate kernel and Paraprox's baseline (--load global)
+  std::string base_id_, paraprox_id_;
 };
 
 }  // namespace kperf

@@ -1,0 +1,243 @@
+// Timing one configuration: the launches of a sample (and the fill kernel's geometry), warm-up,
+// batches of profiled samples (--max-cv adds batches), and --transfers' end-to-end repetitions.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "runner_internal.hpp"
+#include "stats.hpp"
+
+namespace kperf {
+
+void SampleLaunches::enqueue(cl::CommandQueue& queue, std::vector<cl::Event>* events) const {
+  auto launch = [&](cl::Kernel& k, const cl::NDRange& g, const cl::NDRange& l) {
+    if (events) {
+      events->emplace_back();
+      queue.enqueueNDRangeKernel(k, cl::NullRange, g, l, nullptr, &events->back());
+    } else {
+      queue.enqueueNDRangeKernel(k, cl::NullRange, g, l);
+    }
+  };
+  for (int it = 0; it < launches; ++it) {
+    LaunchStep& step = (*steps)[static_cast<std::size_t>(it) % steps->size()];
+    launch(step.app, global, local);
+    if (step.fill) launch(*step.fill, fill_global, fill_local);
+  }
+}
+
+SampleLaunches Runner::sample_launches(const Variant& v, const Workload& w,
+                                       std::vector<LaunchStep>& steps, const cl::NDRange& global,
+                                       const cl::NDRange& local, int launches) const {
+  SampleLaunches s;
+  s.steps = &steps;
+  s.global = global;
+  s.local = local;
+  s.launches = steps.size() > 1 ? launches : 1;
+  // The fill kernel's launch (output_grid.cl): rows:K walks the missing rows with 4 outputs per
+  // work-item, cols:K the missing columns, center:K every output; 64 x 4 groups where they fit.
+  constexpr std::size_t kFillX = 64, kFillY = 4;
+  auto missing = [](int n, int k) { return k == 1 ? n : n - (n - k / 2 + k - 1) / k; };
+  const int ky = v.output.ky(), kx = v.output.kx();
+  const std::size_t fill_x =
+      kx == 1 && ky > 1 ? (static_cast<std::size_t>(w.width) + 3) / 4
+                        : static_cast<std::size_t>(ky == 1 ? missing(w.width, kx) : w.width);
+  const std::size_t fill_y = static_cast<std::size_t>(kx == 1 ? missing(w.height, ky) : w.height);
+  s.fill_global = cl::NDRange((fill_x + kFillX - 1) / kFillX * kFillX,
+                              (std::max<std::size_t>(1, fill_y) + kFillY - 1) / kFillY * kFillY);
+  s.fill_local = cl::NullRange;
+  const DeviceInfo& dev = env_.info();
+  if (steps[0].fill &&
+      steps[0].fill->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device()) >=
+          kFillX * kFillY &&
+      dev.max_work_item_sizes.size() >= 2 && dev.max_work_item_sizes[0] >= kFillX &&
+      dev.max_work_item_sizes[1] >= kFillY)
+    s.fill_local = cl::NDRange(kFillX, kFillY);
+  return s;
+}
+
+void Runner::reset_outputs(const Workload& w, const Variant& v, const SampleLaunches& sample) {
+  auto& q = env_.queue();
+  const StorageType& out_type = *v.precision_info().out;
+  if (sample.ping_pong()) {
+    // Hotspot starts from its initial temperature in buffer 0 each time.
+    const StorageType& in_type = *v.precision_info().in;
+    const std::vector<unsigned char>& start = w.in_init[storage_index(in_type)];
+    q.enqueueWriteBuffer(w.buf->out.parent(0), CL_TRUE, 0, w.buf->out.bytes(out_type),
+                         start.data());
+    w.buf->out.poison(q, 1, out_type);
+  } else {
+    w.buf->out.poison(q, 0, out_type);
+  }
+}
+
+void Runner::time_samples(const Workload& w, const Variant& v, ResultRow& row,
+                          const SampleLaunches& sample) {
+  auto& q = env_.queue();
+  PhaseTimer launch_timer(phase_s_, "timed_launches");
+  reset_outputs(w, v, sample);
+  // --warmup counts launches: a hotspot sample is `iterations` launches already, so it warms up
+  // with whole samples until at least that many launches ran.
+  const int warmup_samples = (cfg_.warmup + sample.launches - 1) / sample.launches;
+  for (int i = 0; i < warmup_samples; ++i) {
+    sample.enqueue(q, nullptr);
+    if (i % 8 == 7) {
+      q.finish();
+      if (interrupt_requested()) throw Abandoned{};
+    }
+  }
+  q.finish();
+  const int per_sample = sample.events();
+  // Batches of --reps samples, each enqueued whole and then read; with --max-cv more batches
+  // follow until the samples are quiet enough or --max-reps is reached.
+  auto time_batch = [&](int samples) {
+    std::vector<cl::Event> events;
+    events.reserve(static_cast<std::size_t>(samples) * per_sample);
+    for (int r = 0; r < samples; ++r) {
+      // --cold: the in-order queue finishes overwriting a buffer larger than the cache before
+      // the sample starts, so its first launch finds none of its data cached.
+      if (flush_bytes_)
+        q.enqueueFillBuffer(flush_, static_cast<cl_uint>(row.samples_ns.size() + r + 1), 0,
+                            flush_bytes_);
+      sample.enqueue(q, &events);
+    }
+    q.finish();
+    if (interrupt_requested()) throw Abandoned{};
+    for (int r = 0; r < samples; ++r) {
+      std::uint64_t total = 0;
+      for (int it = 0; it < per_sample; ++it) {
+        cl::Event& ev = events[static_cast<std::size_t>(r) * per_sample + it];
+        total += ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                 ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+      }
+      row.samples_ns.push_back(total);
+    }
+    row.time = summarize(row.samples_ns);
+  };
+  time_batch(cfg_.reps);
+  if (cfg_.max_cv > 0) {
+    const std::size_t cap = static_cast<std::size_t>(std::max(cfg_.max_reps, cfg_.reps));
+    while (row.time->cv > cfg_.max_cv && row.samples_ns.size() < cap)
+      time_batch(static_cast<int>(std::min<std::size_t>(cfg_.reps, cap - row.samples_ns.size())));
+    row.stop_reason = row.time->cv <= cfg_.max_cv ? "cv" : "max_reps";
+  }
+}
+
+void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
+                         std::vector<LaunchStep>& steps, const cl::NDRange& global,
+                         const cl::NDRange& local, DeviceUpload& input) {
+  const SampleLaunches sample = sample_launches(v, w, steps, global, local, row.iterations);
+  time_samples(w, v, row, sample);
+  if (cfg_.transfers) {
+    PhaseTimer timer(phase_s_, "transfers");
+    time_transfers(w, v, row, sample, input);
+  }
+  std::vector<float> output;
+  if (!measure_errors(w, v, row, sample, output)) return;
+  if (cfg_.verify) verify_against_model(w, v, row, output);
+  if (!cfg_.save_outputs_dir.empty()) save_output(w, row, std::move(output));
+}
+
+void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
+                            const SampleLaunches& sample, DeviceUpload& input) {
+  auto& q = env_.queue();
+  auto& ctx = env_.context();
+  const bool hotspot = w.app->is_hotspot;
+  const StorageType& in_type = *v.precision_info().in;
+  const StorageType& out_type = *v.precision_info().out;
+  const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
+  const std::size_t up_bytes = input.host.size();
+  const std::size_t power_bytes = hotspot ? n * in_type.bytes : 0;
+  const std::size_t down_bytes = n * out_type.bytes;
+  // Pinned host memory, as a GPU user would transfer from: allocated by the runtime and mapped
+  // once for the whole configuration.
+  cl::Buffer pinned_up(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, up_bytes + power_bytes);
+  cl::Buffer pinned_down(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, down_bytes);
+  auto* up = static_cast<unsigned char*>(q.enqueueMapBuffer(
+      pinned_up, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, up_bytes + power_bytes));
+  auto* down = static_cast<unsigned char*>(
+      q.enqueueMapBuffer(pinned_down, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, down_bytes));
+  struct Unmap {
+    cl::CommandQueue& q;
+    cl::Buffer& up_buffer;
+    void* up;
+    cl::Buffer& down_buffer;
+    void* down;
+    ~Unmap() {
+      try {
+        q.enqueueUnmapMemObject(up_buffer, up);
+        q.enqueueUnmapMemObject(down_buffer, down);
+        q.finish();
+      } catch (const cl::Error&) {
+      }
+    }
+  } unmap{q, pinned_up, up, pinned_down, down};
+
+  // f32 on the device: the input already sits in pinned memory, nothing to prepare per
+  // repetition. Otherwise the host packs and/or converts it there each repetition, timed.
+  const bool prepares = v.host_perforate || !in_type.is_float();
+  auto prepare = [&] {
+    write_input(v, w.app->radius, w.input, up);
+    if (hotspot && !in_type.is_float())
+      in_type.encode(w.power->data.data(), up + up_bytes, n);
+    else if (hotspot)
+      std::memcpy(up + up_bytes, w.power->data.data(), power_bytes);
+  };
+  if (!prepares) prepare();
+  const cl::Buffer& upload_target = hotspot ? w.buf->out.view(in_type, 0) : input.buffer;
+  const cl::Buffer& final_output = w.buf->out.view(out_type, sample.final_buffer());
+  auto duration = [](cl::Event& ev) {
+    return ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+           ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+  };
+  constexpr int kWarmup = 2;
+  for (int rep = -kWarmup; rep < cfg_.reps; ++rep) {
+    if (interrupt_requested()) throw Abandoned{};
+    // The packing's yardstick: a plain memcpy of the bytes it writes, into the same memory.
+    std::uint64_t copy_ns = 0;
+    if (prepares) {
+      const auto c0 = std::chrono::steady_clock::now();
+      parallel_memcpy(up, w.input.data.data(), std::min(up_bytes + power_bytes, n * sizeof(float)));
+      copy_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::steady_clock::now() - c0)
+                                               .count());
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    if (prepares) prepare();
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<cl::Event> writes(hotspot ? 2 : 1), kernels;
+    cl::Event read;
+    if (v.load_path().reads_image)
+      q.enqueueWriteImage(*input.image, CL_FALSE, {0, 0, 0},
+                          {static_cast<std::size_t>(input.layout.width),
+                           static_cast<std::size_t>(input.layout.height), 1},
+                          0, 0, up, nullptr, &writes[0]);
+    else
+      q.enqueueWriteBuffer(upload_target, CL_FALSE, 0, up_bytes, up, nullptr, &writes[0]);
+    if (hotspot)
+      q.enqueueWriteBuffer(w.buf->power[storage_index(in_type)], CL_FALSE, 0, power_bytes,
+                           up + up_bytes, nullptr, &writes[1]);
+    sample.enqueue(q, &kernels);
+    q.enqueueReadBuffer(final_output, CL_FALSE, 0, down_bytes, down, nullptr, &read);
+    q.finish();
+    if (rep < 0) continue;
+    const std::uint64_t pack =
+        prepares ? static_cast<std::uint64_t>(
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count())
+                 : 0;
+    std::uint64_t write = 0, kernel = 0;
+    for (auto& ev : writes) write += duration(ev);
+    for (auto& ev : kernels) kernel += duration(ev);
+    const std::uint64_t read_ns = duration(read);
+    row.transfer_samples.write.push_back(write);
+    row.transfer_samples.read.push_back(read_ns);
+    row.transfer_samples.host_pack.push_back(pack);
+    if (prepares) {
+      row.transfer_samples.host_memcpy.push_back(copy_ns);
+      row.transfer_samples.host_bytes = std::min(up_bytes + power_bytes, n * sizeof(float));
+    }
+    row.transfer_samples.kernel.push_back(kernel);
+    row.transfer_samples.end_to_end.push_back(pack + write + kernel + read_ns);
+  }
+}
+
+}  // namespace kperf

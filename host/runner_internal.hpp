@@ -1,0 +1,103 @@
+// What the runner's files share (runner.cpp: the configuration loop; config_timing.cpp: timing
+// one configuration; config_outputs.cpp: its error, verification and saved output): the workload
+// and its device data, the launches of one sample, the harness's phase timer and fault hooks.
+// Not part of kperf's interface.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps.hpp"
+#include "cl_env.hpp"
+#include "device_input.hpp"
+#include "output_buffers.hpp"
+#include "runner.hpp"
+
+namespace kperf {
+
+struct Abandoned {};  // an interrupt arrived mid-configuration
+
+// Test hook for the failure paths (tests/cli_tests.cpp), from the environment's KPERF_FAULT:
+// "save" (every --save-outputs write fails), "alloc:N" (the Nth configuration timed runs out of
+// host memory), "workload:N" (the Nth workload's input fails to load).
+bool fault(const std::string& kind);
+bool fault_at(const std::string& kind, std::atomic<long>& count);
+
+double now_s();
+
+// Adds the wall time of its scope to one phase of the harness breakdown.
+class PhaseTimer {
+ public:
+  PhaseTimer(std::map<std::string, double>& phases, const char* name)
+      : phases_(phases), name_(name), start_(now_s()) {}
+  ~PhaseTimer() { phases_[name_] += now_s() - start_; }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  std::map<std::string, double>& phases_;
+  const char* name_;
+  double start_;
+};
+
+// Device buffers of the current input size, shared by every app and input of that size and
+// replaced when the size changes.
+struct DeviceBuffers {
+  OutputBuffers out;
+  cl::Buffer power[kStorageTypes];  // hotspot's power grid per storage type
+};
+
+// The input as one layout of the device receives it: the payload bytes, their buffer and, for
+// the image load path, an image made from them.
+struct DeviceUpload {
+  InputLayout layout;
+  std::vector<unsigned char> host;
+  cl::Buffer buffer;
+  std::optional<cl::Image2D> image;
+  std::string image_problem;  // why there is no image, once one was asked for
+  bool image_tried = false;
+};
+
+// One app on one input: its data, its reference and the device inputs made for it.
+struct Workload {
+  const AppDescriptor* app = nullptr;
+  std::string input_name;
+  int width = 0, height = 0;
+  Grid input;  // temperature for hotspot
+  std::optional<Grid> power;
+  GridD input_d;  // the inputs in double, for the reference and --verify
+  std::optional<GridD> power_d;
+  GridD truth;
+  bool device_truth = false;     // the truth is on the device: metrics are computed there
+  std::string alloc_problem;     // non-empty: every configuration is invalid_config
+  std::string note;              // caveat copied onto every row
+  DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
+  // Hotspot: canary guards around the initial temperature, per storage type (storage_index).
+  std::vector<unsigned char> in_init[kStorageTypes];
+  std::map<std::string, DeviceUpload> uploads;  // device inputs by layout (precision, packing)
+  float coef[5] = {0, 0, 0, 0, 0};
+};
+
+// One launch of the app kernel and, under a two-launch output scheme, the fill kernel after it.
+struct LaunchStep {
+  cl::Kernel app;
+  std::optional<cl::Kernel> fill;
+};
+
+// What one timed sample enqueues: `launches` steps (hotspot alternates two output buffers),
+// each with its fill kernel where there is one. Every launch has its own event.
+struct SampleLaunches {
+  std::vector<LaunchStep>* steps = nullptr;
+  cl::NDRange global, local, fill_global, fill_local;
+  int launches = 1;
+  bool ping_pong() const { return steps->size() > 1; }
+  // The output buffer that holds the result after a sample.
+  int final_buffer() const { return ping_pong() ? launches % 2 : 0; }
+  int events() const { return launches * ((*steps)[0].fill ? 2 : 1); }
+  void enqueue(cl::CommandQueue& queue, std::vector<cl::Event>* events) const;
+};
+
+}  // namespace kperf
