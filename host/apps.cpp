@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "parallel.hpp"
+#include "synthetic.hpp"
 
 namespace kperf {
 
@@ -145,18 +146,57 @@ AppParams parse_bilateral_sigmas(const std::string& text) {
   return p;
 }
 
+namespace {
+
+// Hotspot's traits: iterated, the power grid, five coefficients, a caveat where the explicit
+// step diverges, and a synthetic chip when no Rodinia files are given.
+void hotspot_float_args(int width, int height, float* out) {
+  const HotspotCoefficients c = hotspot_coefficients(width, height);
+  const double values[5] = {c.step_div_cap, c.rx_inv, c.ry_inv, c.rz_inv, c.amb_temp};
+  for (int i = 0; i < 5; ++i) out[i] = static_cast<float>(values[i]);
+}
+
+std::string hotspot_caveat(int width, int height) {
+  const double factor = hotspot_stability_factor(width, height);
+  if (factor < 1.0) return {};
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "Rodinia's explicit step is unstable at %dx%d (factor %.2f >= 1): temperatures "
+                "diverge, so errors are not meaningful; timings are",
+                width, height, factor);
+  return text;
+}
+
+void synthetic_chip(int width, int height, std::vector<float>& temp, std::vector<float>& power) {
+  HotspotInput chip = make_synthetic_chip(width, height);
+  temp = std::move(chip.temp.data);
+  power = std::move(chip.power.data);
+}
+
+const AppTraits kHotspotTraits{true,   true,          5, hotspot_float_args, hotspot_caveat,
+                               "chip", synthetic_chip};
+
+}  // namespace
+
 const std::vector<AppDescriptor>& app_registry() {
   static const std::vector<AppDescriptor> apps = {
-      {"gaussian3", "gaussian3.cl", 1, Metric::kMre, false, true, gaussian3, "3x3 binomial blur"},
-      {"gaussian5", "gaussian5.cl", 2, Metric::kMre, false, true, gaussian5, "5x5 binomial blur"},
-      {"sobel3", "sobel3.cl", 1, Metric::kMe, false, true, sobel3, "3x3 Sobel gradient magnitude"},
-      {"sobel5", "sobel5.cl", 2, Metric::kMe, false, true, sobel5, "5x5 Sobel gradient magnitude"},
-      {"median", "median.cl", 1, Metric::kMre, false, true, median3, "3x3 median filter"},
-      {"inversion", "inversion.cl", 0, Metric::kMre, false, false, inversion, "255 - v"},
-      {"hotspot", "hotspot.cl", 1, Metric::kMre, true, true, hotspot,
+      {"gaussian3", "gaussian3.cl", 1, Metric::kMre, {}, true, gaussian3, "3x3 binomial blur"},
+      {"gaussian5", "gaussian5.cl", 2, Metric::kMre, {}, true, gaussian5, "5x5 binomial blur"},
+      {"sobel3", "sobel3.cl", 1, Metric::kMe, {}, true, sobel3, "3x3 Sobel gradient magnitude"},
+      {"sobel5", "sobel5.cl", 2, Metric::kMe, {}, true, sobel5, "5x5 Sobel gradient magnitude"},
+      {"median", "median.cl", 1, Metric::kMre, {}, true, median3, "3x3 median filter"},
+      {"inversion", "inversion.cl", 0, Metric::kMre, {}, false, inversion, "255 - v"},
+      {"hotspot", "hotspot.cl", 1, Metric::kMre, kHotspotTraits, true, hotspot,
        "Rodinia hotspot transient thermal step"},
-      {"bilateral", "bilateral.cl", 2, Metric::kMre, false, true, bilateral,
-       "5x5 round-window bilateral filter (OpenCV semantics)", bilateral_options},
+      {"bilateral",
+       "bilateral.cl",
+       2,
+       Metric::kMre,
+       {},
+       true,
+       bilateral,
+       "5x5 round-window bilateral filter (OpenCV semantics)",
+       bilateral_options},
   };
   return apps;
 }

@@ -57,17 +57,42 @@ struct PointArgs {
 };
 using PointFn = double (*)(const Window&, const PointArgs&);
 
+// How an app's work differs from one pass over one image, as data: the runner, the checks, the
+// models and the tuner read these traits, never an app's name, so a second iterated or
+// two-input app needs no change there. Hotspot has them all.
+struct AppTraits {
+  // --iterations launches per sample, each step reading the previous one's output: the output
+  // buffers ping-pong, so input and output share one precision and the input is neither an
+  // image nor host-packed. Launch perforation (--iterations-skip) applies to it alone.
+  bool iterated = false;
+  // A second input grid (hotspot's power) stored at the input's precision, kernel argument 4.
+  bool second_input = false;
+  // Float kernel arguments after the grids (hotspot's coefficients), made from the grid size.
+  int float_args = 0;
+  void (*make_float_args)(int width, int height, float* out) = nullptr;
+  // A caveat for a grid size, copied onto every row (hotspot's explicit step diverges on large
+  // grids); empty: none.
+  std::string (*size_caveat)(int width, int height) = nullptr;
+  // Its own inputs instead of --input images: the files of --temp/--power when given, else
+  // generated at each size and named "synthetic-<own_inputs>". nullptr: the app takes images.
+  const char* own_inputs = nullptr;
+  void (*make_own_inputs)(int width, int height, std::vector<float>& first,
+                          std::vector<float>& second) = nullptr;
+};
+
 struct AppDescriptor {
   const char* name;
   const char* kernel_file;  // in the kernel directory
   int radius;               // halo radius of the stencil
   Metric primary_metric;
-  bool is_hotspot;          // temp + power inputs, iterated launches
+  AppTraits traits;
   bool accurate_uses_tile;  // false where the accurate kernel reads global memory directly
   PointFn point;            // one output from its window, in double precision
   const char* summary;
   // -D options carrying the app's parameters into its kernel (nullptr: none).
   std::string (*param_options)(const AppParams&) = nullptr;
+
+  bool takes_images() const { return traits.own_inputs == nullptr; }
 };
 
 // Every application, in the papers' order.

@@ -75,7 +75,7 @@ void Runner::time_samples(const Workload& w, const Variant& v, ResultRow& row,
   auto& q = env_.queue();
   PhaseTimer launch_timer(phase_s_, "timed_launches");
   reset_outputs(w, v, sample);
-  // --warmup counts launches: a hotspot sample is `iterations` launches already, so it warms up
+  // --warmup counts launches: an iterated sample is `iterations` launches already, so it warms up
   // with whole samples until at least that many launches ran.
   const int warmup_samples = (cfg_.warmup + sample.launches - 1) / sample.launches;
   for (int i = 0; i < warmup_samples; ++i) {
@@ -141,12 +141,13 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
                             const SampleLaunches& sample, DeviceUpload& input) {
   auto& q = env_.queue();
   auto& ctx = env_.context();
-  const bool hotspot = w.app->is_hotspot;
+  // An iterated app uploads into its first output buffer; a second input (power) follows.
+  const bool iterated = w.app->traits.iterated, second = w.app->traits.second_input;
   const StorageType& in_type = *v.precision_info().in;
   const StorageType& out_type = *v.precision_info().out;
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
   const std::size_t up_bytes = input.host.size();
-  const std::size_t power_bytes = hotspot ? n * in_type.bytes : 0;
+  const std::size_t power_bytes = second ? n * in_type.bytes : 0;
   const std::size_t down_bytes = n * out_type.bytes;
   // Pinned host memory, as a GPU user would transfer from: allocated by the runtime and mapped
   // once for the whole configuration.
@@ -177,13 +178,13 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
   const bool prepares = v.host_perforate || !in_type.is_float();
   auto prepare = [&] {
     write_input(v, w.app->radius, w.input, up);
-    if (hotspot && !in_type.is_float())
+    if (second && !in_type.is_float())
       in_type.encode(w.power->data.data(), up + up_bytes, n);
-    else if (hotspot)
+    else if (second)
       std::memcpy(up + up_bytes, w.power->data.data(), power_bytes);
   };
   if (!prepares) prepare();
-  const cl::Buffer& upload_target = hotspot ? w.buf->out.view(in_type, 0) : input.buffer;
+  const cl::Buffer& upload_target = iterated ? w.buf->out.view(in_type, 0) : input.buffer;
   const cl::Buffer& final_output = w.buf->out.view(out_type, sample.final_buffer());
   auto duration = [](cl::Event& ev) {
     return ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
@@ -204,7 +205,7 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
     const auto t0 = std::chrono::steady_clock::now();
     if (prepares) prepare();
     const auto t1 = std::chrono::steady_clock::now();
-    std::vector<cl::Event> writes(hotspot ? 2 : 1), kernels;
+    std::vector<cl::Event> writes(second ? 2 : 1), kernels;
     cl::Event read;
     if (v.load_path().reads_image)
       q.enqueueWriteImage(*input.image, CL_FALSE, {0, 0, 0},
@@ -213,7 +214,7 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
                           0, 0, up, nullptr, &writes[0]);
     else
       q.enqueueWriteBuffer(upload_target, CL_FALSE, 0, up_bytes, up, nullptr, &writes[0]);
-    if (hotspot)
+    if (second)
       q.enqueueWriteBuffer(w.buf->power[storage_index(in_type)], CL_FALSE, 0, power_bytes,
                            up + up_bytes, nullptr, &writes[1]);
     sample.enqueue(q, &kernels);

@@ -45,8 +45,8 @@ std::size_t check_inputs(const cxxopts::ParseResult& args,
     input_specs = {fs::exists(photos / "camera.png") ? (photos / "camera.png").string()
                                                      : std::string("synthetic:smooth")};
   }
-  bool image_apps = false, hotspot = false;
-  for (auto* a : cfg.apps) (a->is_hotspot ? hotspot : image_apps) = true;
+  bool image_apps = false, own_inputs = false;
+  for (auto* a : cfg.apps) (a->takes_images() ? image_apps : own_inputs) = true;
   // The largest grid the run will allocate, checked against the device before any work.
   std::size_t largest = 0;
   // The smallest sides of any grid the run will use: an output scheme must fit in every one.
@@ -68,13 +68,13 @@ std::size_t check_inputs(const cxxopts::ParseResult& args,
       if (sizes.empty()) saw_grid(g.width, g.height);
     }
   }
-  if (hotspot && !given("temp") && sizes.empty()) saw_grid(512, 512);
+  if (own_inputs && !given("temp") && sizes.empty()) saw_grid(512, 512);
   if (given("temp") != given("power")) throw UsageError("--temp and --power go together");
   if (given("temp")) {
     cfg.temp_path = text("temp");
     cfg.power_path = text("power");
   }
-  if (hotspot && given("temp")) {
+  if (own_inputs && given("temp")) {
     int w = 0, h = 0;
     if (size) std::tie(w, h) = *size;
     auto load = [&](const std::string& p) {

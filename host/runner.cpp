@@ -239,19 +239,48 @@ void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jo
   env_.prebuild(jobs, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
 }
 
+void Runner::load_own_inputs(Workload& w, std::optional<std::pair<int, int>> size) const {
+  const AppDescriptor& app = *w.app;
+  if (!cfg_.temp_path.empty()) {
+    // Files (Rodinia's text format or .npy), read once at the first size when one is given.
+    int width = 0, height = 0;
+    if (size) std::tie(width, height) = *size;
+    auto load = [&](const std::string& p) {
+      return is_npy(p) ? read_npy(p) : read_rodinia(p, width, height);
+    };
+    w.input = load(cfg_.temp_path);
+    if (app.traits.second_input) {
+      w.power = load(cfg_.power_path);
+      if (w.input.width != w.power->width || w.input.height != w.power->height)
+        throw InputError(cfg_.power_path + ": power grid is " + std::to_string(w.power->width) +
+                         "x" + std::to_string(w.power->height) + " but temperature grid " +
+                         cfg_.temp_path + " is " + std::to_string(w.input.width) + "x" +
+                         std::to_string(w.input.height));
+    }
+    w.input_name = file_stem(cfg_.temp_path);
+  } else {
+    const auto [width, height] = size.value_or(std::make_pair(512, 512));
+    Grid first(width, height), second(width, height);
+    app.traits.make_own_inputs(width, height, first.data, second.data);
+    w.input = std::move(first);
+    if (app.traits.second_input) w.power = std::move(second);
+    w.input_name = std::string("synthetic-") + app.traits.own_inputs;
+  }
+  const std::size_t bad =
+      count_nonfinite(w.input.data) + (w.power ? count_nonfinite(w.power->data) : 0);
+  if (bad)
+    std::fprintf(stderr, "warning: %s input has %zu non-finite values; metrics skip them\n",
+                 app.name, bad);
+}
+
 void Runner::run(const std::function<void(ResultRow)>& sink) {
   start_s_ = now_s();
   std::size_t image_apps = 0;
-  bool hotspot = false;
-  for (auto* a : cfg_.apps) {
-    if (a->is_hotspot)
-      hotspot = true;
-    else
-      ++image_apps;
-  }
+  for (auto* a : cfg_.apps) image_apps += a->takes_images() ? 1 : 0;
   std::vector<std::optional<std::pair<int, int>>> sizes(cfg_.sizes.begin(), cfg_.sizes.end());
   if (sizes.empty()) sizes.push_back(std::nullopt);
-  const bool rodinia = !cfg_.temp_path.empty();
+  // Input files for the apps with their own inputs are read once; else made at every size.
+  const bool own_files = !cfg_.temp_path.empty();
   auto configs_of = [&](const AppDescriptor& app) {
     std::size_t count = 0;
     for (const auto& v : cfg_.variants)
@@ -260,8 +289,8 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
   };
   total_ = 0;
   for (auto* a : cfg_.apps)
-    total_ += configs_of(*a) * (a->is_hotspot ? (rodinia ? 1 : sizes.size())
-                                              : cfg_.image_inputs.size() * sizes.size());
+    total_ += configs_of(*a) * (a->takes_images() ? cfg_.image_inputs.size() * sizes.size()
+                                                  : (own_files ? 1 : sizes.size()));
   if (cfg_.skip_keys.empty()) {
     // Every program of the run at once (build options do not depend on the input), so the
     // worker processes start once; with a resumed file each workload builds what it still needs.
@@ -282,7 +311,7 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
         std::fprintf(stderr, "warning: input %s has %zu non-finite values; metrics skip them\n",
                      src.name.c_str(), bad);
       for (auto* app : cfg_.apps) {
-        if (app->is_hotspot || interrupted_) continue;
+        if (!app->takes_images() || interrupted_) continue;
         Workload w;
         w.app = app;
         w.input_name = src.name;
@@ -290,35 +319,13 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
         run_workload(w, sink);
       }
     }
-    if (!hotspot || interrupted_ || (rodinia && &size != &sizes.front())) continue;
-    Workload w;
-    w.app = &find_app("hotspot");
-    if (rodinia) {
-      int width = 0, height = 0;
-      if (size) std::tie(width, height) = *size;
-      auto load = [&](const std::string& p) {
-        return is_npy(p) ? read_npy(p) : read_rodinia(p, width, height);
-      };
-      w.input = load(cfg_.temp_path);
-      w.power = load(cfg_.power_path);
-      if (w.input.width != w.power->width || w.input.height != w.power->height)
-        throw InputError(cfg_.power_path + ": power grid is " + std::to_string(w.power->width) +
-                         "x" + std::to_string(w.power->height) + " but temperature grid " +
-                         cfg_.temp_path + " is " + std::to_string(w.input.width) + "x" +
-                         std::to_string(w.input.height));
-      w.input_name = file_stem(cfg_.temp_path);
-    } else {
-      const auto [width, height] = size.value_or(std::make_pair(512, 512));
-      HotspotInput chip = make_synthetic_chip(width, height);
-      w.input = std::move(chip.temp);
-      w.power = std::move(chip.power);
-      w.input_name = "synthetic-chip";
+    for (auto* app : cfg_.apps) {
+      if (app->takes_images() || interrupted_ || (own_files && &size != &sizes.front())) continue;
+      Workload w;
+      w.app = app;
+      load_own_inputs(w, size);
+      run_workload(w, sink);
     }
-    const std::size_t bad = count_nonfinite(w.input.data) + count_nonfinite(w.power->data);
-    if (bad)
-      std::fprintf(stderr, "warning: hotspot input has %zu non-finite values; metrics skip them\n",
-                   bad);
-    run_workload(w, sink);
   }
 }
 
@@ -326,7 +333,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
   const AppDescriptor& app = *w.app;
   w.width = w.input.width;
   w.height = w.input.height;
-  const int iterations = app.is_hotspot ? cfg_.iterations : 1;
+  const int iterations = app.traits.iterated ? cfg_.iterations : 1;
 
   // Skip everything (and the reference) when all keys are already in a resumed file.
   bool any_left = false;
@@ -343,17 +350,9 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     return;
   }
 
-  if (app.is_hotspot) {
-    const double factor = hotspot_stability_factor(w.width, w.height);
-    if (factor >= 1.0) {
-      char text[256];
-      std::snprintf(text, sizeof text,
-                    "Rodinia's explicit step is unstable at %dx%d (factor %.2f >= 1): temperatures "
-                    "diverge, so errors are not meaningful; timings are",
-                    w.width, w.height, factor);
-      w.note = text;
-      std::fprintf(stderr, "warning: hotspot: %s\n", text);
-    }
+  if (app.traits.size_caveat) {
+    w.note = app.traits.size_caveat(w.width, w.height);
+    if (!w.note.empty()) std::fprintf(stderr, "warning: %s: %s\n", app.name, w.note.c_str());
   }
   if (fault_at("workload", workloads_started))
     throw InputError(w.input_name + ": injected fault (KPERF_FAULT=workload)");
@@ -378,7 +377,9 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
   const std::size_t guard_bytes = std::max<std::size_t>(16384, dev.mem_base_addr_align_bits / 8);
   const std::size_t parent_bytes = n * sizeof(float) + 2 * guard_bytes;
-  const std::size_t buffers = app.is_hotspot ? 3 : 2;
+  // Input and output, or two outputs that ping-pong (an iterated app reads its input from the
+  // first); and a second input.
+  const std::size_t buffers = 2 + (app.traits.second_input ? 1 : 0);
   if (parent_bytes > dev.max_mem_alloc_size || buffers * parent_bytes > dev.global_mem_size) {
     w.alloc_problem = "input " + std::to_string(w.width) + "x" + std::to_string(w.height) +
                       " needs " + std::to_string(buffers) + " buffers of " +
@@ -389,25 +390,27 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     try {
       DeviceBuffers& b = *buffers_;
       if (!b.out.sized(w.width, w.height)) b = DeviceBuffers{};  // free the old size's first
-      b.out.allocate(env_.context(), w.width, w.height, guard_bytes, app.is_hotspot ? 2 : 1);
+      b.out.allocate(env_.context(), w.width, w.height, guard_bytes, app.traits.iterated ? 2 : 1);
       auto& ctx = env_.context();
       auto& q = env_.queue();
-      if (app.is_hotspot) {
-        for (const StorageType& type : storage_types()) {
-          const bool used =
-              std::any_of(cfg_.variants.begin(), cfg_.variants.end(),
-                          [&](const Variant& v) { return v.precision_info().in == &type; });
-          if (!used) continue;
-          const std::size_t t = storage_index(type);
+      for (const StorageType& type : storage_types()) {
+        const bool used =
+            std::any_of(cfg_.variants.begin(), cfg_.variants.end(),
+                        [&](const Variant& v) { return v.precision_info().in == &type; });
+        if (!used) continue;
+        const std::size_t t = storage_index(type);
+        // An iterated app's first output buffer starts as its input, guards and all.
+        if (app.traits.iterated)
           w.in_init[t] = guarded_bytes(guard_bytes, to_storage_bytes(w.input.data, type));
-          const std::vector<unsigned char> power = to_storage_bytes(w.power->data, type);
-          if (!b.power[t]()) b.power[t] = cl::Buffer(ctx, CL_MEM_READ_ONLY, power.size());
-          q.enqueueWriteBuffer(b.power[t], CL_TRUE, 0, power.size(), power.data());
+        if (app.traits.second_input) {
+          const std::vector<unsigned char> second = to_storage_bytes(w.power->data, type);
+          if (!b.power[t]()) b.power[t] = cl::Buffer(ctx, CL_MEM_READ_ONLY, second.size());
+          q.enqueueWriteBuffer(b.power[t], CL_TRUE, 0, second.size(), second.data());
         }
-        const HotspotCoefficients c = hotspot_coefficients(w.width, w.height);
-        const double cs[5] = {c.step_div_cap, c.rx_inv, c.ry_inv, c.rz_inv, c.amb_temp};
-        for (int i = 0; i < 5; ++i) w.coef[i] = static_cast<float>(cs[i]);
       }
+      w.float_args.assign(static_cast<std::size_t>(app.traits.float_args), 0.0f);
+      if (app.traits.make_float_args)
+        app.traits.make_float_args(w.width, w.height, w.float_args.data());
       w.buf = &b;
     } catch (const cl::Error& e) {
       *buffers_ = DeviceBuffers{};
@@ -458,7 +461,7 @@ DeviceUpload& Runner::input_for(Workload& w, const Variant& v) {
     DeviceUpload up;
     up.layout = input_layout(v, w.app->radius, w.width, w.height);
     up.host = make_input(v, w.app->radius, w.input);
-    if (!w.app->is_hotspot) {
+    if (!w.app->traits.iterated) {  // an iterated app uploads into its first output
       up.buffer = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, up.host.size());
       env_.queue().enqueueWriteBuffer(up.buffer, CL_TRUE, 0, up.host.size(), up.host.data());
     }
@@ -640,7 +643,8 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   row.input_name = w.input_name;
   row.width = w.width;
   row.height = w.height;
-  row.iterations = app.is_hotspot ? effective_iterations(cfg_.iterations, v.iterations_skip) : 1;
+  row.iterations =
+      app.traits.iterated ? effective_iterations(cfg_.iterations, v.iterations_skip) : 1;
   row.primary_metric = metric_name(app.primary_metric);
   row.note = w.note;
   row.key = config_key(app, v, wg, w.input_name, w.width, w.height);
@@ -692,13 +696,12 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
       k.setArg(1, out);
       k.setArg(2, static_cast<cl_int>(w.width));
       k.setArg(3, static_cast<cl_int>(w.height));
-      if (app.is_hotspot) {
-        k.setArg(4, w.buf->power[in_type]);
-        for (int i = 0; i < 5; ++i) k.setArg(5 + i, w.coef[i]);
-      }
+      cl_uint next = 4;
+      if (app.traits.second_input) k.setArg(next++, w.buf->power[in_type]);
+      for (float value : w.float_args) k.setArg(next++, value);
     };
-    // One launch step per output buffer: hotspot ping-pongs between two. Under an output scheme
-    // each step is the app kernel and then the fill kernel on the same output.
+    // One launch step per output buffer: an iterated app ping-pongs between two. Under an output
+    // scheme each step is the app kernel and then the fill kernel on the same output.
     auto make_step = [&](cl::Kernel app_kernel, const cl::Buffer& in, const cl::Buffer& out) {
       LaunchStep step{app_kernel, std::nullopt};
       set_args(step.app, in, out);
@@ -711,7 +714,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
       return step;
     };
     std::vector<LaunchStep> steps;
-    if (app.is_hotspot) {
+    if (app.traits.iterated) {
       const cl::Buffer &view0 = w.buf->out.view(out_type, 0), &view1 = w.buf->out.view(out_type, 1);
       steps.push_back(make_step(kernel, view0, view1));
       steps.push_back(make_step(cl::Kernel(program, "kperf_app"), view1, view0));
@@ -746,7 +749,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   const double in_bytes = static_cast<double>(v.precision_info().in->bytes);
   const double out_bytes = static_cast<double>(v.precision_info().out->bytes);
   row.bytes_model =
-      ((read + (app.is_hotspot ? n : 0.0)) * in_bytes + n * out_bytes) * row.iterations;
+      ((read + (app.traits.second_input ? n : 0.0)) * in_bytes + n * out_bytes) * row.iterations;
   row.gbps = row.time->median > 0 ? row.bytes_model / row.time->median : 0;
   {
     PhaseTimer timer(phase_s_, "copy_bandwidth");

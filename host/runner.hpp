@@ -118,6 +118,9 @@ class Runner {
   };
 
   void run_workload(Workload& w, const std::function<void(ResultRow)>& sink);
+  // The inputs of an app that takes none from --input: the --temp/--power files, or made at
+  // `size` by the app.
+  void load_own_inputs(Workload& w, std::optional<std::pair<int, int>> size) const;
   // Builds these programs (in worker processes when configured), timed as "compile".
   void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs);
   ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);

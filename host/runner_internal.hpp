@@ -66,19 +66,19 @@ struct Workload {
   const AppDescriptor* app = nullptr;
   std::string input_name;
   int width = 0, height = 0;
-  Grid input;  // temperature for hotspot
-  std::optional<Grid> power;
-  GridD input_d;  // the inputs in double, for the reference and --verify
+  Grid input;                 // hotspot: the temperature
+  std::optional<Grid> power;  // the second input, where the app has one (hotspot: power)
+  GridD input_d;              // the inputs in double, for the reference and --verify
   std::optional<GridD> power_d;
   GridD truth;
   bool device_truth = false;     // the truth is on the device: metrics are computed there
   std::string alloc_problem;     // non-empty: every configuration is invalid_config
   std::string note;              // caveat copied onto every row
   DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
-  // Hotspot: canary guards around the initial temperature, per storage type (storage_index).
+  // Iterated apps: canary guards around the initial state, per storage type (storage_index).
   std::vector<unsigned char> in_init[kStorageTypes];
   std::map<std::string, DeviceUpload> uploads;  // device inputs by layout (precision, packing)
-  float coef[5] = {0, 0, 0, 0, 0};
+  std::vector<float> float_args;                // the app's float kernel arguments (traits)
 };
 
 // One launch of the app kernel and, under a two-launch output scheme, the fill kernel after it.

@@ -121,14 +121,13 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   cfg.budgets = parse_budgets(text("budget"));
   if (text("apps") == "all") {
     for (const auto &a : app_registry())
-      if (!a.is_hotspot) cfg.apps.push_back(&a);
+      if (a.takes_images()) cfg.apps.push_back(&a);
   } else {
     cfg.apps = parse_apps(text("apps"));
     for (auto *a : cfg.apps)
-      if (a->is_hotspot)
-        throw UsageError(
-            "kperf tune takes image apps; hotspot has no photo "
-            "inputs (use kperf run)");
+      if (!a->takes_images())
+        throw UsageError(std::string("kperf tune takes image apps; ") + a->name +
+                         " has no photo inputs (use kperf run)");
   }
   cfg.axes = axes_from(args, true);
   make_space(cfg.axes);  // a bad value fails here, before any work

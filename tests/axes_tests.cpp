@@ -24,7 +24,7 @@ struct AppInput {
   const Grid* power_ptr() const { return power ? &*power : nullptr; }
 };
 AppInput input_for(const AppDescriptor& app, int w, int h, unsigned seed) {
-  if (!app.is_hotspot) return {test::random_grid(w, h, seed), std::nullopt};
+  if (app.takes_images()) return {test::random_grid(w, h, seed), std::nullopt};
   HotspotInput chip = make_synthetic_chip(w, h);
   return {chip.temp, chip.power};
 }
@@ -62,7 +62,7 @@ TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
       test::app_index(find_app(GetParam())));
   const int w = 52, h = 29;  // rows 16-byte aligned: vec 4 takes its float4 paths
   const AppInput input = input_for(app, w, h, 61);
-  const int iterations = app.is_hotspot ? 3 : 1;
+  const int iterations = app.traits.iterated ? 3 : 1;
   const Outcome o =
       test::run_through_runner(*env, {&app}, variants, wgs, input.in, input.power_ptr(), iterations,
                                KPERF_TEST_KERNEL_ROOT, false, {}, "", sample);
@@ -78,7 +78,7 @@ TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
         EXPECT_NE(row->status, "ok") << row->key;
         continue;
       }
-      if (v.load_path().reads_image && (app.is_hotspot || !env->info().image_support)) {
+      if (v.load_path().reads_image && (app.traits.iterated || !env->info().image_support)) {
         EXPECT_EQ(row->status, "not_applicable") << row->key;
         continue;
       }
@@ -91,7 +91,7 @@ TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
       ++compared;
     }
   }
-  EXPECT_GE(compared, test::full_matrix() ? (app.is_hotspot ? 15 : 30) : (app.is_hotspot ? 5 : 10));
+  EXPECT_GE(compared, test::full_matrix() ? (app.traits.iterated ? 15 : 30) : (app.traits.iterated ? 5 : 10));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllApps, LoadPath, ::testing::ValuesIn(test::all_app_names()));
@@ -140,7 +140,7 @@ TEST_P(OutputScheme, FusedEqualsSeparateAndTheModel) {
     }
   const int w = 45, h = 37;
   const AppInput input = input_for(app, w, h, 71);
-  const int iterations = app.is_hotspot ? 3 : 1;
+  const int iterations = app.traits.iterated ? 3 : 1;
   const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, input.in,
                                              input.power_ptr(), iterations);
   const GridD in_d = to_double(input.in.data, w, h);
@@ -180,7 +180,7 @@ TEST_P(OutputScheme, FusedEqualsSeparateAndTheModel) {
       ++compared;
     }
   // Radius 0 takes no stencil, hotspot neither images nor f16in; PoCL reads half images wrong.
-  const int expected = app.is_hotspot ? 8 : app.radius == 0 ? 12 : 16;
+  const int expected = app.traits.iterated ? 8 : app.radius == 0 ? 12 : 16;
   EXPECT_GE(checked, expected);
   EXPECT_GE(compared, expected / 2);
 }
@@ -343,7 +343,7 @@ TEST_P(PoisonLoadPaths, SkippedElementsAreNeverRead) {
     }
     ++checked;
   }
-  EXPECT_GE(checked, app.is_hotspot ? 8 : 16);
+  EXPECT_GE(checked, app.traits.iterated ? 8 : 16);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllApps, PoisonLoadPaths, ::testing::ValuesIn(test::all_app_names()));

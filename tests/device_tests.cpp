@@ -66,7 +66,7 @@ TEST_P(AccurateApp, MatchesReferenceAtOddSizes) {
     Grid in = test::random_grid(w, h, 21);
     std::optional<Grid> power;
     int iterations = 1;
-    if (app.is_hotspot) {
+    if (app.traits.iterated) {
       HotspotInput chip = make_synthetic_chip(w, h);
       in = chip.temp;
       power = chip.power;
@@ -102,8 +102,8 @@ TEST_P(PerforatedApp, MatchesSchemeModel) {
     const int h = 37;
     Grid in = test::random_grid(w, h, 31);
     std::optional<Grid> power;
-    const int iterations = app.is_hotspot ? 3 : 1;
-    if (app.is_hotspot) {
+    const int iterations = app.traits.iterated ? 3 : 1;
+    if (app.traits.iterated) {
       HotspotInput chip = make_synthetic_chip(w, h);
       in = chip.temp;
       power = chip.power;
@@ -213,7 +213,7 @@ TEST_P(Poison, SkippedElementsAreNeverLoaded) {
   const int w = 96, h = 40;
   Grid in = test::random_grid(w, h, 41);
   std::optional<Grid> power;
-  if (app.is_hotspot) {
+  if (app.traits.iterated) {
     HotspotInput chip = make_synthetic_chip(w, h);
     in = chip.temp;
     power = chip.power;

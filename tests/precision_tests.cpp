@@ -26,7 +26,7 @@ struct AppInput {
   const Grid* power_ptr() const { return power ? &*power : nullptr; }
 };
 AppInput input_for(const AppDescriptor& app, int w, int h, unsigned seed) {
-  if (!app.is_hotspot) return {test::random_grid(w, h, seed), std::nullopt};
+  if (app.takes_images()) return {test::random_grid(w, h, seed), std::nullopt};
   HotspotInput chip = make_synthetic_chip(w, h);
   return {chip.temp, chip.power};
 }
@@ -199,7 +199,7 @@ TEST_P(Precision, HalfStorageEqualsFloatOnRoundedData) {
          std::vector<std::pair<std::string, std::string>>{{"f16", "f16in,f16"}, {"bf16", "bf16"}}) {
       const StorageType& type = storage_type(stored_as);
       const std::string loads =
-          app.is_hotspot || !type.image_channel_type ? "local,global" : "local,global,image";
+          app.traits.iterated || !type.image_channel_type ? "local,global" : "local,global,image";
       AppInput input = input_for(app, w, h, 17);
       AppInput rounded = input;
       rounded.in = rounded_to(type, input.in);
@@ -222,7 +222,7 @@ TEST_P(Precision, HalfStorageEqualsFloatOnRoundedData) {
           const ResultRow* ref = float_run.find(app.name, with(v, "f32", false), wg);
           ASSERT_TRUE(row && ref) << v.label() << " " << v.axes_key();
           if (!ref->ok()) continue;
-          if (app.is_hotspot && std::string(v.precision_info().name) == "f16in") {
+          if (app.traits.iterated && std::string(v.precision_info().name) == "f16in") {
             EXPECT_EQ(row->status, "not_applicable") << row->key;
             continue;
           }
@@ -241,7 +241,7 @@ TEST_P(Precision, HalfStorageEqualsFloatOnRoundedData) {
           ++compared;
         }
     }
-  EXPECT_GE(compared, (app.is_hotspot ? 16 : 44) / (test::full_matrix() ? 1 : 2));
+  EXPECT_GE(compared, (app.traits.iterated ? 16 : 44) / (test::full_matrix() ? 1 : 2));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllApps, Precision, ::testing::ValuesIn(test::all_app_names()));
@@ -279,7 +279,7 @@ TEST_P(HostPerforation, BitIdenticalToDevicePerforation) {
         const ResultRow* host = o.find(app.name, v, wg);
         const ResultRow* device = o.find(app.name, with(v, v.precision_info().name, false), wg);
         ASSERT_TRUE(host && device) << v.label() << " " << v.axes_key();
-        if (app.is_hotspot) {
+        if (app.traits.iterated) {
           EXPECT_EQ(host->status, "not_applicable") << host->key;
           continue;
         }
@@ -296,7 +296,7 @@ TEST_P(HostPerforation, BitIdenticalToDevicePerforation) {
       }
     }
   }
-  if (app.is_hotspot) return;
+  if (app.traits.iterated) return;
   EXPECT_GE(compared, test::full_matrix() ? 50 : 25);
 
   // Poisoned: elements device perforation never reads are NaN in the input.
@@ -353,9 +353,9 @@ TEST(Transfers, FieldsPresentPositiveAndConsistent) {
   const auto variants =
       parse_variants(axes("accurate,rows:2", "nn", "local,image", "f32,f16", "device,host"));
   for (const AppDescriptor* app : {&gauss, &hot}) {
-    const Grid in = app->is_hotspot ? chip.temp : test::random_grid(64, 48, 9);
+    const Grid in = app->traits.iterated ? chip.temp : test::random_grid(64, 48, 9);
     Outcome o = test::run_through_runner(*env, {app}, variants, {{8, 4}}, in,
-                                         app->is_hotspot ? &chip.power : nullptr, 2,
+                                         app->traits.iterated ? &chip.power : nullptr, 2,
                                          KPERF_TEST_KERNEL_ROOT, /*transfers=*/true);
     annotate(o.rows);
     int ok = 0;
@@ -386,7 +386,7 @@ TEST(Transfers, FieldsPresentPositiveAndConsistent) {
       const ResultRow back = row_from_json(nlohmann::json::parse(j.dump()));
       EXPECT_EQ(back.transfer_samples.end_to_end, t.end_to_end);
     }
-    EXPECT_GE(ok, app->is_hotspot ? 4 : 8);
+    EXPECT_GE(ok, app->traits.iterated ? 4 : 8);
   }
 }
 
