@@ -59,6 +59,8 @@ struct DeviceInfo {
   bool image_support = false;  // CL_DEVICE_IMAGE_SUPPORT (the image load path needs it)
   std::size_t image2d_max_width = 0, image2d_max_height = 0;
   bool is_gpu() const { return type.find("GPU") != std::string::npos; }
+  // A CPU device (PoCL): the commands default to its short list of launch shapes.
+  bool is_cpu() const { return type.find("CPU") != std::string::npos; }
 };
 nlohmann::ordered_json to_json(const DeviceInfo& info);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <tuple>
 
 #include "synthetic.hpp"
 
@@ -14,6 +15,22 @@ namespace fs = std::filesystem;
 std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
 
 bool is_npy(const std::string& path) { return fs::path(path).extension() == ".npy"; }
+
+std::pair<Grid, Grid> read_input_pair(const std::string& first, const std::string& second,
+                                      std::optional<std::pair<int, int>> size) {
+  int width = 0, height = 0;
+  if (size) std::tie(width, height) = *size;
+  auto load = [&](const std::string& p) {
+    return is_npy(p) ? read_npy(p) : read_rodinia(p, width, height);
+  };
+  std::pair<Grid, Grid> grids{load(first), load(second)};
+  const Grid &t = grids.first, &p = grids.second;
+  if (t.width != p.width || t.height != p.height)
+    throw InputError(second + ": power grid is " + std::to_string(p.width) + "x" +
+                     std::to_string(p.height) + " but temperature grid " + first + " is " +
+                     std::to_string(t.width) + "x" + std::to_string(t.height));
+  return grids;
+}
 
 std::size_t count_nonfinite(const std::vector<float>& values) {
   return static_cast<std::size_t>(

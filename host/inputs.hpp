@@ -25,6 +25,11 @@ std::vector<ImageSource> expand_inputs(const std::vector<std::string>& specs);
 // Loads an image source, resized (bilinear) or generated at `size` when given.
 Grid load_image_source(const ImageSource& src, std::optional<std::pair<int, int>> size);
 
+// The grids of an app with its own input files (--temp and --power: Rodinia's text format, read
+// at `size`, or .npy). Throws InputError naming the second file when their sizes differ.
+std::pair<Grid, Grid> read_input_pair(const std::string& first, const std::string& second,
+                                      std::optional<std::pair<int, int>> size);
+
 // A file's name without directory and extension (an input's name in result keys).
 std::string file_stem(const std::string& path);
 bool is_npy(const std::string& path);

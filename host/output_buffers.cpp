@@ -1,11 +1,30 @@
 // Output buffers in canary guard bands: allocation, poisoning and the guard checks.
 #include "output_buffers.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
 namespace kperf {
+
+std::size_t guard_bytes_for(const DeviceInfo& dev) {
+  return std::max<std::size_t>(16384, dev.mem_base_addr_align_bits / 8);
+}
+
+std::optional<std::string> grid_memory_problem(const DeviceInfo& dev, int width, int height,
+                                               std::size_t buffers) {
+  const std::size_t bytes =
+      static_cast<std::size_t>(width) * height * sizeof(float) + 2 * guard_bytes_for(dev);
+  if (bytes <= dev.max_mem_alloc_size && buffers * bytes <= dev.global_mem_size)
+    return std::nullopt;
+  return "a " + std::to_string(width) + "x" + std::to_string(height) + " grid needs " +
+         std::to_string(buffers) + (buffers == 1 ? " buffer" : " buffers") + " of " +
+         std::to_string(bytes >> 20) + " MiB; " + dev.name + " allows " +
+         std::to_string(dev.max_mem_alloc_size >> 20) +
+         " MiB per buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE) and " +
+         std::to_string(dev.global_mem_size >> 20) + " MiB in all (CL_DEVICE_GLOBAL_MEM_SIZE)";
+}
 
 std::vector<unsigned char> guarded_bytes(std::size_t guard,
                                          const std::vector<unsigned char>& interior) {

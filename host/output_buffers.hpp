@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "cl_env.hpp"
@@ -13,6 +15,15 @@
 namespace kperf {
 
 constexpr float kCanary = -3.1415926e30f;  // guard-band value no kernel writes
+
+// Guard-band bytes on a device: 16 KiB, or its base-address alignment when larger.
+std::size_t guard_bytes_for(const DeviceInfo& dev);
+// Why `buffers` grids of width x height (floats inside guard bands) do not fit the device, per
+// buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE) or in all (CL_DEVICE_GLOBAL_MEM_SIZE); nothing when they
+// do. The command line refuses a grid that no single buffer holds before any work; the runner
+// makes invalid_config rows of a workload whose buffers do not fit together.
+std::optional<std::string> grid_memory_problem(const DeviceInfo& dev, int width, int height,
+                                               std::size_t buffers);
 
 // Canary guard bands of `guard` bytes around `interior`.
 std::vector<unsigned char> guarded_bytes(std::size_t guard,

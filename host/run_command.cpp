@@ -18,6 +18,7 @@
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
+#include "output_buffers.hpp"
 #include "parallel.hpp"
 #include "results.hpp"
 #include "runner.hpp"
@@ -29,10 +30,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // Expands every input and decodes it fully, so a bad file stops the run before any work; checks
-// the hotspot pair and that every output scheme fits the smallest grid. Returns the largest
-// grid's element count.
-std::size_t check_inputs(const cxxopts::ParseResult& args,
-                         const std::vector<std::pair<int, int>>& sizes, RunConfig& cfg) {
+// the --temp/--power pair and that every output scheme fits the smallest grid. Returns the
+// largest grid's sides.
+std::pair<int, int> check_inputs(const cxxopts::ParseResult& args,
+                                 const std::vector<std::pair<int, int>>& sizes, RunConfig& cfg) {
   auto given = [&](const char* name) { return args.count(name) > 0; };
   auto text = [&](const char* name) { return args[name].as<std::string>(); };
   const std::optional<std::pair<int, int>> size =
@@ -48,11 +49,12 @@ std::size_t check_inputs(const cxxopts::ParseResult& args,
   bool image_apps = false, own_inputs = false;
   for (auto* a : cfg.apps) (a->takes_images() ? image_apps : own_inputs) = true;
   // The largest grid the run will allocate, checked against the device before any work.
-  std::size_t largest = 0;
+  std::pair<int, int> largest{0, 0};
   // The smallest sides of any grid the run will use: an output scheme must fit in every one.
   int min_width = std::numeric_limits<int>::max(), min_height = min_width;
   auto saw_grid = [&](int w, int h) {
-    largest = std::max(largest, static_cast<std::size_t>(w) * h);
+    if (static_cast<long>(w) * h > static_cast<long>(largest.first) * largest.second)
+      largest = {w, h};
     min_width = std::min(min_width, w);
     min_height = std::min(min_height, h);
   };
@@ -75,24 +77,14 @@ std::size_t check_inputs(const cxxopts::ParseResult& args,
     cfg.power_path = text("power");
   }
   if (own_inputs && given("temp")) {
-    int w = 0, h = 0;
-    if (size) std::tie(w, h) = *size;
-    auto load = [&](const std::string& p) {
-      return fs::path(p).extension() == ".npy" ? read_npy(p) : read_rodinia(p, w, h);
-    };
-    const Grid t = load(cfg.temp_path), p = load(cfg.power_path);
+    const Grid t = read_input_pair(cfg.temp_path, cfg.power_path, size).first;
     saw_grid(t.width, t.height);
-    if (t.width != p.width || t.height != p.height)
-      throw InputError(cfg.power_path + ": power grid is " + std::to_string(p.width) + "x" +
-                       std::to_string(p.height) + " but temperature grid " + cfg.temp_path +
-                       " is " + std::to_string(t.width) + "x" + std::to_string(t.height));
   }
 
   for (const auto& v : cfg.variants)
-    if (v.output.ky() > min_height || v.output.kx() > min_width)
-      throw UsageError("--output " + v.output.canonical() + " is larger than the " +
-                       std::to_string(min_width) + "x" + std::to_string(min_height) +
-                       " grid (K must not exceed the grid's side along the scheme's axis)");
+    if (const auto misfit = output_misfit(v.output, min_width, min_height))
+      throw UsageError("--output " + *misfit +
+                       " (K must not exceed the grid's side along the scheme's axis)");
 
   return largest;
 }
@@ -244,7 +236,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   cfg.compile_worker_exe = executable_path().string();
 
   // Inputs: validated (fully decoded) before any work so a bad file stops the run up front.
-  const std::size_t largest = check_inputs(args, sizes, cfg);
+  const std::pair<int, int> largest = check_inputs(args, sizes, cfg);
 
   if (given("save-outputs")) {
     cfg.save_outputs_dir = text("save-outputs");
@@ -257,13 +249,9 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   ClEnv env(choose_device_entry(text("device")));
   const std::string binary_cache = binary_cache_dir(args);
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
-  const std::uint64_t need = static_cast<std::uint64_t>(largest) * sizeof(float);
-  if (need > env.info().max_mem_alloc_size)
-    throw UsageError("a grid of " + std::to_string(largest) + " elements needs " +
-                     std::to_string(need >> 20) + " MiB per buffer, more than " + env.info().name +
-                     " allows (CL_DEVICE_MAX_MEM_ALLOC_SIZE = " +
-                     std::to_string(env.info().max_mem_alloc_size >> 20) + " MiB)");
-  const bool cpu_device = env.info().type.find("CPU") != std::string::npos;
+  if (auto problem = grid_memory_problem(env.info(), largest.first, largest.second, 1))
+    throw UsageError(*problem);
+  const bool cpu_device = env.info().is_cpu();
   cfg.wgs = with_outputs_per_item(wgs                        ? *wgs
                                   : (wg_auto || !cpu_device) ? spec_wg_candidates()
                                                              : cpu_wg_candidates(),

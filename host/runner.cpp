@@ -242,21 +242,10 @@ void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jo
 void Runner::load_own_inputs(Workload& w, std::optional<std::pair<int, int>> size) const {
   const AppDescriptor& app = *w.app;
   if (!cfg_.temp_path.empty()) {
-    // Files (Rodinia's text format or .npy), read once at the first size when one is given.
-    int width = 0, height = 0;
-    if (size) std::tie(width, height) = *size;
-    auto load = [&](const std::string& p) {
-      return is_npy(p) ? read_npy(p) : read_rodinia(p, width, height);
-    };
-    w.input = load(cfg_.temp_path);
-    if (app.traits.second_input) {
-      w.power = load(cfg_.power_path);
-      if (w.input.width != w.power->width || w.input.height != w.power->height)
-        throw InputError(cfg_.power_path + ": power grid is " + std::to_string(w.power->width) +
-                         "x" + std::to_string(w.power->height) + " but temperature grid " +
-                         cfg_.temp_path + " is " + std::to_string(w.input.width) + "x" +
-                         std::to_string(w.input.height));
-    }
+    // Files, read once at the first size when one is given.
+    auto [first, second] = read_input_pair(cfg_.temp_path, cfg_.power_path, size);
+    w.input = std::move(first);
+    if (app.traits.second_input) w.power = std::move(second);
     w.input_name = file_stem(cfg_.temp_path);
   } else {
     const auto [width, height] = size.value_or(std::make_pair(512, 512));
@@ -373,19 +362,12 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     }
   }
 
-  const DeviceInfo& dev = env_.info();
-  const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
-  const std::size_t guard_bytes = std::max<std::size_t>(16384, dev.mem_base_addr_align_bits / 8);
-  const std::size_t parent_bytes = n * sizeof(float) + 2 * guard_bytes;
+  const std::size_t guard_bytes = guard_bytes_for(env_.info());
   // Input and output, or two outputs that ping-pong (an iterated app reads its input from the
   // first); and a second input.
   const std::size_t buffers = 2 + (app.traits.second_input ? 1 : 0);
-  if (parent_bytes > dev.max_mem_alloc_size || buffers * parent_bytes > dev.global_mem_size) {
-    w.alloc_problem = "input " + std::to_string(w.width) + "x" + std::to_string(w.height) +
-                      " needs " + std::to_string(buffers) + " buffers of " +
-                      std::to_string(parent_bytes >> 20) + " MiB; device allows " +
-                      std::to_string(dev.max_mem_alloc_size >> 20) + " MiB per buffer and " +
-                      std::to_string(dev.global_mem_size >> 20) + " MiB in all";
+  if (auto problem = grid_memory_problem(env_.info(), w.width, w.height, buffers)) {
+    w.alloc_problem = *problem;
   } else {
     try {
       DeviceBuffers& b = *buffers_;
@@ -607,10 +589,8 @@ std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,
                                             WorkGroup wg) const {
   if (auto verdict = check_launch(*w.app, v, wg, env_.info())) return verdict;
   if (!w.alloc_problem.empty()) return Verdict{"invalid_config", w.alloc_problem};
-  if (v.output.ky() > w.height || v.output.kx() > w.width)
-    return Verdict{"not_applicable", "output scheme " + v.output.canonical() +
-                                         " is larger than the " + std::to_string(w.width) + "x" +
-                                         std::to_string(w.height) + " grid"};
+  if (const auto misfit = output_misfit(v.output, w.width, w.height))
+    return Verdict{"not_applicable", "output scheme " + *misfit};
   return std::nullopt;
 }
 

@@ -544,6 +544,12 @@ bool uses_local_tile(const AppDescriptor& app, const Variant& v) {
   return v.load_path().uses_tile && !direct;
 }
 
+std::optional<std::string> output_misfit(const OutputScheme& output, int width, int height) {
+  if (output.ky() <= height && output.kx() <= width) return std::nullopt;
+  return output.canonical() + " is larger than the " + std::to_string(width) + "x" +
+         std::to_string(height) + " grid";
+}
+
 std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg) {
   return v.scheme->check(radius, block_of(v, wg), v.skip);
 }

@@ -227,6 +227,10 @@ bool uses_local_tile(const AppDescriptor& app, const Variant& v);
 
 // Why this variant cannot run for `app` with launch shape `wg` (device limits aside).
 std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app, WorkGroup wg);
+// Why an output scheme cannot run on a width x height grid (K beyond the side along its axis),
+// as "rows:9 is larger than the 8x8 grid"; nothing when it fits. The command line refuses such a
+// run before any work, and the runner makes a not_applicable row of it.
+std::optional<std::string> output_misfit(const OutputScheme& output, int width, int height);
 // The input scheme's verdict alone, for a radius.
 std::optional<Verdict> check_variant(const Variant& v, int radius, WorkGroup wg);
 

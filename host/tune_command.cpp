@@ -170,7 +170,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   ClEnv env(choose_device_entry(text("device")));
   const std::string binary_cache = binary_cache_dir(args);
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
-  const bool cpu_device = env.info().type.find("CPU") != std::string::npos;
+  const bool cpu_device = env.info().is_cpu();
   const std::vector<WorkGroup> wgs =
       given("wg")  ? parse_wg_list(text("wg"))
       : cpu_device ? cpu_wg_candidates()
