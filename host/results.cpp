@@ -35,6 +35,34 @@ nlohmann::ordered_json stats_json(const TimingStats& t) {
 
 }  // namespace
 
+namespace {
+
+// The structural axes' defaults; the kernel axes' are their values[0].
+const char* const kLoadDefault = "local";
+const char* const kOutputDefault = "none";
+const char* const kOutputReconDefault = "none";
+const char* const kPrecisionDefault = "f32";
+const char* const kPerforateDefault = "device";
+
+}  // namespace
+
+nlohmann::ordered_json axis_defaults_json() {
+  nlohmann::ordered_json j = {{"load", kLoadDefault},
+                              {"output", kOutputDefault},
+                              {"output_recon", kOutputReconDefault},
+                              {"precision", kPrecisionDefault},
+                              {"perforate", kPerforateDefault},
+                              {"iterations_skip", 0}};
+  for (const KernelAxis& axis : kernel_axes()) {
+    const char* name = axis.values[0].name;
+    if (axis.numeric_field)
+      j[axis.field] = std::stoi(name);
+    else
+      j[axis.field] = name;
+  }
+  return j;
+}
+
 nlohmann::ordered_json to_json(const ResultRow& r) {
   nlohmann::ordered_json j;
   j["key"] = r.key;
@@ -143,13 +171,13 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.skip = j.at("skip").get<int>();
   r.recon = j.at("recon").get<std::string>();
   // Version-1 rows have none of the version-2 axes: their defaults.
-  r.load = j.value("load", std::string("local"));
-  r.output = j.value("output", std::string("none"));
-  r.output_recon = j.value("output_recon", std::string("none"));
+  r.load = j.value("load", std::string(kLoadDefault));
+  r.output = j.value("output", std::string(kOutputDefault));
+  r.output_recon = j.value("output_recon", std::string(kOutputReconDefault));
   // Output schemes were filled by a second launch before the fill became an axis.
   r.output_fill = j.value("output_fill", std::string(r.output == "none" ? "" : "separate"));
-  r.precision = j.value("precision", std::string("f32"));
-  r.perforate = j.value("perforate", std::string("device"));
+  r.precision = j.value("precision", std::string(kPrecisionDefault));
+  r.perforate = j.value("perforate", std::string(kPerforateDefault));
   r.iterations_skip = j.value("iterations_skip", 0.0);
   for (const KernelAxis& axis : kernel_axes()) {
     if (!j.contains(axis.field)) continue;  // an app it does not apply to, or an older row

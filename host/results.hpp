@@ -84,6 +84,12 @@ std::string wg_label(int wg_x, int wg_y, int vec, int py);
 
 nlohmann::ordered_json to_json(const ResultRow& row);
 ResultRow row_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+// Each approximation axis's field and the value a row has when the field is absent (rows written
+// before the axis existed, and kernel axes of apps they do not apply to): the context's
+// "axis_defaults", which readers such as report.py apply instead of keeping their own table. An
+// absent "output_fill" is "separate" where "output" is not "none" (the only fill before the
+// axis) and absent otherwise.
+nlohmann::ordered_json axis_defaults_json();
 
 // Marks the fastest work-group of every (app, input, size, scheme, recon, axes) group and sets
 // the papers' speedup (accurate at its best work-group over the variant at its best), the

@@ -305,6 +305,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     doc["kind"] = "run";
     nlohmann::ordered_json ctx = run_context(command_line, env, cfg, runner, binary_cache);
     ctx["fingerprint"] = fingerprint;
+    ctx["axis_defaults"] = axis_defaults_json();
     ctx["complete"] = complete;
     if (!error.is_null()) ctx["error"] = error;
     // Harness overhead: this run's wall time against the kernel time it measured.

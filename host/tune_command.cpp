@@ -297,6 +297,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                                                        {"stores", env.binary_cache_stores()}}
                               : nlohmann::ordered_json(false);
     ctx["fingerprint"] = fingerprint;
+    ctx["axis_defaults"] = axis_defaults_json();
     ctx["complete"] = complete;
     if (!error.is_null()) ctx["error"] = error;
     nlohmann::ordered_json harness = tuner.phases_json();

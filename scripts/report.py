@@ -26,6 +26,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kperf_json import display_name, load_document  # noqa: E402
+import pareto  # noqa: E402  (the one Pareto front and hypervolume of kperf's Python)
 
 try:
     import numpy as np
@@ -87,6 +88,22 @@ def build_tag(options):
     return "+".join(tags) if tags else ("other" if options.strip() else "")
 
 
+# The value of an absent axis field, for documents written before kperf put its own table in the
+# context ("axis_defaults"); newer documents are read with theirs.
+LEGACY_AXIS_DEFAULTS = {"load": "local", "output": "none", "output_recon": "none", "precision": "f32",
+                        "perforate": "device", "iterations_skip": 0, "relax": "none", "loop_skip": 1,
+                        "weights": "table"}
+
+
+def with_axis_defaults(r, defaults):
+    """The row with every absent axis field at its default: an absent output_fill is "separate"
+    under an output scheme (the only fill before the axis existed)."""
+    out = dict(defaults, **r)
+    if "output_fill" not in r and out["output"] != "none":
+        out["output_fill"] = "separate"
+    return out
+
+
 def load(paths, tunes=None):
     """Rows from every file, each tagged with its device name; `kperf tune` documents go to
     `tunes` (when given) instead."""
@@ -111,11 +128,13 @@ def load(paths, tunes=None):
         devices.setdefault(name, dict(dev, copy_gbps=doc["context"].get("copy_gbps")))
         cache = "cold" if doc["context"].get("cold") else "warm"  # --cold runs flush the cache
         build = build_tag(doc["context"].get("extra_build_options") or "")
+        defaults = doc["context"].get("axis_defaults") or LEGACY_AXIS_DEFAULTS
         for r in doc["results"]:
             if not isinstance(r, dict) or "key" not in r:
                 raise ReportError(f"{path}: malformed result row")
             # Version 1 rows have every SPEC 10 axis at its default.
-            rows.append(dict(r, device=name, axes=r.get("axes", ""), cache=cache, build=build, source=path))
+            rows.append(dict(with_axis_defaults(r, defaults), device=name, axes=r.get("axes", ""),
+                             cache=cache, build=build, source=path))
     if not rows and not tunes:
         raise ReportError("no result rows in " + ", ".join(paths))
     return rows, devices
@@ -486,13 +505,10 @@ def fig_sizes(rows, out, written):
     return True
 
 
-def pareto(points):
-    """Indices of points not dominated (higher speedup and lower error are better)."""
-    front = []
-    for i, (s, e) in enumerate(points):
-        if not any((s2 >= s and e2 <= e) and (s2 > s or e2 < e) for s2, e2 in points):
-            front.append(i)
-    return sorted(front, key=lambda i: points[i][0])
+def front_by_speedup(points):
+    """Indices of the (speedup, error) points on the Pareto front by ascending speedup, with
+    pareto.py's rules (duplicates once, the first)."""
+    return sorted(pareto.pareto_front(points), key=lambda i: points[i][0])
 
 
 def fig_pareto(rows, out, written):
@@ -509,7 +525,7 @@ def fig_pareto(rows, out, written):
             continue
         plotted = True
         ax.scatter([p[0] for p in pts], [p[1] for p in pts], color=f"C{i}", label=a, s=18)
-        idx = pareto([(p[0], p[1]) for p in pts])
+        idx = front_by_speedup([(p[0], p[1]) for p in pts])
         ax.plot([pts[k][0] for k in idx], [pts[k][1] for k in idx], color=f"C{i}", lw=1)
         ax.scatter([pts[k][0] for k in idx], [pts[k][1] for k in idx], s=70, facecolors="none",
                    edgecolors=f"C{i}", label=f"{a} Pareto front" if i == 0 else None)
@@ -532,14 +548,14 @@ def paraprox_label(r):
     """How CGO'18 Fig. 10 names a configuration, or None when it is not one of its kind."""
     if r["axes"] == "" and r["scheme"] in ("stencil", "rows:2", "rows:3"):
         return PAPER_NAMES[r["scheme"]] + (":li" if r["recon"] == "li" else "")
-    out = r.get("output", "none")
-    if r["scheme"] == "accurate" and out != "none" and r.get("relax", "none") == "none":
+    out = r["output"]
+    if r["scheme"] == "accurate" and out != "none" and r["relax"] == "none":
         # The fill is part of the name: one launch and two must never share a median. Rows from
         # before --output-fill have no field and were filled by a second launch.
-        notes = [r.get("load", "local")] if r.get("load", "local") != "global" else []
-        if r.get("output_fill", "separate") == "separate":
+        notes = [r["load"]] if r["load"] != "global" else []
+        if r["output_fill"] == "separate":
             notes.append("2 launches")
-        return f"Paraprox {out}/{r.get('output_recon')}" + (f" ({', '.join(notes)})" if notes else "")
+        return f"Paraprox {out}/{r['output_recon']}" + (f" ({', '.join(notes)})" if notes else "")
     return None
 
 
@@ -585,7 +601,7 @@ def fig_paraprox(all_rows, out, written):
                 ax.scatter([sp], [e], marker="x" if is_input else "o", color="C0" if is_input else "C3", s=30)
                 ax.annotate(label.replace("Paraprox ", ""), (sp, e), fontsize=6, xytext=(3, 2),
                             textcoords="offset points")
-            idx = pareto([(q[0], q[1]) for q in positive])
+            idx = front_by_speedup([(q[0], q[1]) for q in positive])
             ax.plot([positive[k][0] for k in idx], [positive[k][1] for k in idx], "--", color="gray", lw=1)
             for label, sp, e in PUBLISHED_FIG10.get(app, []):
                 ax.scatter([sp], [e], marker="*", s=80, color="C2")
@@ -611,7 +627,7 @@ def fig_paraprox(all_rows, out, written):
 def relaxed_table(all_rows):
     lines = []
     for r in all_rows:
-        if r.get("status") == "ok" and r.get("relax") == "skip" and r.get("error_spread") and r.get("best_wg"):
+        if r.get("status") == "ok" and r["relax"] == "skip" and r.get("error_spread") and r.get("best_wg"):
             s = r["error_spread"]
             lines.append(f"| {r['device']} | {r['key']} | {100 * s['min']:.3g} % | {100 * s['max']:.3g} % | "
                          f"{len(r.get('error_reps', []))} | {r.get('speedup') or float('nan'):.2f}x |")
@@ -683,9 +699,9 @@ BILATERAL_PHASES = {("global", "computed"): 1, ("global", "table"): 2, ("local",
 
 def bilateral_plain(r):
     """An accurate-output bilateral row with every axis but load path and weights at its default."""
-    return (r["app"] == "bilateral" and r.get("output", "none") == "none"
-            and r.get("precision", "f32") == "f32" and r.get("perforate", "device") == "device"
-            and r.get("relax", "none") == "none")
+    return (r["app"] == "bilateral" and r["output"] == "none"
+            and r["precision"] == "f32" and r["perforate"] == "device"
+            and r["relax"] == "none")
 
 
 def bilateral_phases_table(all_rows):
@@ -693,9 +709,9 @@ def bilateral_phases_table(all_rows):
     and its speedup over phase 1 at that size."""
     cells = defaultdict(dict)
     for r in best_rows(all_rows):
-        if not bilateral_plain(r) or r["scheme"] != "accurate" or r.get("loop_skip", 1) != 1:
+        if not bilateral_plain(r) or r["scheme"] != "accurate" or r["loop_skip"] != 1:
             continue
-        phase = BILATERAL_PHASES.get((r.get("load", "local"), r.get("weights", "table")))
+        phase = BILATERAL_PHASES.get((r["load"], r["weights"]))
         if phase:  # per file: a phases run is read apart from other runs of the same filter
             dev = r["device"] + (" (cold)" if r["cache"] == "cold" else "")
             cells[(dev, r["input"]["width"], r["input"]["height"], r["source"])][phase] = r["time_ns"]
@@ -721,13 +737,13 @@ def bilateral_perforation_table(all_rows):
     perforation at its best launch shape, speedup over the accurate filter, and its error."""
     lines = []
     for r in sorted(best_rows(all_rows), key=lambda r: (r["device"], r["input"]["width"],
-                                                        r["input"]["name"], r["scheme"], r.get("loop_skip", 1))):
-        if (not bilateral_plain(r) or r.get("load", "local") != "local"
-                or r.get("weights", "table") != "table"
-                or (r["scheme"] == "accurate" and r.get("loop_skip", 1) == 1)):
+                                                        r["input"]["name"], r["scheme"], r["loop_skip"])):
+        if (not bilateral_plain(r) or r["load"] != "local"
+                or r["weights"] != "table"
+                or (r["scheme"] == "accurate" and r["loop_skip"] == 1)):
             continue
         variant_name = r["scheme"] + ("" if r["scheme"] == "accurate" else "/" + r["recon"])
-        if r.get("loop_skip", 1) > 1:
+        if r["loop_skip"] > 1:
             variant_name += f" + loop:{r['loop_skip']}"
         dev = r["device"] + (" (cold)" if r["cache"] == "cold" else "")
         lines.append(f"| {dev} | {r['input']['name']} | {r['input']['width']}x{r['input']['height']} | "
@@ -780,13 +796,13 @@ def family_of(r):
     axes = set()
     if r["scheme"] != "accurate":
         axes.add("input")
-    if r.get("output", "none") != "none":
+    if r["output"] != "none":
         axes.add("output")
-    if r.get("precision", "f32") != "f32":
+    if r["precision"] != "f32":
         axes.add("precision")
-    if r.get("perforate", "device") == "host":
+    if r["perforate"] == "host":
         axes.add("host")
-    if r.get("relax", "none") != "none" or r.get("iterations_skip", 0):
+    if r["relax"] != "none" or r["iterations_skip"]:
         return None
     named = {frozenset({"input"}): "input perforation", frozenset({"output"}): "output approximation",
              frozenset({"precision"}): "mixed precision", frozenset({"input", "host"}): "host perforation"}
@@ -799,8 +815,6 @@ def hypervolume_table(all_rows):
     """Per device, app and size: each family's Pareto front in (speedup, error) at best launch
     shapes, its hypervolume, and the binary coverage D(P, P_family) = HV(P) - HV(P_family) against
     the union P of every configuration; reference point (speedup 1.0, largest error seen)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import pareto
     groups = defaultdict(list)
     for r in all_rows:
         if r.get("status") == "ok" and r.get("best_wg") and r.get("speedup"):
@@ -978,8 +992,6 @@ def fig_tune_fronts(tunes, out, written):
 def tune_hypervolume_table(tunes):
     """SYprox Table 3 on tune points: each family's front in (speedup, training error), its HV
     and D(P, P_family); reference (speedup 1.0, the largest budget)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import pareto
     lines = []
     tune_families = ("input perforation", "host perforation", "output approximation", "mixed precision",
                      "relaxed barrier", "loop perforation", "combination")

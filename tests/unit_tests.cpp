@@ -171,6 +171,31 @@ TEST(Results, VersionTwoAxesInKeysAndJson) {
   EXPECT_EQ(row_from_json(two_launch).output_fill, "fused");
 }
 
+// The context's axis_defaults are the values row_from_json gives an absent field: a version-1
+// row (no axis field at all) reads back, and writes out, exactly those.
+TEST(Results, AxisDefaultsAreWhatAnAbsentFieldReadsAs) {
+  const nlohmann::json v1 = {{"key", "gaussian3/accurate/none/wg:16x8/camera/64x64"},
+                             {"app", "gaussian3"},
+                             {"scheme", "accurate"},
+                             {"skip", 1},
+                             {"recon", "none"},
+                             {"wg", {16, 8}},
+                             {"input", {{"name", "camera"}, {"width", 64}, {"height", 64}}},
+                             {"status", "ok"}};
+  const nlohmann::ordered_json written = to_json(row_from_json(v1));
+  const nlohmann::ordered_json defaults = axis_defaults_json();
+  for (const std::string field :
+       {"load", "output", "output_recon", "precision", "perforate", "iterations_skip"}) {
+    ASSERT_TRUE(defaults.contains(field)) << field;
+    EXPECT_EQ(written.at(field), defaults.at(field)) << field;
+  }
+  EXPECT_FALSE(written.contains("output_fill"));  // no output scheme, no fill
+  for (const KernelAxis& axis : kernel_axes()) {
+    ASSERT_TRUE(defaults.contains(axis.field)) << axis.field;
+    EXPECT_EQ(defaults.at(axis.field).is_number(), axis.numeric_field) << axis.field;
+  }
+}
+
 TEST(Results, SpeedupOverTheParaproxBaseline) {
   std::vector<ResultRow> rows = {timed_row("accurate", 16, 8, 1000),
                                  timed_row("rows:2", 16, 8, 500)};
