@@ -130,9 +130,8 @@ nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv&
   return ctx;
 }
 
-}  // namespace
-
-int cmd_run(int argc, char** argv, const std::string& command_line) {
+// kperf run's options (the axes' and the common ones added by the caller).
+cxxopts::Options run_options() {
   cxxopts::Options options("kperf run", "Benchmark perforated kernels and write JSON results");
   // clang-format off
   options.add_options()
@@ -161,13 +160,23 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   // clang-format on
   add_axis_options(options, false);
   add_common_options(options);
-  const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
-  if (!parsed) return 0;  // --help
-  const cxxopts::ParseResult& args = *parsed;
+  return options;
+}
+
+// What the command line (and a preset) asks for, before the device is known: the run's
+// configuration, and the launch shapes to cross with the device's defaults.
+struct RunRequest {
+  RunConfig cfg;
+  std::vector<std::pair<int, int>> sizes;
+  std::optional<std::vector<WorkGroup>> wgs;
+  bool wg_auto = false;
+  std::vector<int> vecs, pys;
+};
+
+// Presets only fill what the command line leaves open.
+RunRequest run_request(const cxxopts::ParseResult& args) {
   auto given = [&](const char* name) { return args.count(name) > 0; };
   auto text = [&](const char* name) { return args[name].as<std::string>(); };
-
-  // Presets only fill what the command line leaves open.
   std::string preset = given("preset") ? text("preset") : "";
   if (!preset.empty() && preset != "paper" && preset != "bilateral-phases")
     throw UsageError("unknown --preset '" + preset + "' (valid: paper, bilateral-phases)");
@@ -175,17 +184,17 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   auto preset_or = [&](const char* name, const char* preset_value) {
     return given(name) || !preset_value ? text(name) : std::string(preset_value);
   };
-  std::string apps_text = preset_or(
+  RunRequest req;
+  const std::string apps_text = preset_or(
       "apps", preset == "paper" ? "gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot"
               : phases          ? "bilateral"
                                 : nullptr);
-  std::vector<std::pair<int, int>> sizes;
   if (given("size"))
-    for (const auto& item : split_list(text("size"))) sizes.push_back(parse_size(item));
-  if (preset == "paper" && !given("size")) sizes = {{512, 512}};
-  if (phases && !given("size")) sizes = {{256, 256}, {512, 512}, {1024, 1024}};
+    for (const auto& item : split_list(text("size"))) req.sizes.push_back(parse_size(item));
+  if (preset == "paper" && !given("size")) req.sizes = {{512, 512}};
+  if (phases && !given("size")) req.sizes = {{256, 256}, {512, 512}, {1024, 1024}};
 
-  RunConfig cfg;
+  RunConfig& cfg = req.cfg;
   cfg.apps = parse_apps(apps_text);
   AxesSpec axes = axes_from(args, false);
   axes.schemes = preset_or("schemes", phases ? "accurate" : nullptr);
@@ -211,7 +220,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                        std::to_string(cfg.reps));
   }
   cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
-  cfg.sizes = sizes;
+  cfg.sizes = req.sizes;
   cfg.verify = given("verify");
   cfg.transfers = given("transfers");
   cfg.cold = given("cold");
@@ -220,24 +229,136 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
     throw UsageError("unknown --metrics-on '" + cfg.metrics_on + "' (valid: auto, device, host)");
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
 
-  const std::vector<int> vecs = parse_vec_list(text("vec"));
-  const std::vector<int> pys = parse_py_list(text("py"));
-  std::optional<std::vector<WorkGroup>> wgs;
-  bool wg_auto = preset == "paper";
+  req.vecs = parse_vec_list(text("vec"));
+  req.pys = parse_py_list(text("py"));
+  req.wg_auto = preset == "paper";
   if (given("wg")) {
     if (text("wg") == "auto")
-      wg_auto = true;
+      req.wg_auto = true;
     else
-      wgs = parse_wg_list(text("wg"));
+      req.wgs = parse_wg_list(text("wg"));
   }
-
   cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
   check_kernel_root(cfg.kernel_root);
   cfg.compile_worker_exe = executable_path().string();
+  return req;
+}
+
+// Every option that changes what a row measures; the lists a key names may grow on resume.
+nlohmann::ordered_json run_fingerprint(const ClEnv& env, const RunConfig& cfg) {
+  return make_fingerprint(
+      env, cfg.kernel_root,
+      {{"warmup", cfg.warmup},
+       {"reps", cfg.reps},
+       {"iterations", cfg.iterations},
+       {"cl_options", cfg.extra_build_options},
+       {"bilateral_sigmas", {cfg.params.sigma_color, cfg.params.sigma_space}},
+       {"cold", cfg.cold},
+       {"max_cv", cfg.max_cv > 0 ? nlohmann::ordered_json{cfg.max_cv, cfg.max_reps}
+                                 : nlohmann::ordered_json(nullptr)},
+       {"transfers", cfg.transfers},
+       {"metrics_on", cfg.metrics_on}});
+}
+
+// The rows of the document --resume continues (its fingerprint must be this run's).
+std::vector<ResultRow> resumed_rows(const std::string& path,
+                                    const nlohmann::ordered_json& fingerprint) {
+  std::vector<ResultRow> rows;
+  const nlohmann::json old = read_resumable(path, "run", fingerprint);
+  try {
+    for (const auto& j : old.at("results")) rows.push_back(row_from_json(j));
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError("--resume: " + path + " has a row kperf cannot read (" + e.what() + ")");
+  }
+  return rows;
+}
+
+// Writes the run document atomically: the rows so far (resumed ones first), annotated with
+// speedups and best shapes, under a context that says how they were measured.
+class RunDocument {
+ public:
+  RunDocument(std::string path, std::string command_line, const ClEnv& env, const RunConfig& cfg,
+              const Runner& runner, std::string binary_cache, nlohmann::ordered_json fingerprint,
+              std::size_t resumed)
+      : path_(std::move(path)),
+        command_line_(std::move(command_line)),
+        env_(env),
+        cfg_(cfg),
+        runner_(runner),
+        binary_cache_(std::move(binary_cache)),
+        fingerprint_(std::move(fingerprint)),
+        resumed_(resumed),
+        start_(std::chrono::steady_clock::now()) {}
+
+  std::size_t resumed() const { return resumed_; }
+
+  std::vector<ResultRow> write(const std::vector<ResultRow>& rows, bool complete,
+                               const nlohmann::ordered_json& error) {
+    std::vector<ResultRow> annotated = rows;
+    annotate(annotated);
+    nlohmann::ordered_json doc;
+    doc["schema_version"] = kSchemaVersion;
+    doc["kind"] = "run";
+    nlohmann::ordered_json ctx = run_context(command_line_, env_, cfg_, runner_, binary_cache_);
+    ctx["fingerprint"] = fingerprint_;
+    ctx["axis_defaults"] = axis_defaults_json();
+    ctx["complete"] = complete;
+    if (!error.is_null()) ctx["error"] = error;
+    ctx["harness"] = harness(rows);
+    doc["context"] = ctx;
+    doc["results"] = nlohmann::ordered_json::array();
+    for (const auto& r : annotated) doc["results"].push_back(to_json(r));
+    const auto write_start = std::chrono::steady_clock::now();
+    write_document_atomic(path_, doc.dump() + "\n");
+    write_s_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
+    return annotated;
+  }
+
+ private:
+  // Harness overhead: this run's wall time against the kernel time it measured.
+  nlohmann::ordered_json harness(const std::vector<ResultRow>& rows) const {
+    double timed_ns = 0;
+    for (std::size_t i = resumed_; i < rows.size(); ++i)
+      for (auto s : rows[i].samples_ns) timed_ns += static_cast<double>(s);
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    nlohmann::ordered_json phases = runner_.phases_json();
+    phases["write"] = write_s_;  // the checkpoints written before this one
+    return {{"wall_s", wall_s},
+            {"timed_kernel_s", timed_ns * 1e-9},
+            {"builds", env_.builds_done()},
+            {"compile_workers", runner_.compile_workers_json()},
+            {"metrics", runner_.metrics_json()},
+            {"configurations", rows.size() - resumed_},
+            {"phases_s", phases}};
+  }
+
+  std::string path_, command_line_;
+  const ClEnv& env_;
+  const RunConfig& cfg_;
+  const Runner& runner_;
+  std::string binary_cache_;
+  nlohmann::ordered_json fingerprint_;
+  std::size_t resumed_;
+  std::chrono::steady_clock::time_point start_;
+  double write_s_ = 0;  // time spent writing result files
+};
+
+}  // namespace
+
+int cmd_run(int argc, char** argv, const std::string& command_line) {
+  cxxopts::Options options = run_options();
+  const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
+  if (!parsed) return 0;  // --help
+  const cxxopts::ParseResult& args = *parsed;
+  auto given = [&](const char* name) { return args.count(name) > 0; };
+  auto text = [&](const char* name) { return args[name].as<std::string>(); };
+  RunRequest req = run_request(args);
+  RunConfig& cfg = req.cfg;
 
   // Inputs: validated (fully decoded) before any work so a bad file stops the run up front.
-  const std::pair<int, int> largest = check_inputs(args, sizes, cfg);
-
+  const std::pair<int, int> largest = check_inputs(args, req.sizes, cfg);
   if (given("save-outputs")) {
     cfg.save_outputs_dir = text("save-outputs");
     require_writable_dir("--save-outputs", cfg.save_outputs_dir);
@@ -251,12 +372,10 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   if (auto problem = grid_memory_problem(env.info(), largest.first, largest.second, 1))
     throw UsageError(*problem);
-  const bool cpu_device = env.info().is_cpu();
-  cfg.wgs = with_outputs_per_item(wgs                        ? *wgs
-                                  : (wg_auto || !cpu_device) ? spec_wg_candidates()
-                                                             : cpu_wg_candidates(),
-                                  vecs, pys);
-
+  cfg.wgs = with_outputs_per_item(req.wgs                                 ? *req.wgs
+                                  : (req.wg_auto || !env.info().is_cpu()) ? spec_wg_candidates()
+                                                                          : cpu_wg_candidates(),
+                                  req.vecs, req.pys);
   const std::string out_path =
       given("out") ? text("out")
                    : "kperf-" + slug(env.info().name) + "-" +
@@ -266,73 +385,16 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                          ".json";
   if (!given("out")) require_writable(out_path);
 
-  // Every option that changes what a row measures; the lists a key names may grow on resume.
-  const nlohmann::ordered_json fingerprint =
-      make_fingerprint(env, cfg.kernel_root,
-                       {{"warmup", cfg.warmup},
-                        {"reps", cfg.reps},
-                        {"iterations", cfg.iterations},
-                        {"cl_options", cfg.extra_build_options},
-                        {"bilateral_sigmas", {cfg.params.sigma_color, cfg.params.sigma_space}},
-                        {"cold", cfg.cold},
-                        {"max_cv", cfg.max_cv > 0 ? nlohmann::ordered_json{cfg.max_cv, cfg.max_reps}
-                                                  : nlohmann::ordered_json(nullptr)},
-                        {"transfers", cfg.transfers},
-                        {"metrics_on", cfg.metrics_on}});
+  const nlohmann::ordered_json fingerprint = run_fingerprint(env, cfg);
   std::vector<ResultRow> rows;
-  if (given("resume") && fs::exists(out_path)) {
-    const nlohmann::json old = read_resumable(out_path, "run", fingerprint);
-    try {
-      for (const auto& j : old.at("results")) rows.push_back(row_from_json(j));
-    } catch (const nlohmann::json::exception& e) {
-      throw UsageError("--resume: " + out_path + " has a row kperf cannot read (" + e.what() + ")");
-    }
-    for (const auto& r : rows) cfg.skip_keys.insert(r.key);
-  }
+  if (given("resume") && fs::exists(out_path)) rows = resumed_rows(out_path, fingerprint);
+  for (const auto& r : rows) cfg.skip_keys.insert(r.key);
   cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
-
   catch_interrupts();
 
   Runner runner(env, cfg);
-  const auto run_start = std::chrono::steady_clock::now();
-  const std::size_t resumed_rows = rows.size();
-  double write_s = 0;  // time spent writing result files
-  auto write_results = [&](bool complete, const nlohmann::ordered_json& error) {
-    std::vector<ResultRow> annotated = rows;
-    annotate(annotated);
-    nlohmann::ordered_json doc;
-    doc["schema_version"] = kSchemaVersion;
-    doc["kind"] = "run";
-    nlohmann::ordered_json ctx = run_context(command_line, env, cfg, runner, binary_cache);
-    ctx["fingerprint"] = fingerprint;
-    ctx["axis_defaults"] = axis_defaults_json();
-    ctx["complete"] = complete;
-    if (!error.is_null()) ctx["error"] = error;
-    // Harness overhead: this run's wall time against the kernel time it measured.
-    double timed_ns = 0;
-    for (std::size_t i = resumed_rows; i < rows.size(); ++i)
-      for (auto s : rows[i].samples_ns) timed_ns += static_cast<double>(s);
-    const double wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-    nlohmann::ordered_json phases = runner.phases_json();
-    phases["write"] = write_s;  // the checkpoints written before this one
-    ctx["harness"] = {{"wall_s", wall_s},
-                      {"timed_kernel_s", timed_ns * 1e-9},
-                      {"builds", env.builds_done()},
-                      {"compile_workers", runner.compile_workers_json()},
-                      {"metrics", runner.metrics_json()},
-                      {"configurations", rows.size() - resumed_rows},
-                      {"phases_s", phases}};
-    doc["context"] = ctx;
-    doc["results"] = nlohmann::ordered_json::array();
-    for (const auto& r : annotated) doc["results"].push_back(to_json(r));
-    const auto write_start = std::chrono::steady_clock::now();
-    write_document_atomic(out_path, doc.dump() + "\n");
-    write_s +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
-    return annotated;
-  };
-
+  RunDocument document(out_path, command_line, env, cfg, runner, binary_cache, fingerprint,
+                       rows.size());
   auto last_checkpoint = std::chrono::steady_clock::now();
   try {
     runner.run([&](ResultRow row) {
@@ -340,20 +402,20 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
       // Checkpoint now and then, so a killed run leaves a valid file to --resume from.
       const auto now = std::chrono::steady_clock::now();
       if (now - last_checkpoint > std::chrono::seconds(10)) {
-        write_results(false, nullptr);
+        document.write(rows, false, nullptr);
         last_checkpoint = now;
       }
     });
   } catch (const std::exception& e) {
     // Whatever ends the run early, the rows measured so far are kept (complete: false, with the
     // error); main() then prints the one line and exits non-zero.
-    if (rows.size() <= resumed_rows) throw;
-    write_results(false, error_json(e));
+    if (rows.size() <= document.resumed()) throw;
+    document.write(rows, false, error_json(e));
     rethrow_with_note(e, "; " + std::to_string(rows.size()) + " results kept in " + out_path +
                              " (complete: false)");
   }
   const bool complete = !runner.interrupted();
-  const auto annotated = write_results(complete, nullptr);
+  const auto annotated = document.write(rows, complete, nullptr);
   std::cout << summary_table(annotated);
   std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
                complete ? "done" : "interrupted", annotated.size(), env.builds_done(),
