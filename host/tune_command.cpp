@@ -81,9 +81,8 @@ nlohmann::ordered_json tune_row_json(const TuneRow &r) {
   return j;
 }
 
-}  // namespace
-
-int cmd_tune(int argc, char **argv, const std::string &command_line) {
+// kperf tune's options (the axes' and the common ones added too).
+cxxopts::Options tune_options() {
   cxxopts::Options options("kperf tune",
                            "Find the fastest configuration whose training "
                            "error stays within a budget, and check it "
@@ -109,9 +108,11 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   // clang-format on
   add_axis_options(options, true);
   add_common_options(options);
-  const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
-  if (!parsed) return 0;  // --help
-  const cxxopts::ParseResult &args = *parsed;
+  return options;
+}
+
+// The search the command line asks for, before the device is known (shapes come later).
+TuneConfig tune_config(const cxxopts::ParseResult &args) {
   auto given = [&](const char *name) { return args.count(name) > 0; };
   auto text = [&](const char *name) { return args[name].as<std::string>(); };
   for (const char *required : {"budget", "train", "test"})
@@ -164,6 +165,116 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
             std::to_string(train_sizes[0].first) + "x" + std::to_string(train_sizes[0].second) +
             ", " + cfg.train[i].name + " is " + std::to_string(train_sizes[i].first) + "x" +
             std::to_string(train_sizes[i].second) + "); resize them with --size N or WxH");
+  return cfg;
+}
+
+// What changes a row's measurement: the timing, the build, the inputs and their size (the axes
+// and shapes searched, budgets and percentile only change which rows are measured).
+nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg) {
+  auto names = [](const std::vector<ImageSource> &sources) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto &s : sources) list.push_back(s.name);
+    return list;
+  };
+  nlohmann::ordered_json measured = {
+      {"warmup", cfg.warmup},
+      {"reps", cfg.reps},
+      {"cl_options", cfg.extra_build_options},
+      {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
+                        : nlohmann::ordered_json(nullptr)},
+      {"train", names(cfg.train)},
+      {"test", names(cfg.test)}};
+  // Named only when not the kernel, so documents from before --objective still resume.
+  if (cfg.end_to_end) measured["objective"] = "end-to-end";
+  return make_fingerprint(env, cfg.kernel_root, std::move(measured));
+}
+
+// The context's "tune" block: what was searched, on which inputs, and how.
+nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &train_dir,
+                                    const std::string &test_dir) {
+  auto inputs_json = [](const std::vector<ImageSource> &sources, const std::string &dir) {
+    nlohmann::ordered_json names = nlohmann::ordered_json::array();
+    for (const auto &s : sources) names.push_back(s.name);
+    return nlohmann::ordered_json{{"dir", dir}, {"inputs", names}};
+  };
+  nlohmann::ordered_json budgets = cfg.budgets;
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (const auto &s : cfg.shapes) shapes.push_back(wg_label(s.x, s.y, s.vec, s.py));
+  nlohmann::ordered_json space = {
+      {"schemes", cfg.axes.schemes},          {"recon", cfg.axes.recons},
+      {"perforate", cfg.axes.perforates},     {"load", cfg.axes.loads},
+      {"output", cfg.axes.outputs},           {"output_recon", cfg.axes.output_recons},
+      {"output_fill", cfg.axes.output_fills}, {"precision", cfg.axes.precisions}};
+  for (const KernelAxis &axis : kernel_axes())
+    if (const auto list = cfg.axes.kernel.find(axis.flag); list != cfg.axes.kernel.end())
+      space[axis.field] = list->second;
+  return {{"budgets", budgets},
+                   {"percentile", cfg.percentile},
+                   {"objective", cfg.end_to_end ? "end-to-end" : "kernel"},
+                   {"train", inputs_json(cfg.train, train_dir)},
+                   {"test", inputs_json(cfg.test, test_dir)},
+                   {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
+                                     : nlohmann::ordered_json(nullptr)},
+                   {"space", space},
+                   {"shapes", shapes},
+                   {"max_combinations", cfg.max_combinations},
+                   {"outputs_dir", cfg.outputs_dir},
+                   {"method",
+                    "probe: every single-axis variant (atom) at its largest "
+                    "valid block on every training "
+                    "input, error only; pruned when the percentile training "
+                    "error exceeds the largest "
+                    "budget. sweep: the survivors timed at every launch shape "
+                    "on the first training "
+                    "input. combinations: the cross product of each axis "
+                    "group's Pareto-optimal atoms, "
+                    "predicted (time ratios multiplied, errors added), within "
+                    "the largest budget, "
+                    "fastest predicted first, probed and swept like the atoms. "
+                    "confirm: each survivor's "
+                    "fastest shape on every training input. points: each "
+                    "survivor at its probe and best "
+                    "shapes; the choice is the fastest point within the budget; "
+                    "test: the choice on every "
+                    "held-out input, holds when the same percentile is within "
+                    "the budget. Relaxed "
+                    "(racing) variants count the worst of several launches."}};
+}
+
+// The choices as a table on stdout.
+void print_choices(const nlohmann::ordered_json &summary) {
+  std::printf("%-10s %7s  %-44s %-10s %8s %9s %9s %9s  %s\n", "app", "budget", "chosen", "wg",
+              "speedup", "train", "test p", "test max", "holds");
+  for (const auto &[app, j] : summary.items())
+    for (const auto &c : j["choices"]) {
+      if (c["chosen"].is_null()) {
+        std::printf("%-10s %6.2f%%  %s\n", app.c_str(), 100 * c["budget"].get<double>(),
+                    c["verdict"].get<std::string>().c_str());
+        continue;
+      }
+      const auto &ch = c["chosen"];
+      const bool tested = c["test"].contains("percentile_error");
+      std::printf("%-10s %6.2f%%  %-44s %-10s %7.2fx %8.3f%% %8.3f%% %8.3f%%  %s\n", app.c_str(),
+                  100 * c["budget"].get<double>(), ch["variant"].get<std::string>().c_str(),
+                  ch["wg"].get<std::string>().c_str(),
+                  ch["speedup"].is_number() ? ch["speedup"].get<double>() : NAN,
+                  100 * ch["train_error"].get<double>(),
+                  tested ? 100 * c["test"]["percentile_error"].get<double>() : NAN,
+                  tested ? 100 * c["test"]["max"].get<double>() : NAN,
+                  c["holds"].get<bool>() ? "yes" : "NO");
+    }
+}
+
+}  // namespace
+
+int cmd_tune(int argc, char **argv, const std::string &command_line) {
+  cxxopts::Options options = tune_options();
+  const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
+  if (!parsed) return 0;  // --help
+  const cxxopts::ParseResult &args = *parsed;
+  auto given = [&](const char *name) { return args.count(name) > 0; };
+  auto text = [&](const char *name) { return args[name].as<std::string>(); };
+  TuneConfig cfg = tune_config(args);
   if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
   if (given("out")) require_writable(text("out"));
 
@@ -197,25 +308,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                 .string();
   require_writable_dir("--save-outputs", cfg.outputs_dir);
 
-  // What changes a row's measurement: the timing, the build, the inputs and their size (the axes
-  // and shapes searched, budgets and percentile only change which rows are measured).
-  auto names = [](const std::vector<ImageSource> &sources) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto &s : sources) list.push_back(s.name);
-    return list;
-  };
-  nlohmann::ordered_json measured = {
-      {"warmup", cfg.warmup},
-      {"reps", cfg.reps},
-      {"cl_options", cfg.extra_build_options},
-      {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
-                        : nlohmann::ordered_json(nullptr)},
-      {"train", names(cfg.train)},
-      {"test", names(cfg.test)}};
-  // Named only when not the kernel, so documents from before --objective still resume.
-  if (cfg.end_to_end) measured["objective"] = "end-to-end";
-  const nlohmann::ordered_json fingerprint =
-      make_fingerprint(env, cfg.kernel_root, std::move(measured));
+  const nlohmann::ordered_json fingerprint = tune_fingerprint(env, cfg);
   std::vector<TuneRow> resumed;
   nlohmann::ordered_json earlier_harness;  // what the sessions before this --resume spent
   if (given("resume") && fs::exists(out_path)) {
@@ -233,11 +326,6 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
 
   const auto start = std::chrono::steady_clock::now();
   Tuner tuner(env, cfg, resumed);
-  auto inputs_json = [](const std::vector<ImageSource> &sources, const std::string &dir) {
-    nlohmann::ordered_json names = nlohmann::ordered_json::array();
-    for (const auto &s : sources) names.push_back(s.name);
-    return nlohmann::ordered_json{{"dir", dir}, {"inputs", names}};
-  };
   auto write = [&](const std::vector<TuneRow> &rows, bool complete,
                    const nlohmann::ordered_json &error) {
     nlohmann::ordered_json doc;
@@ -245,48 +333,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     doc["kind"] = "tune";
     doc["tune_schema_version"] = kTuneSchemaVersion;
     nlohmann::ordered_json ctx = base_context(command_line, env);
-    nlohmann::ordered_json budgets = cfg.budgets;
-    nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
-    for (const auto &s : cfg.shapes) shapes.push_back(wg_label(s.x, s.y, s.vec, s.py));
-    nlohmann::ordered_json space = {
-        {"schemes", cfg.axes.schemes},          {"recon", cfg.axes.recons},
-        {"perforate", cfg.axes.perforates},     {"load", cfg.axes.loads},
-        {"output", cfg.axes.outputs},           {"output_recon", cfg.axes.output_recons},
-        {"output_fill", cfg.axes.output_fills}, {"precision", cfg.axes.precisions}};
-    for (const KernelAxis &axis : kernel_axes())
-      if (const auto list = cfg.axes.kernel.find(axis.flag); list != cfg.axes.kernel.end())
-        space[axis.field] = list->second;
-    ctx["tune"] = {{"budgets", budgets},
-                   {"percentile", cfg.percentile},
-                   {"objective", cfg.end_to_end ? "end-to-end" : "kernel"},
-                   {"train", inputs_json(cfg.train, text("train"))},
-                   {"test", inputs_json(cfg.test, text("test"))},
-                   {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
-                                     : nlohmann::ordered_json(nullptr)},
-                   {"space", space},
-                   {"shapes", shapes},
-                   {"max_combinations", cfg.max_combinations},
-                   {"outputs_dir", cfg.outputs_dir},
-                   {"method",
-                    "probe: every single-axis variant (atom) at its largest "
-                    "valid block on every training "
-                    "input, error only; pruned when the percentile training "
-                    "error exceeds the largest "
-                    "budget. sweep: the survivors timed at every launch shape "
-                    "on the first training "
-                    "input. combinations: the cross product of each axis "
-                    "group's Pareto-optimal atoms, "
-                    "predicted (time ratios multiplied, errors added), within "
-                    "the largest budget, "
-                    "fastest predicted first, probed and swept like the atoms. "
-                    "confirm: each survivor's "
-                    "fastest shape on every training input. points: each "
-                    "survivor at its probe and best "
-                    "shapes; the choice is the fastest point within the budget; "
-                    "test: the choice on every "
-                    "held-out input, holds when the same percentile is within "
-                    "the budget. Relaxed "
-                    "(racing) variants count the worst of several launches."}};
+    ctx["tune"] = tune_context(cfg, text("train"), text("test"));
     ctx["warmup"] = cfg.warmup;
     ctx["reps"] = cfg.reps;
     ctx["extra_build_options"] = cfg.extra_build_options;
@@ -329,27 +376,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                  tuner.rows().size(), out_path.c_str());
     return kExitInterrupted;
   }
-  const auto summary = tuner.summary_json();
-  std::printf("%-10s %7s  %-44s %-10s %8s %9s %9s %9s  %s\n", "app", "budget", "chosen", "wg",
-              "speedup", "train", "test p", "test max", "holds");
-  for (const auto &[app, j] : summary.items())
-    for (const auto &c : j["choices"]) {
-      if (c["chosen"].is_null()) {
-        std::printf("%-10s %6.2f%%  %s\n", app.c_str(), 100 * c["budget"].get<double>(),
-                    c["verdict"].get<std::string>().c_str());
-        continue;
-      }
-      const auto &ch = c["chosen"];
-      const bool tested = c["test"].contains("percentile_error");
-      std::printf("%-10s %6.2f%%  %-44s %-10s %7.2fx %8.3f%% %8.3f%% %8.3f%%  %s\n", app.c_str(),
-                  100 * c["budget"].get<double>(), ch["variant"].get<std::string>().c_str(),
-                  ch["wg"].get<std::string>().c_str(),
-                  ch["speedup"].is_number() ? ch["speedup"].get<double>() : NAN,
-                  100 * ch["train_error"].get<double>(),
-                  tested ? 100 * c["test"]["percentile_error"].get<double>() : NAN,
-                  tested ? 100 * c["test"]["max"].get<double>() : NAN,
-                  c["holds"].get<bool>() ? "yes" : "NO");
-    }
+  print_choices(tuner.summary_json());
   std::fprintf(stderr, "done: %zu rows (%zu builds) written to %s\n", tuner.rows().size(),
                env.builds_done(), out_path.c_str());
   return 0;
