@@ -362,45 +362,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     }
   }
 
-  const std::size_t guard_bytes = guard_bytes_for(env_.info());
-  // Input and output, or two outputs that ping-pong (an iterated app reads its input from the
-  // first); and a second input.
-  const std::size_t buffers = 2 + (app.traits.second_input ? 1 : 0);
-  if (auto problem = grid_memory_problem(env_.info(), w.width, w.height, buffers)) {
-    w.alloc_problem = *problem;
-  } else {
-    try {
-      DeviceBuffers& b = *buffers_;
-      if (!b.out.sized(w.width, w.height)) b = DeviceBuffers{};  // free the old size's first
-      b.out.allocate(env_.context(), w.width, w.height, guard_bytes, app.traits.iterated ? 2 : 1);
-      auto& ctx = env_.context();
-      auto& q = env_.queue();
-      for (const StorageType& type : storage_types()) {
-        const bool used =
-            std::any_of(cfg_.variants.begin(), cfg_.variants.end(),
-                        [&](const Variant& v) { return v.precision_info().in == &type; });
-        if (!used) continue;
-        const std::size_t t = storage_index(type);
-        // An iterated app's first output buffer starts as its input, guards and all.
-        if (app.traits.iterated)
-          w.in_init[t] = guarded_bytes(guard_bytes, to_storage_bytes(w.input.data, type));
-        if (app.traits.second_input) {
-          const std::vector<unsigned char> second = to_storage_bytes(w.power->data, type);
-          if (!b.power[t]()) b.power[t] = cl::Buffer(ctx, CL_MEM_READ_ONLY, second.size());
-          q.enqueueWriteBuffer(b.power[t], CL_TRUE, 0, second.size(), second.data());
-        }
-      }
-      w.float_args.assign(static_cast<std::size_t>(app.traits.float_args), 0.0f);
-      if (app.traits.make_float_args)
-        app.traits.make_float_args(w.width, w.height, w.float_args.data());
-      w.buf = &b;
-    } catch (const cl::Error& e) {
-      *buffers_ = DeviceBuffers{};
-      w.alloc_problem = "allocating buffers for " + std::to_string(w.width) + "x" +
-                        std::to_string(w.height) + ": " + describe(e);
-    }
-  }
-
+  prepare_buffers(w);
   upload_timer.reset();
   // Compile every program this workload needs up front, in parallel; timing stays sequential.
   std::vector<std::pair<std::string, std::string>> jobs;
@@ -594,9 +556,11 @@ std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,
   return std::nullopt;
 }
 
-ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
-  const AppDescriptor& app = *w.app;
-  const DeviceInfo& dev = env_.info();
+namespace {
+
+// A row naming the configuration: app, every axis, launch shape, input; nothing measured yet.
+ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                       const std::string& input_name, int width, int height, int iterations) {
   ResultRow row;
   row.app = app.name;
   row.scheme = v.canonical();
@@ -620,14 +584,22 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   row.wg_y = wg.y;
   row.vec = wg.vec;
   row.py = wg.py;
-  row.input_name = w.input_name;
-  row.width = w.width;
-  row.height = w.height;
-  row.iterations =
-      app.traits.iterated ? effective_iterations(cfg_.iterations, v.iterations_skip) : 1;
+  row.input_name = input_name;
+  row.width = width;
+  row.height = height;
+  row.iterations = app.traits.iterated ? effective_iterations(iterations, v.iterations_skip) : 1;
   row.primary_metric = metric_name(app.primary_metric);
+  row.key = config_key(app, v, wg, input_name, width, height);
+  return row;
+}
+
+}  // namespace
+
+ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
+  const AppDescriptor& app = *w.app;
+  const DeviceInfo& dev = env_.info();
+  ResultRow row = describe_row(app, v, wg, w.input_name, w.width, w.height, cfg_.iterations);
   row.note = w.note;
-  row.key = config_key(app, v, wg, w.input_name, w.width, w.height);
   auto reject = [&](const std::string& status, const std::string& reason) {
     row.status = status;
     row.reason = reason;
@@ -666,41 +638,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     upload_timer.reset();
     if (v.load_path().reads_image && !input.image)
       return reject("not_applicable", input.image_problem);
-    const std::size_t in_type = storage_index(*v.precision_info().in);
-    const StorageType& out_type = *v.precision_info().out;
-    auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
-      if (v.load_path().reads_image)
-        k.setArg(0, *input.image);
-      else
-        k.setArg(0, in);
-      k.setArg(1, out);
-      k.setArg(2, static_cast<cl_int>(w.width));
-      k.setArg(3, static_cast<cl_int>(w.height));
-      cl_uint next = 4;
-      if (app.traits.second_input) k.setArg(next++, w.buf->power[in_type]);
-      for (float value : w.float_args) k.setArg(next++, value);
-    };
-    // One launch step per output buffer: an iterated app ping-pongs between two. Under an output
-    // scheme each step is the app kernel and then the fill kernel on the same output.
-    auto make_step = [&](cl::Kernel app_kernel, const cl::Buffer& in, const cl::Buffer& out) {
-      LaunchStep step{app_kernel, std::nullopt};
-      set_args(step.app, in, out);
-      if (!v.output.none() && v.fill().launches > 1) {
-        step.fill = cl::Kernel(program, "kperf_output_fill");
-        step.fill->setArg(0, out);
-        step.fill->setArg(1, static_cast<cl_int>(w.width));
-        step.fill->setArg(2, static_cast<cl_int>(w.height));
-      }
-      return step;
-    };
-    std::vector<LaunchStep> steps;
-    if (app.traits.iterated) {
-      const cl::Buffer &view0 = w.buf->out.view(out_type, 0), &view1 = w.buf->out.view(out_type, 1);
-      steps.push_back(make_step(kernel, view0, view1));
-      steps.push_back(make_step(cl::Kernel(program, "kperf_app"), view1, view0));
-    } else {
-      steps.push_back(make_step(kernel, input.buffer, w.buf->out.view(out_type, 0)));
-    }
+    std::vector<LaunchStep> steps = launch_steps(w, v, program, kernel, input);
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block.x - 1) / block.x * wg.x,
                              (static_cast<std::size_t>(w.height) + block.y - 1) / block.y * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
@@ -723,6 +661,55 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   }
   if (!row.ok()) return row;
 
+  add_bandwidth(w, v, wg, row);
+  return row;
+}
+
+std::vector<LaunchStep> Runner::launch_steps(Workload& w, const Variant& v,
+                                             const cl::Program& program, cl::Kernel kernel,
+                                             DeviceUpload& input) {
+  const AppDescriptor& app = *w.app;
+  const std::size_t in_type = storage_index(*v.precision_info().in);
+  const StorageType& out_type = *v.precision_info().out;
+  auto set_args = [&](cl::Kernel& k, const cl::Buffer& in, const cl::Buffer& out) {
+    if (v.load_path().reads_image)
+      k.setArg(0, *input.image);
+    else
+      k.setArg(0, in);
+    k.setArg(1, out);
+    k.setArg(2, static_cast<cl_int>(w.width));
+    k.setArg(3, static_cast<cl_int>(w.height));
+    cl_uint next = 4;
+    if (app.traits.second_input) k.setArg(next++, w.buf->power[in_type]);
+    for (float value : w.float_args) k.setArg(next++, value);
+  };
+  // One launch step per output buffer: an iterated app ping-pongs between two. Under an output
+  // scheme each step is the app kernel and then the fill kernel on the same output.
+  auto make_step = [&](cl::Kernel app_kernel, const cl::Buffer& in, const cl::Buffer& out) {
+    LaunchStep step{app_kernel, std::nullopt};
+    set_args(step.app, in, out);
+    if (!v.output.none() && v.fill().launches > 1) {
+      step.fill = cl::Kernel(program, "kperf_output_fill");
+      step.fill->setArg(0, out);
+      step.fill->setArg(1, static_cast<cl_int>(w.width));
+      step.fill->setArg(2, static_cast<cl_int>(w.height));
+    }
+    return step;
+  };
+  std::vector<LaunchStep> steps;
+  if (app.traits.iterated) {
+    const cl::Buffer &view0 = w.buf->out.view(out_type, 0), &view1 = w.buf->out.view(out_type, 1);
+    steps.push_back(make_step(kernel, view0, view1));
+    steps.push_back(make_step(cl::Kernel(program, "kperf_app"), view1, view0));
+  } else {
+    steps.push_back(make_step(kernel, input.buffer, w.buf->out.view(out_type, 0)));
+  }
+  return steps;
+}
+
+// Bandwidth against the byte model and the copy kernel's, for an ok row.
+void Runner::add_bandwidth(const Workload& w, const Variant& v, WorkGroup wg, ResultRow& row) {
+  const AppDescriptor& app = *w.app;
   const double n = static_cast<double>(w.width) * w.height;
   const double read = distinct_elements_read(v, app.radius, wg, w.width, w.height);
   // Global bytes at the stored sizes: the input (and hotspot's power) read, the output written.
@@ -736,7 +723,51 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     row.copy_gbps = copy_gbps_for(w.width, w.height);
   }
   row.roofline = row.copy_gbps > 0 ? row.gbps / row.copy_gbps : 0;
-  return row;
+}
+
+// The device buffers of the workload's size (kept from the last workload of that size), its
+// second input and an iterated app's initial state per storage type, its float arguments; or
+// why they do not fit (every configuration is then an invalid_config row).
+void Runner::prepare_buffers(Workload& w) {
+  const AppDescriptor& app = *w.app;
+  const std::size_t guard_bytes = guard_bytes_for(env_.info());
+  // Input and output, or two outputs that ping-pong (an iterated app reads its input from the
+  // first); and a second input.
+  const std::size_t buffers = 2 + (app.traits.second_input ? 1 : 0);
+  if (auto problem = grid_memory_problem(env_.info(), w.width, w.height, buffers)) {
+    w.alloc_problem = *problem;
+  } else {
+    try {
+      DeviceBuffers& b = *buffers_;
+      if (!b.out.sized(w.width, w.height)) b = DeviceBuffers{};  // free the old size's first
+      b.out.allocate(env_.context(), w.width, w.height, guard_bytes, app.traits.iterated ? 2 : 1);
+      auto& ctx = env_.context();
+      auto& q = env_.queue();
+      for (const StorageType& type : storage_types()) {
+        const bool used =
+            std::any_of(cfg_.variants.begin(), cfg_.variants.end(),
+                        [&](const Variant& v) { return v.precision_info().in == &type; });
+        if (!used) continue;
+        const std::size_t t = storage_index(type);
+        // An iterated app's first output buffer starts as its input, guards and all.
+        if (app.traits.iterated)
+          w.in_init[t] = guarded_bytes(guard_bytes, to_storage_bytes(w.input.data, type));
+        if (app.traits.second_input) {
+          const std::vector<unsigned char> second = to_storage_bytes(w.power->data, type);
+          if (!b.power[t]()) b.power[t] = cl::Buffer(ctx, CL_MEM_READ_ONLY, second.size());
+          q.enqueueWriteBuffer(b.power[t], CL_TRUE, 0, second.size(), second.data());
+        }
+      }
+      w.float_args.assign(static_cast<std::size_t>(app.traits.float_args), 0.0f);
+      if (app.traits.make_float_args)
+        app.traits.make_float_args(w.width, w.height, w.float_args.data());
+      w.buf = &b;
+    } catch (const cl::Error& e) {
+      *buffers_ = DeviceBuffers{};
+      w.alloc_problem = "allocating buffers for " + std::to_string(w.width) + "x" +
+                        std::to_string(w.height) + ": " + describe(e);
+    }
+  }
 }
 
 }  // namespace kperf

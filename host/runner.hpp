@@ -118,12 +118,18 @@ class Runner {
   };
 
   void run_workload(Workload& w, const std::function<void(ResultRow)>& sink);
+  void prepare_buffers(Workload& w);
   // The inputs of an app that takes none from --input: the --temp/--power files, or made at
   // `size` by the app.
   void load_own_inputs(Workload& w, std::optional<std::pair<int, int>> size) const;
   // Builds these programs (in worker processes when configured), timed as "compile".
   void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs);
   ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);
+  // The launches of one sample: the app kernel with its arguments on each output buffer (an
+  // iterated app ping-pongs between two), each with its fill kernel under a two-launch output.
+  std::vector<LaunchStep> launch_steps(Workload& w, const Variant& v, const cl::Program& program,
+                                       cl::Kernel kernel, DeviceUpload& input);
+  void add_bandwidth(const Workload& w, const Variant& v, WorkGroup wg, ResultRow& row);
   // Why a configuration cannot run, judged before building (scheme, device limits, memory).
   std::optional<Verdict> static_check(const Workload& w, const Variant& v, WorkGroup wg) const;
   std::string build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
