@@ -195,9 +195,9 @@ void StorageType::decode(const void* in, float* out, std::size_t n) const {
 const std::vector<StorageType>& storage_types() {
   // CL_FLOAT 0x10DE, CL_HALF_FLOAT 0x10DD (cl.h); bfloat16 has no image channel type in OpenCL 1.2.
   static const std::vector<StorageType> types = {
-      {"f32", 4, "precision_f32.cl", encode_f32, decode_f32, round_f32, 0x10DE},
-      {"f16", 2, "precision_f16.cl", encode_f16, decode_f16, round_to_half, 0x10DD},
-      {"bf16", 2, "precision_bf16.cl", encode_bf16, decode_bf16, round_to_bf16, 0},
+      {"f32", 4, "precision_f32.cl", encode_f32, decode_f32, round_f32, 0x10DE, 23},
+      {"f16", 2, "precision_f16.cl", encode_f16, decode_f16, round_to_half, 0x10DD, 10},
+      {"bf16", 2, "precision_bf16.cl", encode_bf16, decode_bf16, round_to_bf16, 0, 7},
   };
   return types;
 }

@@ -159,7 +159,8 @@ TEST_P(OutputScheme, FusedEqualsSeparateAndTheModel) {
       if (row->status == "not_applicable" && v.load_path().reads_image) continue;  // PoCL's halves
       ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
       const GridD model = model_run(app, v, wg, in_d, input.power ? &pw : nullptr, iterations);
-      EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model)) << row->key;
+      EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model, v.precision_info().out))
+          << row->key;
       ++checked;
       if (std::string(v.fill().name) != "fused") continue;
       Variant separate = v;

@@ -21,6 +21,7 @@
 #include "results.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
+#include "storage_types.hpp"
 
 namespace kperf::test {
 
@@ -194,7 +195,12 @@ inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescrip
 // the [0, 255] scale, whichever is larger. Outputs whose range exceeds 255 (Sobel 5x5 reaches
 // about 2e4) have the absolute part scaled to their range, since float rounding of their sums
 // scales with it. The message names the first few elements off.
-inline ::testing::AssertionResult within_tolerance(const Grid& actual, const GridD& truth) {
+// `stored`: the outputs were stored as this type, and the truth rounded to it. The device computes
+// in float and then rounds, the model in double: where a value lies within float error of a
+// rounding midpoint the two round to neighbours, so one unit in the stored type's last place is
+// allowed (a half holds 226 and 226.125, nothing between).
+inline ::testing::AssertionResult within_tolerance(const Grid& actual, const GridD& truth,
+                                                   const StorageType* stored = nullptr) {
   if (actual.width != truth.width || actual.height != truth.height)
     return ::testing::AssertionFailure() << "size " << actual.width << "x" << actual.height
                                          << " != " << truth.width << "x" << truth.height;
@@ -207,7 +213,9 @@ inline ::testing::AssertionResult within_tolerance(const Grid& actual, const Gri
   for (int y = 0; y < truth.height; ++y)
     for (int x = 0; x < truth.width; ++x) {
       const double t = truth.at(y, x), a = actual.at(y, x);
-      const double tol = std::max(1e-5 * std::fabs(t), abs_tol);
+      double tol = std::max(1e-5 * std::fabs(t), abs_tol);
+      if (stored && stored->bytes < 4 && t != 0 && std::isfinite(t))
+        tol = std::max(tol, std::ldexp(1.0, std::ilogb(t) - stored->mantissa_bits));
       if (!(std::fabs(a - t) <= tol)) {
         if (bad++ < 3)
           first += " (" + std::to_string(y) + "," + std::to_string(x) + "): " + std::to_string(a) +
