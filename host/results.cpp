@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "kernel_axes.hpp"
+#include "structural_axes.hpp"
 
 namespace kperf {
 
@@ -35,24 +36,17 @@ nlohmann::ordered_json stats_json(const TimingStats& t) {
 
 }  // namespace
 
-namespace {
-
-// The structural axes' defaults; the kernel axes' are their values[0].
-const char* const kLoadDefault = "local";
-const char* const kOutputDefault = "none";
-const char* const kOutputReconDefault = "none";
-const char* const kPrecisionDefault = "f32";
-const char* const kPerforateDefault = "device";
-
-}  // namespace
-
 nlohmann::ordered_json axis_defaults_json() {
-  nlohmann::ordered_json j = {{"load", kLoadDefault},
-                              {"output", kOutputDefault},
-                              {"output_recon", kOutputReconDefault},
-                              {"precision", kPrecisionDefault},
-                              {"perforate", kPerforateDefault},
-                              {"iterations_skip", 0}};
+  // The structural axes' fields (a numeric one defaults to 0; output_fill's absence depends on
+  // the output scheme and is documented, not tabled), then the kernel axes' values[0].
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const StructuralAxis& axis : structural_axes())
+    for (const AxisField& field : axis.fields) {
+      if (field.number)
+        j[field.name] = 0;
+      else if (*field.default_text)
+        j[field.name] = field.default_text;
+    }
   for (const KernelAxis& axis : kernel_axes()) {
     const char* name = axis.values[0].name;
     if (axis.numeric_field)
@@ -70,13 +64,13 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["scheme"] = r.scheme;
   j["skip"] = r.skip;
   j["recon"] = r.recon;
-  j["load"] = r.load;
-  j["output"] = r.output;
-  j["output_recon"] = r.output_recon;
-  if (!r.output_fill.empty()) j["output_fill"] = r.output_fill;
-  j["precision"] = r.precision;
-  j["perforate"] = r.perforate;
-  j["iterations_skip"] = r.iterations_skip;
+  for (const StructuralAxis& axis : structural_axes())
+    for (const AxisField& field : axis.fields) {
+      if (field.number)
+        j[field.name] = r.*field.number;
+      else if (!(r.*field.text).empty())  // output_fill without an output scheme
+        j[field.name] = r.*field.text;
+    }
   for (const KernelAxis& axis : kernel_axes()) {
     const auto value = r.kernel_axes.find(axis.field);
     if (value == r.kernel_axes.end()) continue;
@@ -171,14 +165,15 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.skip = j.at("skip").get<int>();
   r.recon = j.at("recon").get<std::string>();
   // Version-1 rows have none of the version-2 axes: their defaults.
-  r.load = j.value("load", std::string(kLoadDefault));
-  r.output = j.value("output", std::string(kOutputDefault));
-  r.output_recon = j.value("output_recon", std::string(kOutputReconDefault));
+  for (const StructuralAxis& axis : structural_axes())
+    for (const AxisField& field : axis.fields) {
+      if (field.number)
+        r.*field.number = j.value(field.name, 0.0);
+      else
+        r.*field.text = j.value(field.name, std::string(field.default_text));
+    }
   // Output schemes were filled by a second launch before the fill became an axis.
-  r.output_fill = j.value("output_fill", std::string(r.output == "none" ? "" : "separate"));
-  r.precision = j.value("precision", std::string(kPrecisionDefault));
-  r.perforate = j.value("perforate", std::string(kPerforateDefault));
-  r.iterations_skip = j.value("iterations_skip", 0.0);
+  if (r.output_fill.empty() && r.output != "none") r.output_fill = "separate";
   for (const KernelAxis& axis : kernel_axes()) {
     if (!j.contains(axis.field)) continue;  // an app it does not apply to, or an older row
     const auto& value = j.at(axis.field);

@@ -22,6 +22,7 @@
 #include "runner_internal.hpp"
 #include "stats.hpp"
 #include "storage.hpp"
+#include "structural_axes.hpp"
 #include "synthetic.hpp"
 
 namespace kperf {
@@ -566,13 +567,7 @@ ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
   row.scheme = v.canonical();
   row.skip = v.skip;
   row.recon = recon_name(v.recon);
-  row.load = v.load_path().name;
-  row.output = v.output.canonical();
-  row.output_recon = recon_name(v.output_recon);
-  if (!v.output.none()) row.output_fill = v.fill().name;
-  row.precision = v.precision_info().name;
-  row.perforate = v.host_perforate ? "host" : "device";
-  row.iterations_skip = v.iterations_skip;
+  set_structural_fields(v, row);
   for (std::size_t i = 0; i < kernel_axes().size(); ++i) {
     const KernelAxis& axis = kernel_axes()[i];
     if (axis.applies_to(app)) row.kernel_axes[axis.field] = axis.values[v.kernel_value(i)].name;

@@ -12,6 +12,7 @@
 #include "kernel_axes.hpp"
 #include "storage.hpp"
 #include "strings.hpp"
+#include "structural_axes.hpp"
 
 namespace kperf {
 
@@ -260,15 +261,9 @@ const PrecisionDescriptor& Variant::precision_info() const {
 
 std::string Variant::axes_key() const {
   std::string key;
-  if (std::string(load_path().name) != "local") key += std::string("/load:") + load_path().name;
-  if (!output.none())
-    key += "/out:" + output.canonical() + "/" + recon_name(output_recon) + "/" + fill().name;
-  if (std::string(precision_info().name) != "f32") key += std::string("/") + precision_info().name;
-  if (host_perforate) key += "/host";
-  if (iterations_skip > 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "/iskip:%g", iterations_skip);
-    key += buf;
+  for (const StructuralAxis& axis : structural_axes()) {
+    const std::string segment = axis.key_segment(*this);
+    if (!segment.empty()) key += "/" + segment;
   }
   key += kernel_axes_key(*this);
   return key.empty() ? key : key.substr(1);
@@ -287,9 +282,10 @@ std::string Variant::id() const {
 std::string Variant::family() const {
   std::vector<std::string> kinds;
   if (!is_accurate()) kinds.push_back(host_perforate ? "host perforation" : "input perforation");
-  if (!output.none()) kinds.push_back("output approximation");
-  if (!precision_info().exact()) kinds.push_back("mixed precision");
-  if (iterations_skip > 0) kinds.push_back("launch perforation");
+  for (const StructuralAxis& axis : structural_axes()) {
+    std::string family = axis.family(*this);
+    if (!family.empty()) kinds.push_back(std::move(family));
+  }
   for (const auto& family : kernel_axes_families(*this)) kinds.push_back(family);
   if (kinds.empty()) return "accurate";
   return kinds.size() == 1 ? kinds[0] : "combination";

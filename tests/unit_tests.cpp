@@ -15,6 +15,7 @@
 #include "kernel_axes.hpp"
 #include "metrics.hpp"
 #include "results.hpp"
+#include "structural_axes.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
 #include "stats.hpp"
@@ -529,6 +530,60 @@ TEST(Parsers, ApproximationAxes) {
 // Every layer reads a kernel axis from its descriptor: the variant list, the result key, the build
 // options, the verdict for apps it does not apply to, the row field and the tuner's exactness. A
 // new descriptor is held to all of it without a new test.
+// Every structural axis drives every layer that reads it: for a variant at a non-default value
+// of that axis alone, its key segment is the variant's whole axes key, its row fields hold the
+// value and survive JSON, its family is the variant's, and at the default it adds nothing.
+TEST(StructuralAxes, EveryLayerReadsTheRegistry) {
+  const Variant base = parse_scheme("accurate");
+  std::map<std::string, Variant> changed;
+  changed["load"] = base;
+  changed["load"].load = &find_load("global");
+  changed["output"] = base;
+  changed["output"].output = parse_output("rows:2");
+  changed["output"].output_recon = Recon::kNn;
+  changed["precision"] = base;
+  changed["precision"].precision = &find_precision("f16");
+  changed["perforate"] = parse_scheme("rows:2");
+  changed["perforate"].recon = Recon::kNn;
+  changed["perforate"].host_perforate = true;
+  changed["iterations_skip"] = base;
+  changed["iterations_skip"].iterations_skip = 0.5;
+  const nlohmann::ordered_json defaults = axis_defaults_json();
+  ASSERT_EQ(structural_axes().size(), changed.size());
+  for (const StructuralAxis& axis : structural_axes()) {
+    EXPECT_EQ(axis.key_segment(base), "") << axis.name;
+    EXPECT_EQ(axis.family(base), "") << axis.name;
+    ASSERT_TRUE(changed.count(axis.name)) << axis.name;
+    const Variant& v = changed.at(axis.name);
+    const std::string segment = axis.key_segment(v);
+    EXPECT_FALSE(segment.empty()) << axis.name;
+    EXPECT_EQ(v.axes_key(), segment) << axis.name;  // no other axis speaks for it
+    const std::string family = axis.family(v);
+    if (!family.empty()) EXPECT_EQ(v.family(), family) << axis.name;
+    ResultRow row, plain;
+    set_structural_fields(v, row);
+    set_structural_fields(base, plain);
+    row.key = plain.key = "k";
+    row.app = plain.app = "gaussian3";
+    row.scheme = plain.scheme = "accurate";
+    row.recon = plain.recon = "none";
+    const nlohmann::ordered_json j = to_json(row), j_plain = to_json(plain);
+    bool differs = false;
+    for (const AxisField& field : axis.fields) {
+      ASSERT_TRUE(j.contains(field.name) || field.text) << field.name;
+      differs = differs || j.value(field.name, nlohmann::json()) !=
+                               j_plain.value(field.name, nlohmann::json());
+      if (field.number || *field.default_text) {
+        ASSERT_TRUE(defaults.contains(field.name)) << field.name;
+        EXPECT_EQ(j_plain.at(field.name), defaults.at(field.name)) << field.name;
+      }
+    }
+    EXPECT_TRUE(differs) << axis.name << ": the row does not show the value";
+    const ResultRow back = row_from_json(nlohmann::json::parse(j.dump()));
+    EXPECT_EQ(to_json(back).dump(), j.dump()) << axis.name;
+  }
+}
+
 TEST(KernelAxes, EveryLayerReadsTheRegistry) {
   AxesSpec defaults;
   defaults.schemes = "accurate";
