@@ -301,22 +301,12 @@ std::string Variant::build_options() const {
   std::string options = std::string("-DKPERF_SCHEME_FILE=") + scheme->cl_file +
                         " -DSKIP=" + std::to_string(skip) +
                         " -DRECON_LI=" + (recon == Recon::kLi ? "1" : "0");
-  // Default axes add nothing, so version-1 configurations build exactly as before.
-  if (load && std::string(load->name) != "local")
-    options += std::string(" -DKPERF_LOAD_FILE=") + load->cl_file;
-  if (!output.none())
-    options += std::string(" -DKPERF_OUTPUT_FILE=") + output.desc->cl_file +
-               " -DOUT_KY=" + std::to_string(output.ky()) +
-               " -DOUT_KX=" + std::to_string(output.kx()) +
-               " -DOUT_LI=" + (output_recon == Recon::kLi ? "1" : "0") +
-               " -DKPERF_OUTPUT_FILL_FILE=" + fill().cl_file +
-               " -DOUT_FUSED=" + (fill().launches == 1 ? "1" : "0");
   if (scheme->frame_free) options += " -DKPERF_FRAME_FREE=1";
-  if (std::string(precision_info().name) != "f32")
-    options += std::string(" -DKPERF_PRECISION_FILE=") + precision_info().cl_file;
-  if (host_perforate)
-    options += std::string(" -DKPERF_PERFORATE_FILE=perforate_host.cl -DKPERF_PACKED_ROWS=") +
-               (std::string(scheme->family) == "rows" ? "1" : "0");
+  // Default axes add nothing, so version-1 configurations build exactly as before.
+  for (const StructuralAxis& axis : structural_axes()) {
+    const std::string axis_options = axis.build_options(*this);
+    if (!axis_options.empty()) options += " " + axis_options;
+  }
   return options + kernel_axes_build_options(*this);
 }
 

@@ -24,7 +24,11 @@ const std::vector<StructuralAxis>& structural_axes() {
        [](const Variant& v) {
          return load_name(v) == "local" ? std::string() : "load:" + load_name(v);
        },
-       [](const Variant&) { return std::string(); }},
+       [](const Variant&) { return std::string(); },
+       [](const Variant& v) {
+         return load_name(v) == "local" ? std::string()
+                                        : std::string("-DKPERF_LOAD_FILE=") + v.load_path().cl_file;
+       }},
       {"output",
        {{"output", &ResultRow::output, nullptr, "none", output_name, nullptr},
         {"output_recon", &ResultRow::output_recon, nullptr, "none", output_recon_name, nullptr},
@@ -37,6 +41,15 @@ const std::vector<StructuralAxis>& structural_axes() {
        },
        [](const Variant& v) {
          return v.output.none() ? std::string() : std::string("output approximation");
+       },
+       [](const Variant& v) {
+         if (v.output.none()) return std::string();
+         return std::string("-DKPERF_OUTPUT_FILE=") + v.output.desc->cl_file +
+                " -DOUT_KY=" + std::to_string(v.output.ky()) +
+                " -DOUT_KX=" + std::to_string(v.output.kx()) +
+                " -DOUT_LI=" + (v.output_recon == Recon::kLi ? "1" : "0") +
+                " -DKPERF_OUTPUT_FILL_FILE=" + v.fill().cl_file +
+                " -DOUT_FUSED=" + (v.fill().launches == 1 ? "1" : "0");
        }},
       {"precision",
        {{"precision", &ResultRow::precision, nullptr, "f32", precision_name, nullptr}},
@@ -45,11 +58,21 @@ const std::vector<StructuralAxis>& structural_axes() {
        },
        [](const Variant& v) {
          return v.precision_info().exact() ? std::string() : std::string("mixed precision");
+       },
+       [](const Variant& v) {
+         return precision_name(v) == "f32"
+                    ? std::string()
+                    : std::string("-DKPERF_PRECISION_FILE=") + v.precision_info().cl_file;
        }},
       {"perforate",
        {{"perforate", &ResultRow::perforate, nullptr, "device", perforate_name, nullptr}},
        [](const Variant& v) { return v.host_perforate ? std::string("host") : std::string(); },
-       [](const Variant&) { return std::string(); }},
+       [](const Variant&) { return std::string(); },
+       [](const Variant& v) {
+         if (!v.host_perforate) return std::string();
+         return std::string("-DKPERF_PERFORATE_FILE=perforate_host.cl -DKPERF_PACKED_ROWS=") +
+                (std::string(v.scheme->family) == "rows" ? "1" : "0");
+       }},
       {"iterations_skip",
        {{"iterations_skip", nullptr, &ResultRow::iterations_skip, nullptr, nullptr,
          iterations_skip_of}},
@@ -61,7 +84,9 @@ const std::vector<StructuralAxis>& structural_axes() {
        },
        [](const Variant& v) {
          return v.iterations_skip > 0 ? std::string("launch perforation") : std::string();
-       }},
+       },
+       // The host launches fewer steps; the kernel is the same.
+       [](const Variant&) { return std::string(); }},
   };
   return axes;
 }

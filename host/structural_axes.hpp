@@ -32,6 +32,9 @@ struct StructuralAxis {
   // The approximation family of a variant's value; "" at the default, for a value that changes no
   // output (a load path) and for the perforation site (it is the input scheme's).
   std::string (*family)(const Variant&);
+  // The -D options selecting the value in the kernel sources ("-DKPERF_LOAD_FILE=load_global.cl");
+  // "" at the default, so version-1 configurations build exactly as before.
+  std::string (*build_options)(const Variant&);
 };
 
 // In key order.

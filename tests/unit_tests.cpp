@@ -15,10 +15,10 @@
 #include "kernel_axes.hpp"
 #include "metrics.hpp"
 #include "results.hpp"
-#include "structural_axes.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
 #include "stats.hpp"
+#include "structural_axes.hpp"
 #include "synthetic.hpp"
 #include "test_support.hpp"
 #include "tune.hpp"
@@ -548,6 +548,11 @@ TEST(StructuralAxes, EveryLayerReadsTheRegistry) {
   changed["perforate"].host_perforate = true;
   changed["iterations_skip"] = base;
   changed["iterations_skip"].iterations_skip = 0.5;
+  // What each changed variant is with that axis at its default.
+  std::map<std::string, Variant> unchanged;
+  for (const auto& [name, v] : changed) unchanged[name] = base;
+  unchanged["perforate"] = changed["perforate"];
+  unchanged["perforate"].host_perforate = false;
   const nlohmann::ordered_json defaults = axis_defaults_json();
   ASSERT_EQ(structural_axes().size(), changed.size());
   for (const StructuralAxis& axis : structural_axes()) {
@@ -558,6 +563,11 @@ TEST(StructuralAxes, EveryLayerReadsTheRegistry) {
     const std::string segment = axis.key_segment(v);
     EXPECT_FALSE(segment.empty()) << axis.name;
     EXPECT_EQ(v.axes_key(), segment) << axis.name;  // no other axis speaks for it
+    EXPECT_EQ(axis.build_options(unchanged.at(axis.name)), "") << axis.name;
+    const std::string options = axis.build_options(v);
+    EXPECT_EQ(v.build_options(),
+              unchanged.at(axis.name).build_options() + (options.empty() ? "" : " " + options))
+        << axis.name;
     const std::string family = axis.family(v);
     if (!family.empty()) EXPECT_EQ(v.family(), family) << axis.name;
     ResultRow row, plain;
