@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -71,17 +72,70 @@ bool is_exact(const Variant &v) {
 std::string family_of(const Variant &v) { return v.family(); }
 
 std::vector<AxisGroup> all_groups() {
-  std::vector<AxisGroup> groups = {AxisGroup::kInput, AxisGroup::kLoad, AxisGroup::kOutput,
-                                   AxisGroup::kPrecision};
+  std::vector<AxisGroup> groups;
+  for (int id = 0; id < AxisGroup::kStructural; ++id) groups.push_back(AxisGroup{id});
   for (std::size_t i = 0; i < kernel_axes().size(); ++i)
     if (kernel_axes()[i].tune_default) groups.push_back(AxisGroup::kernel(i));
   return groups;
 }
 
+namespace {
+
+// The tuner's structural groups, in AxisGroup order: which fields of a donor variant a group's
+// value carries, which lists of the command line it reads, and which values it admits. The input
+// scheme travels with its reconstruction and perforation site, the output scheme with its
+// reconstruction and fill.
+struct StructuralGroup {
+  const char *name;
+  void (*take)(Variant &base, const Variant &donor);
+  void (*select)(AxesSpec &one, const AxesSpec &axes);
+  bool (*admits)(const Variant &v);
+};
+constexpr StructuralGroup kStructuralGroups[] = {
+    {"input",
+     [](Variant &b, const Variant &d) {
+       b.scheme = d.scheme;
+       b.skip = d.skip;
+       b.recon = d.recon;
+       b.host_perforate = d.host_perforate;
+     },
+     [](AxesSpec &s, const AxesSpec &a) {
+       s.schemes = a.schemes;
+       s.recons = a.recons;
+       s.perforates = a.perforates;
+     },
+     // Host perforation packs whole lines: rows:K and cols:K only.
+     [](const Variant &v) {
+       const std::string family = v.scheme->family;
+       return !v.host_perforate || family == "rows" || family == "cols";
+     }},
+    {"load", [](Variant &b, const Variant &d) { b.load = d.load; },
+     [](AxesSpec &s, const AxesSpec &a) { s.loads = a.loads; },
+     [](const Variant &) { return true; }},
+    {"output",
+     [](Variant &b, const Variant &d) {
+       b.output = d.output;
+       b.output_recon = d.output_recon;
+       b.output_fill = d.output_fill;
+     },
+     [](AxesSpec &s, const AxesSpec &a) {
+       s.outputs = a.outputs;
+       s.output_recons = a.output_recons;
+       s.output_fills = a.output_fills;
+     },
+     [](const Variant &) { return true; }},
+    {"precision", [](Variant &b, const Variant &d) { b.precision = d.precision; },
+     [](AxesSpec &s, const AxesSpec &a) { s.precisions = a.precisions; },
+     [](const Variant &) { return true; }},
+};
+static_assert(std::size(kStructuralGroups) == AxisGroup::kStructural,
+              "AxisGroup::kStructural counts the rows of kStructuralGroups");
+
+}  // namespace
+
 std::string group_name(AxisGroup group) {
   if (group.is_kernel()) return kernel_axes()[group.kernel_axis()].flag;
-  static const char *const names[] = {"input", "load", "output", "precision"};
-  return names[group.id];
+  return kStructuralGroups[group.id].name;
 }
 
 Variant default_variant() {
@@ -95,19 +149,8 @@ Variant with_group(Variant base, AxisGroup group, const Variant &donor) {
     const std::size_t axis = group.kernel_axis();
     if (base.kernel_values.size() <= axis) base.kernel_values.resize(axis + 1, 0);
     base.kernel_values[axis] = donor.kernel_value(axis);
-  } else if (group == AxisGroup::kInput) {
-    base.scheme = donor.scheme;
-    base.skip = donor.skip;
-    base.recon = donor.recon;
-    base.host_perforate = donor.host_perforate;
-  } else if (group == AxisGroup::kLoad) {
-    base.load = donor.load;
-  } else if (group == AxisGroup::kOutput) {
-    base.output = donor.output;
-    base.output_recon = donor.output_recon;
-    base.output_fill = donor.output_fill;
-  } else if (group == AxisGroup::kPrecision) {
-    base.precision = donor.precision;
+  } else {
+    kStructuralGroups[group.id].take(base, donor);
   }
   return base;
 }
@@ -117,33 +160,13 @@ TuneSpace make_space(const AxesSpec &axes) {
   AxesSpec one;  // every axis at its default but the one being read
   one.schemes = "accurate";
   auto read = [&](AxesSpec spec) { return parse_variants(spec); };
-  {
+  for (int id = 0; id < AxisGroup::kStructural; ++id) {
+    const StructuralGroup &group = kStructuralGroups[id];
     AxesSpec s = one;
-    s.schemes = axes.schemes;
-    s.recons = axes.recons;
-    s.perforates = axes.perforates;
-    for (const auto &v : read(s)) {
-      const std::string family = v.scheme->family;
-      if (v.host_perforate && family != "rows" && family != "cols") continue;
-      space.values[AxisGroup::kInput].push_back(v);
-    }
-  }
-  {
-    AxesSpec s = one;
-    s.loads = axes.loads;
-    space.values[AxisGroup::kLoad] = read(s);
-  }
-  {
-    AxesSpec s = one;
-    s.outputs = axes.outputs;
-    s.output_recons = axes.output_recons;
-    s.output_fills = axes.output_fills;
-    space.values[AxisGroup::kOutput] = read(s);
-  }
-  {
-    AxesSpec s = one;
-    s.precisions = axes.precisions;
-    space.values[AxisGroup::kPrecision] = read(s);
+    group.select(s, axes);
+    std::vector<Variant> &values = space.values[AxisGroup{id}];
+    for (const auto &v : read(s))
+      if (group.admits(v)) values.push_back(v);
   }
   for (const AxisGroup g : all_groups()) {
     if (!g.is_kernel()) continue;

@@ -56,10 +56,13 @@ std::string family_of(const Variant &v);
 // (kernel_axes.hpp: a tune default) is a group of its own.
 struct AxisGroup {
   int id = 0;
+  // The structural groups are the rows of tune.cpp's group table (a static_assert holds the two
+  // together); the kernel axes follow them.
+  static constexpr int kStructural = 4;
   static const AxisGroup kInput, kLoad, kOutput, kPrecision;
-  static AxisGroup kernel(std::size_t axis) { return {4 + static_cast<int>(axis)}; }
-  bool is_kernel() const { return id >= 4; }
-  std::size_t kernel_axis() const { return static_cast<std::size_t>(id - 4); }
+  static AxisGroup kernel(std::size_t axis) { return {kStructural + static_cast<int>(axis)}; }
+  bool is_kernel() const { return id >= kStructural; }
+  std::size_t kernel_axis() const { return static_cast<std::size_t>(id - kStructural); }
   bool operator<(AxisGroup o) const { return id < o.id; }
   bool operator==(AxisGroup o) const { return id == o.id; }
 };
