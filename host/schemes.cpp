@@ -364,8 +364,6 @@ Recon parse_recon(const std::string& text) {
   throw std::invalid_argument("unknown reconstruction '" + text + "' (valid: nn, li, all)");
 }
 
-namespace {
-
 std::vector<Recon> parse_recon_list(const std::string& text) {
   std::vector<Recon> out;
   for (const auto& r : split_list(text)) {
@@ -375,15 +373,6 @@ std::vector<Recon> parse_recon_list(const std::string& text) {
   }
   return out;
 }
-
-template <typename T, typename Parse>
-std::vector<T> parse_unique(const std::string& text, Parse parse) {
-  std::vector<T> out;
-  for (const auto& item : split_list(text)) out.push_back(parse(item));
-  return out;
-}
-
-}  // namespace
 
 std::vector<double> parse_iterations_skip_list(const std::string& text) {
   std::vector<double> out;
@@ -401,76 +390,47 @@ std::vector<double> parse_iterations_skip_list(const std::string& text) {
 
 std::vector<Variant> parse_variants(const AxesSpec& axes) {
   const std::vector<Recon> recon_list = parse_recon_list(axes.recons);
-  const std::vector<Recon> out_recon_list = parse_recon_list(axes.output_recons);
-  const auto loads = parse_unique<const LoadDescriptor*>(
-      axes.loads, [](const std::string& n) { return &find_load(n); });
-  const auto outputs = parse_unique<OutputScheme>(axes.outputs, parse_output);
-  const auto fills = parse_unique<const OutputFillDescriptor*>(
-      axes.output_fills, [](const std::string& n) { return &find_output_fill(n); });
-  const bool any_output =
-      std::any_of(outputs.begin(), outputs.end(), [](const OutputScheme& o) { return !o.none(); });
-  for (const auto* fill : fills)
-    if (!any_output && fill != &output_fill_registry().front())
-      throw std::invalid_argument(std::string("--output-fill ") + fill->name +
-                                  " needs an output scheme (--output rows:K, cols:K or center:K)");
-  const auto iskips = parse_iterations_skip_list(axes.iterations_skips);
-  // Every combination of the kernel axes' values, each a vector of value indices.
-  std::vector<std::vector<int>> kernel_combos = {{}};
-  for (const auto& values : parse_kernel_axis_lists(axes.kernel)) {
-    std::vector<std::vector<int>> next;
-    for (const auto& combo : kernel_combos)
-      for (int value : values) {
-        next.push_back(combo);
-        next.back().push_back(value);
-      }
-    kernel_combos = std::move(next);
-  }
-  const auto precisions = parse_unique<const PrecisionDescriptor*>(
-      axes.precisions, [](const std::string& n) { return &find_precision(n); });
-  const auto perforates = parse_unique<bool>(axes.perforates, [](const std::string& n) {
-    if (n != "device" && n != "host")
-      throw std::invalid_argument("unknown --perforate '" + n + "' (valid: device, host)");
-    return n == "host";
-  });
   std::vector<std::string> names = split_list(axes.schemes);
   if (names.size() == 1 && names[0] == "all")
     names = {"accurate", "stencil", "rows:2", "rows:3", "rows:4", "cols:2", "cols:3"};
-  std::vector<Variant> inputs;
+  std::vector<Variant> all;
   for (const auto& name : names) {
     Variant v = parse_scheme(name);
     std::vector<Recon> rs = {v.is_accurate() ? Recon::kNone : Recon::kNn};
     if (v.scheme->uses_recon) rs = recon_list;
     for (Recon r : rs) {
       v.recon = r;
-      inputs.push_back(v);
+      all.push_back(v);
     }
   }
+  // Crossed with every structural axis's values in registry order (the first varies slowest),
+  // then with every combination of the kernel axes' values.
+  for (const StructuralAxis& axis : structural_axes()) {
+    const auto choices = axis.choices(axes);
+    std::vector<Variant> next;
+    for (const Variant& v : all)
+      for (const auto& choose : choices) {
+        next.push_back(v);
+        choose(next.back());
+      }
+    all = std::move(next);
+  }
+  for (const auto& values : parse_kernel_axis_lists(axes.kernel)) {
+    std::vector<Variant> next;
+    for (const Variant& v : all)
+      for (int value : values) {
+        next.push_back(v);
+        next.back().kernel_values.push_back(value);
+      }
+    all = std::move(next);
+  }
   std::vector<Variant> out;
-  auto add = [&](const Variant& v) {
-    for (const auto& o : out)
-      if (o.label() == v.label() && o.axes_key() == v.axes_key()) return;
-    out.push_back(v);
-  };
-  for (Variant v : inputs)
-    for (const auto* load : loads)
-      for (const auto& output : outputs)
-        for (Recon out_recon : output.none() ? std::vector<Recon>{Recon::kNone} : out_recon_list)
-          for (const auto* fill :
-               output.none() ? std::vector<const OutputFillDescriptor*>{nullptr} : fills)
-            for (const auto* precision : precisions)
-              for (bool host : perforates)
-                for (double iskip : iskips)
-                  for (const auto& kernel_values : kernel_combos) {
-                    v.load = load;
-                    v.output = output;
-                    v.output_recon = out_recon;
-                    v.output_fill = fill;
-                    v.precision = precision;
-                    v.host_perforate = host;
-                    v.iterations_skip = iskip;
-                    v.kernel_values = kernel_values;
-                    add(v);
-                  }
+  for (const Variant& v : all) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Variant& o) {
+      return o.label() == v.label() && o.axes_key() == v.axes_key();
+    });
+    if (!seen) out.push_back(v);
+  }
   return out;
 }
 

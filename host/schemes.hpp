@@ -210,6 +210,8 @@ struct AxesSpec {
 std::vector<Variant> parse_variants(const AxesSpec& axes);
 std::vector<Variant> parse_variants(const std::string& schemes, const std::string& recons);
 Recon parse_recon(const std::string& text);
+// A comma-separated list of reconstructions ("nn,li", "all"), each once.
+std::vector<Recon> parse_recon_list(const std::string& text);
 std::vector<double> parse_iterations_skip_list(const std::string& text);
 
 // The block of outputs a work-group accounts for: its work-items times their outputs, times

@@ -1,7 +1,11 @@
 // The structural axes' descriptors.
 #include "structural_axes.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <stdexcept>
+
+#include "strings.hpp"
 
 namespace kperf {
 
@@ -14,6 +18,70 @@ std::string output_fill_name(const Variant& v) { return v.output.none() ? "" : v
 std::string precision_name(const Variant& v) { return v.precision_info().name; }
 std::string perforate_name(const Variant& v) { return v.host_perforate ? "host" : "device"; }
 double iterations_skip_of(const Variant& v) { return v.iterations_skip; }
+
+using Choices = std::vector<std::function<void(Variant&)>>;
+
+Choices load_choices(const AxesSpec& axes) {
+  Choices out;
+  for (const auto& name : split_list(axes.loads)) {
+    const LoadDescriptor* load = &find_load(name);
+    out.push_back([load](Variant& v) { v.load = load; });
+  }
+  return out;
+}
+
+// Each output scheme with each reconstruction and fill (none for no output scheme).
+Choices output_choices(const AxesSpec& axes) {
+  std::vector<OutputScheme> outputs;
+  for (const auto& name : split_list(axes.outputs)) outputs.push_back(parse_output(name));
+  const std::vector<Recon> recons = parse_recon_list(axes.output_recons);
+  std::vector<const OutputFillDescriptor*> fills;
+  for (const auto& name : split_list(axes.output_fills)) fills.push_back(&find_output_fill(name));
+  const bool any_output =
+      std::any_of(outputs.begin(), outputs.end(), [](const OutputScheme& o) { return !o.none(); });
+  for (const auto* fill : fills)
+    if (!any_output && fill != &output_fill_registry().front())
+      throw std::invalid_argument(std::string("--output-fill ") + fill->name +
+                                  " needs an output scheme (--output rows:K, cols:K or center:K)");
+  Choices out;
+  for (const auto& output : outputs)
+    for (Recon recon : output.none() ? std::vector<Recon>{Recon::kNone} : recons)
+      for (const auto* fill :
+           output.none() ? std::vector<const OutputFillDescriptor*>{nullptr} : fills)
+        out.push_back([output, recon, fill](Variant& v) {
+          v.output = output;
+          v.output_recon = recon;
+          v.output_fill = fill;
+        });
+  return out;
+}
+
+Choices precision_choices(const AxesSpec& axes) {
+  Choices out;
+  for (const auto& name : split_list(axes.precisions)) {
+    const PrecisionDescriptor* precision = &find_precision(name);
+    out.push_back([precision](Variant& v) { v.precision = precision; });
+  }
+  return out;
+}
+
+Choices perforate_choices(const AxesSpec& axes) {
+  Choices out;
+  for (const auto& name : split_list(axes.perforates)) {
+    if (name != "device" && name != "host")
+      throw std::invalid_argument("unknown --perforate '" + name + "' (valid: device, host)");
+    const bool host = name == "host";
+    out.push_back([host](Variant& v) { v.host_perforate = host; });
+  }
+  return out;
+}
+
+Choices iterations_skip_choices(const AxesSpec& axes) {
+  Choices out;
+  for (double skip : parse_iterations_skip_list(axes.iterations_skips))
+    out.push_back([skip](Variant& v) { v.iterations_skip = skip; });
+  return out;
+}
 
 }  // namespace
 
@@ -28,7 +96,8 @@ const std::vector<StructuralAxis>& structural_axes() {
        [](const Variant& v) {
          return load_name(v) == "local" ? std::string()
                                         : std::string("-DKPERF_LOAD_FILE=") + v.load_path().cl_file;
-       }},
+       },
+       load_choices},
       {"output",
        {{"output", &ResultRow::output, nullptr, "none", output_name, nullptr},
         {"output_recon", &ResultRow::output_recon, nullptr, "none", output_recon_name, nullptr},
@@ -50,7 +119,8 @@ const std::vector<StructuralAxis>& structural_axes() {
                 " -DOUT_LI=" + (v.output_recon == Recon::kLi ? "1" : "0") +
                 " -DKPERF_OUTPUT_FILL_FILE=" + v.fill().cl_file +
                 " -DOUT_FUSED=" + (v.fill().launches == 1 ? "1" : "0");
-       }},
+       },
+       output_choices},
       {"precision",
        {{"precision", &ResultRow::precision, nullptr, "f32", precision_name, nullptr}},
        [](const Variant& v) {
@@ -63,7 +133,8 @@ const std::vector<StructuralAxis>& structural_axes() {
          return precision_name(v) == "f32"
                     ? std::string()
                     : std::string("-DKPERF_PRECISION_FILE=") + v.precision_info().cl_file;
-       }},
+       },
+       precision_choices},
       {"perforate",
        {{"perforate", &ResultRow::perforate, nullptr, "device", perforate_name, nullptr}},
        [](const Variant& v) { return v.host_perforate ? std::string("host") : std::string(); },
@@ -72,7 +143,8 @@ const std::vector<StructuralAxis>& structural_axes() {
          if (!v.host_perforate) return std::string();
          return std::string("-DKPERF_PERFORATE_FILE=perforate_host.cl -DKPERF_PACKED_ROWS=") +
                 (std::string(v.scheme->family) == "rows" ? "1" : "0");
-       }},
+       },
+       perforate_choices},
       {"iterations_skip",
        {{"iterations_skip", nullptr, &ResultRow::iterations_skip, nullptr, nullptr,
          iterations_skip_of}},
@@ -86,7 +158,8 @@ const std::vector<StructuralAxis>& structural_axes() {
          return v.iterations_skip > 0 ? std::string("launch perforation") : std::string();
        },
        // The host launches fewer steps; the kernel is the same.
-       [](const Variant&) { return std::string(); }},
+       [](const Variant&) { return std::string(); },
+       iterations_skip_choices},
   };
   return axes;
 }

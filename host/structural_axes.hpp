@@ -5,6 +5,7 @@
 // reconstruction lead the key and are not among them.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct StructuralAxis {
   // The -D options selecting the value in the kernel sources ("-DKPERF_LOAD_FILE=load_global.cl");
   // "" at the default, so version-1 configurations build exactly as before.
   std::string (*build_options)(const Variant&);
+  // The values the command line lists (AxesSpec), each as what it sets on a variant; parse_variants
+  // crosses them in registry order. Throws std::invalid_argument for a bad value.
+  std::vector<std::function<void(Variant&)>> (*choices)(const AxesSpec& axes);
 };
 
 // In key order.

@@ -553,6 +553,17 @@ TEST(StructuralAxes, EveryLayerReadsTheRegistry) {
   for (const auto& [name, v] : changed) unchanged[name] = base;
   unchanged["perforate"] = changed["perforate"];
   unchanged["perforate"].host_perforate = false;
+  // The same values as the command line gives them, crossed by parse_variants.
+  std::map<std::string, AxesSpec> spec;
+  for (const auto& [name, v] : changed) spec[name].schemes = "accurate";
+  spec["load"].loads = "global";
+  spec["output"].outputs = "rows:2";
+  spec["output"].output_recons = "nn";
+  spec["precision"].precisions = "f16";
+  spec["perforate"].schemes = "rows:2";
+  spec["perforate"].recons = "nn";
+  spec["perforate"].perforates = "host";
+  spec["iterations_skip"].iterations_skips = "0.5";
   const nlohmann::ordered_json defaults = axis_defaults_json();
   ASSERT_EQ(structural_axes().size(), changed.size());
   for (const StructuralAxis& axis : structural_axes()) {
@@ -563,6 +574,10 @@ TEST(StructuralAxes, EveryLayerReadsTheRegistry) {
     const std::string segment = axis.key_segment(v);
     EXPECT_FALSE(segment.empty()) << axis.name;
     EXPECT_EQ(v.axes_key(), segment) << axis.name;  // no other axis speaks for it
+    const std::vector<Variant> parsed = parse_variants(spec.at(axis.name));
+    ASSERT_EQ(parsed.size(), 1u) << axis.name;
+    EXPECT_EQ(parsed[0].id(), v.id()) << axis.name;
+    EXPECT_EQ(axis.choices(spec.at(axis.name)).size(), 1u) << axis.name;
     EXPECT_EQ(axis.build_options(unchanged.at(axis.name)), "") << axis.name;
     const std::string options = axis.build_options(v);
     EXPECT_EQ(v.build_options(),
