@@ -447,29 +447,8 @@ WorkGroup block_of(const Variant& v, WorkGroup wg) {
 }
 
 std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app, WorkGroup wg) {
-  if (v.iterations_skip > 0 && !app.traits.iterated)
-    return Verdict{"not_applicable",
-                   "launch perforation (--iterations-skip) applies to iterated "
-                   "apps (hotspot)"};
-  if (v.load_path().reads_image && app.traits.iterated)
-    return Verdict{"not_applicable", std::string(app.name) +
-                                         " iterates on its output buffer and an OpenCL 1.2 "
-                                         "kernel cannot write the image it reads"};
-  const std::string family = v.scheme->family;
-  if (v.host_perforate && family != "rows" && family != "cols")
-    return Verdict{"not_applicable", "host perforation packs the kept lines of rows:K or cols:K; " +
-                                         v.canonical() + " keeps no whole lines"};
-  if (v.host_perforate && app.traits.iterated)
-    return Verdict{"not_applicable", std::string(app.name) +
-                                         " iterates on its own full-grid output, so only its "
-                                         "first step could read a host-packed input"};
-  if (app.traits.iterated && v.precision_info().in != v.precision_info().out)
-    return Verdict{"not_applicable",
-                   std::string(app.name) + "'s output is the next step's input: " +
-                       v.precision_info().name + " would store them at different precisions"};
-  if (v.load_path().reads_image && v.precision_info().in->image_channel_type == 0)
-    return Verdict{"not_applicable", std::string("no OpenCL image channel type holds ") +
-                                         v.precision_info().in->name + " (the image load path)"};
+  for (const StructuralAxis& axis : structural_axes())
+    if (auto verdict = axis.verdict(v, app)) return verdict;
   if (auto verdict = check_kernel_axes(v, app)) return verdict;
   return check_variant(v, app.radius, wg);
 }

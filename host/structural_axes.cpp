@@ -21,6 +21,51 @@ double iterations_skip_of(const Variant& v) { return v.iterations_skip; }
 
 using Choices = std::vector<std::function<void(Variant&)>>;
 
+std::optional<Verdict> not_applicable(std::string reason) {
+  return Verdict{"not_applicable", std::move(reason)};
+}
+
+std::optional<Verdict> load_verdict(const Variant& v, const AppDescriptor& app) {
+  if (!v.load_path().reads_image) return std::nullopt;
+  if (app.traits.iterated)
+    return not_applicable(std::string(app.name) +
+                          " iterates on its output buffer and an OpenCL 1.2 kernel cannot write "
+                          "the image it reads");
+  if (v.precision_info().in->image_channel_type == 0)
+    return not_applicable(std::string("no OpenCL image channel type holds ") +
+                          v.precision_info().in->name + " (the image load path)");
+  return std::nullopt;
+}
+
+std::optional<Verdict> precision_verdict(const Variant& v, const AppDescriptor& app) {
+  if (app.traits.iterated && v.precision_info().in != v.precision_info().out)
+    return not_applicable(std::string(app.name) + "'s output is the next step's input: " +
+                          v.precision_info().name + " would store them at different precisions");
+  return std::nullopt;
+}
+
+std::optional<Verdict> perforate_verdict(const Variant& v, const AppDescriptor& app) {
+  if (!v.host_perforate) return std::nullopt;
+  const std::string family = v.scheme->family;
+  if (family != "rows" && family != "cols")
+    return not_applicable("host perforation packs the kept lines of rows:K or cols:K; " +
+                          v.canonical() + " keeps no whole lines");
+  if (app.traits.iterated)
+    return not_applicable(std::string(app.name) +
+                          " iterates on its own full-grid output, so only its first step could "
+                          "read a host-packed input");
+  return std::nullopt;
+}
+
+std::optional<Verdict> iterations_skip_verdict(const Variant& v, const AppDescriptor& app) {
+  if (v.iterations_skip > 0 && !app.traits.iterated)
+    return not_applicable(
+        "launch perforation (--iterations-skip) applies to iterated apps (hotspot)");
+  return std::nullopt;
+}
+
+std::optional<Verdict> no_verdict(const Variant&, const AppDescriptor&) { return std::nullopt; }
+
 Choices load_choices(const AxesSpec& axes) {
   Choices out;
   for (const auto& name : split_list(axes.loads)) {
@@ -97,7 +142,8 @@ const std::vector<StructuralAxis>& structural_axes() {
          return load_name(v) == "local" ? std::string()
                                         : std::string("-DKPERF_LOAD_FILE=") + v.load_path().cl_file;
        },
-       load_choices},
+       load_choices,
+       load_verdict},
       {"output",
        {{"output", &ResultRow::output, nullptr, "none", output_name, nullptr},
         {"output_recon", &ResultRow::output_recon, nullptr, "none", output_recon_name, nullptr},
@@ -120,7 +166,8 @@ const std::vector<StructuralAxis>& structural_axes() {
                 " -DKPERF_OUTPUT_FILL_FILE=" + v.fill().cl_file +
                 " -DOUT_FUSED=" + (v.fill().launches == 1 ? "1" : "0");
        },
-       output_choices},
+       output_choices,
+       no_verdict},
       {"precision",
        {{"precision", &ResultRow::precision, nullptr, "f32", precision_name, nullptr}},
        [](const Variant& v) {
@@ -134,7 +181,8 @@ const std::vector<StructuralAxis>& structural_axes() {
                     ? std::string()
                     : std::string("-DKPERF_PRECISION_FILE=") + v.precision_info().cl_file;
        },
-       precision_choices},
+       precision_choices,
+       precision_verdict},
       {"perforate",
        {{"perforate", &ResultRow::perforate, nullptr, "device", perforate_name, nullptr}},
        [](const Variant& v) { return v.host_perforate ? std::string("host") : std::string(); },
@@ -144,7 +192,8 @@ const std::vector<StructuralAxis>& structural_axes() {
          return std::string("-DKPERF_PERFORATE_FILE=perforate_host.cl -DKPERF_PACKED_ROWS=") +
                 (std::string(v.scheme->family) == "rows" ? "1" : "0");
        },
-       perforate_choices},
+       perforate_choices,
+       perforate_verdict},
       {"iterations_skip",
        {{"iterations_skip", nullptr, &ResultRow::iterations_skip, nullptr, nullptr,
          iterations_skip_of}},
@@ -159,7 +208,8 @@ const std::vector<StructuralAxis>& structural_axes() {
        },
        // The host launches fewer steps; the kernel is the same.
        [](const Variant&) { return std::string(); },
-       iterations_skip_choices},
+       iterations_skip_choices,
+       iterations_skip_verdict},
   };
   return axes;
 }

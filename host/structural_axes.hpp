@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct StructuralAxis {
   // The values the command line lists (AxesSpec), each as what it sets on a variant; parse_variants
   // crosses them in registry order. Throws std::invalid_argument for a bad value.
   std::vector<std::function<void(Variant&)>> (*choices)(const AxesSpec& axes);
+  // Why the variant's value cannot run for this app (a not_applicable row), or nothing.
+  std::optional<Verdict> (*verdict)(const Variant& v, const AppDescriptor& app);
 };
 
 // In key order.

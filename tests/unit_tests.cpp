@@ -569,6 +569,8 @@ TEST(StructuralAxes, EveryLayerReadsTheRegistry) {
   for (const StructuralAxis& axis : structural_axes()) {
     EXPECT_EQ(axis.key_segment(base), "") << axis.name;
     EXPECT_EQ(axis.family(base), "") << axis.name;
+    for (const auto& app : app_registry())
+      EXPECT_FALSE(axis.verdict(base, app)) << axis.name << " " << app.name;
     ASSERT_TRUE(changed.count(axis.name)) << axis.name;
     const Variant& v = changed.at(axis.name);
     const std::string segment = axis.key_segment(v);
@@ -578,6 +580,13 @@ TEST(StructuralAxes, EveryLayerReadsTheRegistry) {
     ASSERT_EQ(parsed.size(), 1u) << axis.name;
     EXPECT_EQ(parsed[0].id(), v.id()) << axis.name;
     EXPECT_EQ(axis.choices(spec.at(axis.name)).size(), 1u) << axis.name;
+    // Applicability is the axis's own: launch perforation needs an iterated app, and an iterated
+    // app takes neither a host-packed input nor an f16 input under a float output.
+    const AppDescriptor &image_app = find_app("gaussian3"), &iterated = find_app("hotspot");
+    EXPECT_EQ(axis.verdict(v, image_app).has_value(), axis.name == std::string("iterations_skip"))
+        << axis.name;
+    if (axis.name == std::string("perforate")) EXPECT_TRUE(axis.verdict(v, iterated));
+    if (axis.name == std::string("iterations_skip")) EXPECT_FALSE(axis.verdict(v, iterated));
     EXPECT_EQ(axis.build_options(unchanged.at(axis.name)), "") << axis.name;
     const std::string options = axis.build_options(v);
     EXPECT_EQ(v.build_options(),
