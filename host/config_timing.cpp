@@ -25,6 +25,36 @@ void SampleLaunches::enqueue(cl::CommandQueue& queue, std::vector<cl::Event>* ev
   }
 }
 
+namespace {
+
+// Host memory allocated by the runtime (CL_MEM_ALLOC_HOST_PTR) and mapped once, for as long as
+// the object lives.
+class PinnedMemory {
+ public:
+  PinnedMemory(const cl::Context& context, cl::CommandQueue& queue, std::size_t bytes)
+      : queue_(queue), buffer_(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes) {
+    data_ = static_cast<unsigned char*>(
+        queue_.enqueueMapBuffer(buffer_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes));
+  }
+  ~PinnedMemory() {
+    try {
+      queue_.enqueueUnmapMemObject(buffer_, data_);
+      queue_.finish();
+    } catch (const cl::Error&) {
+    }
+  }
+  PinnedMemory(const PinnedMemory&) = delete;
+  PinnedMemory& operator=(const PinnedMemory&) = delete;
+  unsigned char* data() const { return data_; }
+
+ private:
+  cl::CommandQueue& queue_;
+  cl::Buffer buffer_;
+  unsigned char* data_ = nullptr;
+};
+
+}  // namespace
+
 SampleLaunches Runner::sample_launches(const Variant& v, const Workload& w,
                                        std::vector<LaunchStep>& steps, const cl::NDRange& global,
                                        const cl::NDRange& local, int launches) const {
@@ -149,29 +179,9 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
   const std::size_t up_bytes = input.host.size();
   const std::size_t power_bytes = second ? n * in_type.bytes : 0;
   const std::size_t down_bytes = n * out_type.bytes;
-  // Pinned host memory, as a GPU user would transfer from: allocated by the runtime and mapped
-  // once for the whole configuration.
-  cl::Buffer pinned_up(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, up_bytes + power_bytes);
-  cl::Buffer pinned_down(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, down_bytes);
-  auto* up = static_cast<unsigned char*>(q.enqueueMapBuffer(
-      pinned_up, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, up_bytes + power_bytes));
-  auto* down = static_cast<unsigned char*>(
-      q.enqueueMapBuffer(pinned_down, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, down_bytes));
-  struct Unmap {
-    cl::CommandQueue& q;
-    cl::Buffer& up_buffer;
-    void* up;
-    cl::Buffer& down_buffer;
-    void* down;
-    ~Unmap() {
-      try {
-        q.enqueueUnmapMemObject(up_buffer, up);
-        q.enqueueUnmapMemObject(down_buffer, down);
-        q.finish();
-      } catch (const cl::Error&) {
-      }
-    }
-  } unmap{q, pinned_up, up, pinned_down, down};
+  // Pinned host memory, as a GPU user would transfer from.
+  const PinnedMemory pinned_up(ctx, q, up_bytes + power_bytes), pinned_down(ctx, q, down_bytes);
+  unsigned char *up = pinned_up.data(), *down = pinned_down.data();
 
   // f32 on the device: the input already sits in pinned memory, nothing to prepare per
   // repetition. Otherwise the host packs and/or converts it there each repetition, timed.

@@ -57,6 +57,33 @@ nlohmann::ordered_json axis_defaults_json() {
   return j;
 }
 
+namespace {
+
+// --transfers: the medians, host packing against its memcpy, and every sample.
+void add_transfers(const ResultRow::TransferSamples& t, nlohmann::ordered_json& j) {
+  j["transfer_ns"] = {{"write", stats_json(summarize(t.write))},
+                      {"read", stats_json(summarize(t.read))}};
+  j["host_pack_ns"] = summarize(t.host_pack).median;
+  if (!t.host_memcpy.empty()) {
+    // Bandwidths in bytes written per ns (GB/s): packing against a memcpy of those bytes.
+    const double pack = summarize(t.host_pack).median, copy = summarize(t.host_memcpy).median;
+    j["host_pack"] = {{"bytes", t.host_bytes},
+                      {"pack_gbps", pack > 0 ? t.host_bytes / pack : 0.0},
+                      {"memcpy_ns", copy},
+                      {"memcpy_gbps", copy > 0 ? t.host_bytes / copy : 0.0},
+                      {"of_memcpy", pack > 0 && copy > 0 ? copy / pack : 0.0}};
+  }
+  j["end_to_end_ns"] = summarize(t.end_to_end).median;
+  j["transfer_samples_ns"] = {{"write", t.write},
+                              {"read", t.read},
+                              {"host_pack", t.host_pack},
+                              {"kernel", t.kernel},
+                              {"end_to_end", t.end_to_end}};
+  if (!t.host_memcpy.empty()) j["transfer_samples_ns"]["host_memcpy"] = t.host_memcpy;
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const ResultRow& r) {
   nlohmann::ordered_json j;
   j["key"] = r.key;
@@ -102,28 +129,7 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
     j["copy_gbps"] = r.copy_gbps;
     j["roofline"] = r.roofline;
   }
-  if (!r.transfer_samples.empty()) {
-    const auto& t = r.transfer_samples;
-    j["transfer_ns"] = {{"write", stats_json(summarize(t.write))},
-                        {"read", stats_json(summarize(t.read))}};
-    j["host_pack_ns"] = summarize(t.host_pack).median;
-    if (!t.host_memcpy.empty()) {
-      // Bandwidths in bytes written per ns (GB/s): packing against a memcpy of those bytes.
-      const double pack = summarize(t.host_pack).median, copy = summarize(t.host_memcpy).median;
-      j["host_pack"] = {{"bytes", t.host_bytes},
-                        {"pack_gbps", pack > 0 ? t.host_bytes / pack : 0.0},
-                        {"memcpy_ns", copy},
-                        {"memcpy_gbps", copy > 0 ? t.host_bytes / copy : 0.0},
-                        {"of_memcpy", pack > 0 && copy > 0 ? copy / pack : 0.0}};
-    }
-    j["end_to_end_ns"] = summarize(t.end_to_end).median;
-    j["transfer_samples_ns"] = {{"write", t.write},
-                                {"read", t.read},
-                                {"host_pack", t.host_pack},
-                                {"kernel", t.kernel},
-                                {"end_to_end", t.end_to_end}};
-    if (!t.host_memcpy.empty()) j["transfer_samples_ns"]["host_memcpy"] = t.host_memcpy;
-  }
+  if (!r.transfer_samples.empty()) add_transfers(r.transfer_samples, j);
   j["primary_metric"] = r.primary_metric;
   if (r.error) j["error"] = to_json(*r.error);
   if (!r.error_reps.empty()) {

@@ -189,6 +189,38 @@ nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg)
   return make_fingerprint(env, cfg.kernel_root, std::move(measured));
 }
 
+// The launch shapes searched: --wg, --vec and --py, or the device's defaults.
+std::vector<WorkGroup> tune_shapes(const cxxopts::ParseResult &args, bool cpu_device) {
+  auto given = [&](const char *name) { return args.count(name) > 0; };
+  auto text = [&](const char *name) { return args[name].as<std::string>(); };
+  const std::vector<WorkGroup> wgs =
+      given("wg")  ? parse_wg_list(text("wg"))
+      : cpu_device ? cpu_wg_candidates()
+                   : std::vector<WorkGroup>{{16, 8}, {32, 4}, {32, 8}, {64, 4}};
+  // PY 6 on GPUs: a whole number of rows:2 and rows:3 periods per work-item, where their
+  // fused gather folds to compile-time offsets.
+  const std::string default_vec = cpu_device ? "1" : "1,4";
+  const std::string default_py = cpu_device ? "1" : "1,4,6";
+  return with_outputs_per_item(wgs, parse_vec_list(given("vec") ? text("vec") : default_vec),
+                               parse_py_list(given("py") ? text("py") : default_py));
+}
+
+// The rows of the tune document --resume continues, and what its sessions spent.
+std::vector<TuneRow> resumed_tune_rows(const std::string &path,
+                                       const nlohmann::ordered_json &fingerprint,
+                                       nlohmann::ordered_json &earlier_harness) {
+  std::vector<TuneRow> rows;
+  const nlohmann::json old = read_resumable(path, "tune", fingerprint);
+  try {
+    if (old["context"].contains("harness")) earlier_harness = old["context"]["harness"];
+    for (const auto &j : old.at("results"))
+      rows.push_back({j.at("stage").get<std::string>(), row_from_json(j)});
+  } catch (const nlohmann::json::exception &e) {
+    throw UsageError("--resume: " + path + " has a row kperf cannot read (" + e.what() + ")");
+  }
+  return rows;
+}
+
 // The context's "tune" block: what was searched, on which inputs, and how.
 nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &train_dir,
                                     const std::string &test_dir) {
@@ -281,17 +313,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   ClEnv env(choose_device_entry(text("device")));
   const std::string binary_cache = binary_cache_dir(args);
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
-  const bool cpu_device = env.info().is_cpu();
-  const std::vector<WorkGroup> wgs =
-      given("wg")  ? parse_wg_list(text("wg"))
-      : cpu_device ? cpu_wg_candidates()
-                   : std::vector<WorkGroup>{{16, 8}, {32, 4}, {32, 8}, {64, 4}};
-  // PY 6 on GPUs: a whole number of rows:2 and rows:3 periods per work-item, where their
-  // fused gather folds to compile-time offsets.
-  const std::string default_vec = cpu_device ? "1" : "1,4";
-  const std::string default_py = cpu_device ? "1" : "1,4,6";
-  cfg.shapes = with_outputs_per_item(wgs, parse_vec_list(given("vec") ? text("vec") : default_vec),
-                                     parse_py_list(given("py") ? text("py") : default_py));
+  cfg.shapes = tune_shapes(args, env.info().is_cpu());
 
   const std::string out_path =
       given("out") ? text("out")
@@ -311,16 +333,8 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   const nlohmann::ordered_json fingerprint = tune_fingerprint(env, cfg);
   std::vector<TuneRow> resumed;
   nlohmann::ordered_json earlier_harness;  // what the sessions before this --resume spent
-  if (given("resume") && fs::exists(out_path)) {
-    const nlohmann::json old = read_resumable(out_path, "tune", fingerprint);
-    try {
-      if (old["context"].contains("harness")) earlier_harness = old["context"]["harness"];
-      for (const auto &j : old.at("results"))
-        resumed.push_back({j.at("stage").get<std::string>(), row_from_json(j)});
-    } catch (const nlohmann::json::exception &e) {
-      throw UsageError("--resume: " + out_path + " has a row kperf cannot read (" + e.what() + ")");
-    }
-  }
+  if (given("resume") && fs::exists(out_path))
+    resumed = resumed_tune_rows(out_path, fingerprint, earlier_harness);
   cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
   catch_interrupts();
 
