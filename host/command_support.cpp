@@ -56,6 +56,21 @@ std::string iso_time_utc() {
   return buf;
 }
 
+std::string out_path_or_default(const cxxopts::ParseResult &args, const std::string &prefix,
+                                const std::string &device_name) {
+  if (args.count("out")) {
+    const std::string path = args["out"].as<std::string>();
+    require_writable(path);
+    return path;
+  }
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const std::string path = prefix + "-" + slug(device_name) + "-" +
+                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()) +
+                           ".json";
+  require_writable(path);
+  return path;
+}
+
 std::string slug(const std::string &text) {
   std::string out;
   for (char c : text) {

@@ -37,6 +37,10 @@ std::string iso_time_utc();
 // Lower-case alphanumerics and single dashes, at most 48 characters (for file
 // names).
 std::string slug(const std::string &text);
+// --out when given, else PREFIX-<device>-<unix time>.json in the working directory, checked
+// writable either way.
+std::string out_path_or_default(const cxxopts::ParseResult &args, const std::string &prefix,
+                                const std::string &device_name);
 // Throws UsageError when `path` cannot be written.
 void require_writable(const std::string &path);
 // Creates `dir` if needed; throws UsageError naming `option` when it cannot be

@@ -32,11 +32,7 @@ std::vector<float> Runner::download_output(Workload& w, const Variant& v, Result
                                            const SampleLaunches& sample, bool rerun) {
   PhaseTimer timer(phase_s_, "download");
   auto& q = env_.queue();
-  if (rerun) {
-    reset_outputs(w, v, sample);
-    sample.enqueue(q, nullptr);
-    q.finish();
-  }
+  if (rerun) rerun_sample(w, v, sample);
   const StorageType& out_type = *v.precision_info().out;
   const std::size_t bytes = w.buf->out.bytes(out_type);
   const std::size_t n = static_cast<std::size_t>(w.width) * w.height;
@@ -73,11 +69,7 @@ std::optional<ErrorMetrics> Runner::measure_once(Workload& w, const Variant& v, 
   {
     PhaseTimer timer(phase_s_, "download");
     auto& q = env_.queue();
-    if (rerun) {
-      reset_outputs(w, v, sample);
-      sample.enqueue(q, nullptr);
-      q.finish();
-    }
+    if (rerun) rerun_sample(w, v, sample);
     for (int b : sample.ping_pong() ? std::vector<int>{0, 1} : std::vector<int>{0})
       if (!w.buf->out.guards_intact_on_device(q, b, out_type)) {
         row.status = "run_failed";

@@ -100,6 +100,12 @@ void Runner::reset_outputs(const Workload& w, const Variant& v, const SampleLaun
   }
 }
 
+void Runner::rerun_sample(const Workload& w, const Variant& v, const SampleLaunches& sample) {
+  reset_outputs(w, v, sample);
+  sample.enqueue(env_.queue(), nullptr);
+  env_.queue().finish();
+}
+
 void Runner::time_samples(const Workload& w, const Variant& v, ResultRow& row,
                           const SampleLaunches& sample) {
   auto& q = env_.queue();

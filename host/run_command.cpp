@@ -376,14 +376,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                                   : (req.wg_auto || !env.info().is_cpu()) ? spec_wg_candidates()
                                                                           : cpu_wg_candidates(),
                                   req.vecs, req.pys);
-  const std::string out_path =
-      given("out") ? text("out")
-                   : "kperf-" + slug(env.info().name) + "-" +
-                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                            std::chrono::system_clock::now().time_since_epoch())
-                                            .count()) +
-                         ".json";
-  if (!given("out")) require_writable(out_path);
+  const std::string out_path = out_path_or_default(args, "kperf", env.info().name);
 
   const nlohmann::ordered_json fingerprint = run_fingerprint(env, cfg);
   std::vector<ResultRow> rows;

@@ -141,6 +141,8 @@ class Runner {
                                  std::vector<LaunchStep>& steps, const cl::NDRange& global,
                                  const cl::NDRange& local, int launches) const;
   void reset_outputs(const Workload& w, const Variant& v, const SampleLaunches& sample);
+  // One untimed sample from freshly reset outputs (the output measured after timing).
+  void rerun_sample(const Workload& w, const Variant& v, const SampleLaunches& sample);
   void time_samples(const Workload& w, const Variant& v, ResultRow& row,
                     const SampleLaunches& sample);
   void time_transfers(Workload& w, const Variant& v, ResultRow& row, const SampleLaunches& sample,

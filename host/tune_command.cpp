@@ -315,14 +315,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   cfg.shapes = tune_shapes(args, env.info().is_cpu());
 
-  const std::string out_path =
-      given("out") ? text("out")
-                   : "kperf-tune-" + slug(env.info().name) + "-" +
-                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                            std::chrono::system_clock::now().time_since_epoch())
-                                            .count()) +
-                         ".json";
-  if (!given("out")) require_writable(out_path);
+  const std::string out_path = out_path_or_default(args, "kperf-tune", env.info().name);
   cfg.outputs_dir =
       given("save-outputs")
           ? text("save-outputs")
