@@ -56,6 +56,11 @@ std::string iso_time_utc() {
   return buf;
 }
 
+nlohmann::ordered_json binary_cache_json(const ClEnv &env, const std::string &dir) {
+  if (dir.empty()) return false;
+  return {{"dir", dir}, {"hits", env.binary_cache_hits()}, {"stores", env.binary_cache_stores()}};
+}
+
 std::string out_path_or_default(const cxxopts::ParseResult &args, const std::string &prefix,
                                 const std::string &device_name) {
   if (args.count("out")) {

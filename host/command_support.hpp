@@ -62,6 +62,8 @@ void enable_binary_cache(ClEnv &env, const std::string &dir, const std::string &
 // The binary cache a command uses: --binary-cache DIR, else the environment's
 // KPERF_BINARY_CACHE (how the test suite shares one cache), else none ("").
 std::string binary_cache_dir(const cxxopts::ParseResult &args);
+// The context's "binary_cache": its directory with this process's hits and stores, or false.
+nlohmann::ordered_json binary_cache_json(const ClEnv &env, const std::string &dir);
 
 // SIGINT and SIGTERM set interrupt_requested(): the runner stops after the
 // configuration in flight and the command writes what finished.

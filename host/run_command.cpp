@@ -102,11 +102,7 @@ nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv&
   ctx["extra_build_options"] = cfg.extra_build_options;
   ctx["copy_gbps"] = runner.largest_copy_gbps();
   ctx["copy"] = runner.copy_json();
-  ctx["binary_cache"] = !binary_cache.empty()
-                            ? nlohmann::ordered_json{{"dir", binary_cache},
-                                                     {"hits", env.binary_cache_hits()},
-                                                     {"stores", env.binary_cache_stores()}}
-                            : nlohmann::ordered_json(false);
+  ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   ctx["cold"] = cfg.cold ? nlohmann::ordered_json{{"flush_bytes", runner.flush_bytes()},
                                                   {"method",
                                                    "clEnqueueFillBuffer of flush_bytes "

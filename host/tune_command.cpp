@@ -345,11 +345,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     ctx["reps"] = cfg.reps;
     ctx["extra_build_options"] = cfg.extra_build_options;
     ctx["copy_gbps"] = tuner.copy_gbps();
-    ctx["binary_cache"] = !binary_cache.empty()
-                              ? nlohmann::ordered_json{{"dir", binary_cache},
-                                                       {"hits", env.binary_cache_hits()},
-                                                       {"stores", env.binary_cache_stores()}}
-                              : nlohmann::ordered_json(false);
+    ctx["binary_cache"] = binary_cache_json(env, binary_cache);
     ctx["fingerprint"] = fingerprint;
     ctx["axis_defaults"] = axis_defaults_json();
     ctx["complete"] = complete;
