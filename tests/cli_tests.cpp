@@ -540,13 +540,18 @@ TEST(Cli, TuneBadInputGetsOneLineAndNoOutput) {
   }
 }
 
-TEST(Cli, TuneWithNoConfigurationWithinTheBudgetSaysSoAndExitsZero) {
-  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
-  TempDir dir;
+// DIR/train holds the camera photo and DIR/test the moon: the smallest tune split.
+void one_photo_split(const fs::path& dir) {
   const fs::path photos = fs::path(KPERF_TEST_SOURCE_DIR) / "datasets" / "images";
   for (const char* sub : {"train", "test"}) fs::create_directories(dir / sub);
   fs::copy_file(photos / "camera.png", dir / "train" / "camera.png");
   fs::copy_file(photos / "moon.png", dir / "test" / "moon.png");
+}
+
+TEST(Cli, TuneWithNoConfigurationWithinTheBudgetSaysSoAndExitsZero) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  one_photo_split(dir.path());
   const std::string d = dir.path().string();
   // Even the accurate float kernel differs from the double reference by more than 1e-12.
   const CliRun r = kperf_cli(
@@ -615,10 +620,7 @@ TEST(Cli, ResumeRefusesOtherSettingsAndExtendsTheSameOnes) {
 TEST(Cli, ResumeKeepsDocumentsTheirKind) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
-  const fs::path photos = fs::path(KPERF_TEST_SOURCE_DIR) / "datasets" / "images";
-  for (const char* sub : {"train", "test"}) fs::create_directories(dir / sub);
-  fs::copy_file(photos / "camera.png", dir / "train" / "camera.png");
-  fs::copy_file(photos / "moon.png", dir / "test" / "moon.png");
+  one_photo_split(dir.path());
   const std::string d = dir.path().string();
   const std::string run_args =
       "run --apps gaussian3 --schemes accurate --wg 8x4 --size 40 "
