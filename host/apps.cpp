@@ -4,12 +4,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
+#include "app_manifest.hpp"
+#include "kernel_root.hpp"
 #include "parallel.hpp"
 #include "synthetic.hpp"
 
 namespace kperf {
+
+namespace fs = std::filesystem;
 
 const char* metric_name(Metric metric) { return metric == Metric::kMre ? "mre" : "me"; }
 
@@ -178,32 +183,110 @@ const AppTraits kHotspotTraits{true,   true,          5, hotspot_float_args, hot
 
 }  // namespace
 
-const std::vector<AppDescriptor>& app_registry() {
-  static const std::vector<AppDescriptor> apps = {
-      {"gaussian3", "gaussian3.cl", 1, Metric::kMre, {}, true, gaussian3, "3x3 binomial blur"},
-      {"gaussian5", "gaussian5.cl", 2, Metric::kMre, {}, true, gaussian5, "5x5 binomial blur"},
-      {"sobel3", "sobel3.cl", 1, Metric::kMe, {}, true, sobel3, "3x3 Sobel gradient magnitude"},
-      {"sobel5", "sobel5.cl", 2, Metric::kMe, {}, true, sobel5, "5x5 Sobel gradient magnitude"},
-      {"median", "median.cl", 1, Metric::kMre, {}, true, median3, "3x3 median filter"},
-      {"inversion", "inversion.cl", 0, Metric::kMre, {}, false, inversion, "255 - v"},
-      {"hotspot", "hotspot.cl", 1, Metric::kMre, kHotspotTraits, true, hotspot,
-       "Rodinia hotspot transient thermal step"},
-      {"bilateral",
-       "bilateral.cl",
-       2,
-       Metric::kMre,
-       {},
-       true,
-       bilateral,
-       "5x5 round-window bilateral filter (OpenCV semantics)",
-       bilateral_options},
-  };
-  return apps;
+namespace {
+
+// What a built-in registers in C++: its reference and what its manifest cannot say.
+struct BuiltinApp {
+  const char* name;  // also its kernel file, <name>.cl
+  PointFn point;
+  AppTraits traits;
+  std::string (*param_options)(const AppParams&);
+};
+
+const BuiltinApp kBuiltins[] = {
+    {"gaussian3", gaussian3, {}, nullptr},
+    {"gaussian5", gaussian5, {}, nullptr},
+    {"sobel3", sobel3, {}, nullptr},
+    {"sobel5", sobel5, {}, nullptr},
+    {"median", median3, {}, nullptr},
+    {"inversion", inversion, {}, nullptr},
+    {"hotspot", hotspot, kHotspotTraits, nullptr},
+    {"bilateral", bilateral, {}, bilateral_options},
+};
+
+AppDescriptor from_manifest(const AppManifest& m, std::string kernel_file) {
+  AppDescriptor app;
+  app.name = m.name;
+  app.kernel_file = std::move(kernel_file);
+  app.radius = m.radius;
+  app.primary_metric = m.metric == "me" ? Metric::kMe : Metric::kMre;
+  app.accurate_uses_tile = m.accurate_uses_tile;
+  app.summary = m.summary;
+  app.output_range = m.range;
+  return app;
+}
+
+struct Registry {
+  std::deque<AppDescriptor> apps;
+  bool loaded = false;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+void load_builtin_apps(const std::string& kernel_root) {
+  std::deque<AppDescriptor> apps;
+  for (const BuiltinApp& b : kBuiltins) {
+    const std::string file = std::string(b.name) + ".cl";
+    const std::string path = (fs::path(kernel_root) / "kernels" / file).string();
+    const AppManifest m = read_app_file(path).first;
+    if (m.name != b.name)
+      throw std::invalid_argument("app file " + path + ": @name " + m.name +
+                                  " differs from the built-in app " + b.name);
+    AppDescriptor app = from_manifest(m, file);
+    app.traits = b.traits;
+    app.point = b.point;
+    app.param_options = b.param_options;
+    apps.push_back(std::move(app));
+  }
+  Registry& r = registry();
+  r.apps = std::move(apps);
+  r.loaded = true;
+}
+
+const std::deque<AppDescriptor>& app_registry() {
+  Registry& r = registry();
+  if (!r.loaded) load_builtin_apps(default_kernel_root().string());
+  return r.apps;
+}
+
+const AppDescriptor& add_user_app(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw std::invalid_argument(
+        "app file " + path + (fs::exists(path, ec) ? ": not a regular file" : ": does not exist"));
+  const AppManifest m = read_app_file(path).first;
+  for (const AppDescriptor& a : app_registry())
+    if (a.name == m.name)
+      throw std::invalid_argument(
+          "app file " + path + ": @name " + m.name + " is taken by " +
+          (a.user() ? "the user app in " + a.kernel_file : std::string("a built-in app")));
+  registry().apps.push_back(from_manifest(m, fs::absolute(path).lexically_normal().string()));
+  return registry().apps.back();
+}
+
+std::vector<const AppDescriptor*> add_user_app_dir(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw std::invalid_argument("--app-dir " + dir + ": not a directory");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".cl") files.push_back(entry.path().string());
+  if (ec) throw std::invalid_argument("--app-dir " + dir + ": cannot be read");
+  if (files.empty()) throw std::invalid_argument("--app-dir " + dir + ": holds no .cl file");
+  std::sort(files.begin(), files.end());
+  std::vector<const AppDescriptor*> added;
+  for (const std::string& f : files) added.push_back(&add_user_app(f));
+  return added;
 }
 
 std::string app_names_joined() {
   std::string names;
-  for (const auto& a : app_registry()) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  for (const auto& a : app_registry()) names += (names.empty() ? "" : ", ") + a.name;
   return names;
 }
 
@@ -222,6 +305,8 @@ GridD to_double(const std::vector<float>& values, int width, int height) {
 
 GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* power,
                     int iterations, const AppParams& params) {
+  if (!app.point)
+    throw std::logic_error("reference_run: " + app.name + " has no C++ reference (app_truth.hpp)");
   const int w = input.width, h = input.height, r = app.radius;
   const int pw = w + 2 * r;
   const HotspotCoefficients coef = hotspot_coefficients(w, h);

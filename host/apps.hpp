@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kperf {
@@ -81,28 +84,45 @@ struct AppTraits {
 };
 
 struct AppDescriptor {
-  const char* name;
-  const char* kernel_file;  // in the kernel directory
-  int radius;               // halo radius of the stencil
-  Metric primary_metric;
+  // From the kernel's manifest (app_manifest.hpp): the same for built-in and user apps.
+  std::string name;
+  std::string kernel_file;  // a built-in's file in the kernel directory, a user app's path
+  int radius = 0;           // halo radius of the stencil
+  Metric primary_metric = Metric::kMre;
+  bool accurate_uses_tile = true;  // false where the accurate kernel reads global memory directly
+  std::string summary;
+  std::optional<std::pair<double, double>> output_range;  // declared by the manifest
+  // Registered in C++ for built-ins only.
   AppTraits traits;
-  bool accurate_uses_tile;  // false where the accurate kernel reads global memory directly
-  PointFn point;            // one output from its window, in double precision
-  const char* summary;
+  // One output from its window in double precision. nullptr for a user app: its truth is its own
+  // accurate kernel compiled in double (app_truth.hpp).
+  PointFn point = nullptr;
   // -D options carrying the app's parameters into its kernel (nullptr: none).
   std::string (*param_options)(const AppParams&) = nullptr;
 
   bool takes_images() const { return traits.own_inputs == nullptr; }
+  bool user() const { return point == nullptr; }
 };
 
-// Every application, in the papers' order.
-const std::vector<AppDescriptor>& app_registry();
+// Every application: the built-ins in the papers' order, then user apps. Built-ins read their
+// manifests from the kernel directory given to load_builtin_apps (on first use without it: the
+// default beside the binary). The container keeps references valid as user apps are added.
+const std::deque<AppDescriptor>& app_registry();
+// (Re)reads the built-in manifests from <kernel_root>/kernels, dropping user apps. Throws
+// std::invalid_argument naming a kernel file whose manifest is missing or wrong.
+void load_builtin_apps(const std::string& kernel_root);
+// Adds the app of one .cl file (see docs/user-apps.md). Throws std::invalid_argument with one
+// line naming the file and the problem: unreadable, no or bad manifest, a radius that differs
+// from its #define RADIUS, a name taken by a built-in or another user app.
+const AppDescriptor& add_user_app(const std::string& path);
+// Every *.cl file of `dir` (sorted by name) through add_user_app.
+std::vector<const AppDescriptor*> add_user_app_dir(const std::string& dir);
 // Throws std::invalid_argument naming the valid apps.
 const AppDescriptor& find_app(const std::string& name);
 std::string app_names_joined();
 
-// Independent accurate reference: `iterations` steps (1 for image apps) computed from the
-// clamp-to-edge padded input, without the tile model.
+// Independent accurate reference of a built-in app: `iterations` steps (1 for image apps) computed
+// from the clamp-to-edge padded input, without the tile model.
 GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* power,
                     int iterations, const AppParams& params = {});
 

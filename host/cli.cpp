@@ -112,6 +112,16 @@ double parse_fraction(const std::string& option, const std::string& text) {
   return v;
 }
 
+double parse_seconds(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !(v > 0.0 && v <= 3600.0))
+    throw std::invalid_argument("invalid --" + option + " '" + text +
+                                "' (expected seconds in (0, 3600], e.g. 1 or 0.5)");
+  return v;
+}
+
 std::vector<const AppDescriptor*> parse_apps(const std::string& text) {
   std::vector<const AppDescriptor*> out;
   for (const auto& name : split_list(text)) {

@@ -32,6 +32,8 @@ std::pair<int, int> parse_size(const std::string& text);
 int parse_count(const std::string& option, const std::string& text, int min_value, int max_value);
 // A number in (0, 1) for --option; throws std::invalid_argument naming the option.
 double parse_fraction(const std::string& option, const std::string& text);
+// A duration in seconds in (0, 3600]; throws std::invalid_argument naming the option.
+double parse_seconds(const std::string& option, const std::string& text);
 
 // "gaussian3,sobel5" or "all".
 std::vector<const AppDescriptor*> parse_apps(const std::string& text);

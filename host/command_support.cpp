@@ -22,23 +22,24 @@ namespace kperf {
 
 namespace fs = std::filesystem;
 
-fs::path executable_path() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : self;
+std::string kernel_root_option(const cxxopts::ParseResult &args) {
+  const std::string root = args.count("kernel-dir") ? args["kernel-dir"].as<std::string>()
+                                                    : default_kernel_root().string();
+  check_kernel_root(root);
+  return root;
 }
 
-fs::path executable_dir() {
-  const fs::path self = executable_path();
-  return self.empty() ? fs::current_path() : self.parent_path();
-}
-
-fs::path default_kernel_root() {
-  const fs::path exe = executable_dir();
-  for (const fs::path &candidate : {exe, exe / ".." / "share" / "kperf"})
-    if (fs::is_directory(candidate / "kernels") && fs::is_directory(candidate / "schemes"))
-      return candidate;
-  return exe;
+std::vector<const AppDescriptor *> load_apps(const cxxopts::ParseResult &args,
+                                             const std::string &kernel_root) {
+  load_builtin_apps(kernel_root);
+  std::vector<const AppDescriptor *> user;
+  if (args.count("app-file"))
+    for (const std::string &path : args["app-file"].as<std::vector<std::string>>())
+      user.push_back(&add_user_app(path));
+  if (args.count("app-dir"))
+    for (const AppDescriptor *app : add_user_app_dir(args["app-dir"].as<std::string>()))
+      user.push_back(app);
+  return user;
 }
 
 void check_kernel_root(const std::string &root) {
@@ -110,6 +111,8 @@ void add_common_options(cxxopts::Options &options) {
     ("binary-cache", "keep compiled program binaries in DIR (keyed by the contents of every kernel and scheme file, the options, device and driver); later runs load them instead of compiling", cxxopts::value<std::string>())
     ("cl-options", "extra OpenCL build options for every kernel (e.g. -DKPERF_MATERIALIZE_ROWS=1); recorded in the context", cxxopts::value<std::string>())
     ("kernel-dir", "directory holding kernels/ and schemes/ (default: beside the binary)", cxxopts::value<std::string>())
+    ("app-file", "a user app: one .cl file with a manifest (docs/user-apps.md); repeatable. Without --apps, only the user apps run", cxxopts::value<std::vector<std::string>>())
+    ("app-dir", "every .cl file of DIR as a user app", cxxopts::value<std::string>())
     ("quiet", "no progress bar")
     ("h,help", "show this help");
   // clang-format on
@@ -165,25 +168,50 @@ nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv
   ctx["build_type"] = KPERF_BUILD_TYPE;
   ctx["command_line"] = command_line;
   ctx["device"] = to_json(env.info());
+  nlohmann::ordered_json user_apps = nlohmann::ordered_json::array();
+  for (const AppDescriptor &app : app_registry())
+    if (app.user()) {
+      nlohmann::ordered_json a = {{"name", app.name},
+                                  {"file", app.kernel_file},
+                                  {"radius", app.radius},
+                                  {"metric", metric_name(app.primary_metric)},
+                                  {"summary", app.summary}};
+      if (app.output_range) a["range"] = {app.output_range->first, app.output_range->second};
+      user_apps.push_back(std::move(a));
+    }
+  if (!user_apps.empty()) ctx["user_apps"] = std::move(user_apps);
   return ctx;
 }
+
+namespace {
+
+std::string fnv1a_hex(const std::string &text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+}  // namespace
 
 nlohmann::ordered_json make_fingerprint(const ClEnv &env, const std::string &kernel_root,
                                         nlohmann::ordered_json options) {
   const DeviceInfo &d = env.info();
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : kernel_sources_salt(kernel_root)) h = (h ^ c) * 0x100000001b3ULL;
-  char kernels[17];
-  std::snprintf(kernels, sizeof kernels, "%016llx", static_cast<unsigned long long>(h));
-  return {{"device",
-           {{"name", d.name},
-            {"vendor", d.vendor},
-            {"driver_version", d.driver_version},
-            {"device_version", d.device_version},
-            {"platform_version", d.platform_version}}},
-          {"kperf_version", KPERF_VERSION},
-          {"kernels", kernels},
-          {"options", std::move(options)}};
+  const std::string kernels = fnv1a_hex(kernel_sources_salt(kernel_root));
+  nlohmann::ordered_json fingerprint = {{"device",
+                                         {{"name", d.name},
+                                          {"vendor", d.vendor},
+                                          {"driver_version", d.driver_version},
+                                          {"device_version", d.device_version},
+                                          {"platform_version", d.platform_version}}},
+                                        {"kperf_version", KPERF_VERSION},
+                                        {"kernels", kernels},
+                                        {"options", std::move(options)}};
+  // A user app's source: a resumed file must not mix rows of two versions of the kernel.
+  for (const AppDescriptor &app : app_registry())
+    if (app.user()) fingerprint["user_apps"][app.name] = fnv1a_hex(read_file(app.kernel_file));
+  return fingerprint;
 }
 
 std::vector<std::string> fingerprint_differences(const nlohmann::json &a, const nlohmann::json &b) {

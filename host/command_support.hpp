@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "apps.hpp"
 #include "cl_env.hpp"
+#include "kernel_root.hpp"
 
 namespace kperf {
 
@@ -25,12 +27,12 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// This binary (empty where /proc/self/exe is unavailable), and its directory.
-std::filesystem::path executable_path();
-std::filesystem::path executable_dir();
-// Where kernels/ and schemes/ live: beside the binary (the build copies them
-// there), or an installed share/kperf.
-std::filesystem::path default_kernel_root();
+// --kernel-dir or the default beside the binary, checked by check_kernel_root.
+std::string kernel_root_option(const cxxopts::ParseResult &args);
+// The built-in apps (manifests from the kernel root), then the user apps of --app-file and
+// --app-dir, which it returns. Bad app files throw std::invalid_argument (one line, exit 2).
+std::vector<const AppDescriptor *> load_apps(const cxxopts::ParseResult &args,
+                                             const std::string &kernel_root);
 // Throws UsageError when `root` lacks kernels/ or schemes/.
 void check_kernel_root(const std::string &root);
 std::string iso_time_utc();

@@ -106,9 +106,10 @@ bool Runner::measure_errors(Workload& w, const Variant& v, ResultRow& row,
 void Runner::verify_against_model(const Workload& w, const Variant& v, ResultRow& row,
                                   const std::vector<float>& output) {
   PhaseTimer timer(phase_s_, "verify");
-  const GridD model = model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec, row.py}, w.input_d,
-                                w.power_d ? &*w.power_d : nullptr,
-                                w.app->traits.iterated ? cfg_.iterations : 1, cfg_.params);
+  const GridD model =
+      model_run(*w.app, v, {row.wg_x, row.wg_y, row.vec, row.py}, w.input_d,
+                w.power_d ? &*w.power_d : nullptr, w.app->traits.iterated ? cfg_.iterations : 1,
+                cfg_.params, model_evaluator(*w.app));
   double worst = 0;
   for (std::size_t i = 0; i < output.size(); ++i)
     if (std::isfinite(model.data[i]))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "runner_internal.hpp"
 #include "stats.hpp"
@@ -163,6 +164,7 @@ void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
                          const cl::NDRange& local, DeviceUpload& input) {
   const SampleLaunches sample = sample_launches(v, w, steps, global, local, row.iterations);
   time_samples(w, v, row, sample);
+  if (cfg_.energy_requested) measure_energy(w, row, sample);
   if (cfg_.transfers) {
     PhaseTimer timer(phase_s_, "transfers");
     time_transfers(w, v, row, sample, input);
@@ -255,6 +257,52 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
     row.transfer_samples.kernel.push_back(kernel);
     row.transfer_samples.end_to_end.push_back(pack + write + kernel + read_ns);
   }
+}
+
+void Runner::measure_idle_power() {
+  PhaseTimer timer(phase_s_, "energy");
+  EnergyMeter meter(*cfg_.energy, now_s, cfg_.energy_options);
+  auto idle = []() -> long long {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return 0;
+  };
+  std::string problem;
+  const std::vector<EnergyWindow> windows = meter.measure(idle, problem);
+  std::vector<double> watts;
+  for (const EnergyWindow& w : windows) watts.push_back(w.joules / w.seconds);
+  std::sort(watts.begin(), watts.end());
+  idle_power_w_ = watts.empty() ? 0 : watts[watts.size() / 2];
+  counter_period_s_ = meter.update_period_s();
+  idle_problem_ = problem;
+}
+
+void Runner::measure_energy(const Workload& w, ResultRow& row, const SampleLaunches& sample) {
+  row.energy_requested = true;
+  if (!cfg_.energy) {
+    row.energy_problem = "no energy counter on this device (see the context)";
+    return;
+  }
+  PhaseTimer timer(phase_s_, "energy");
+  if (auto c = cfg_.energy->clocks()) row.clocks = to_json(*c);
+  if (idle_power_w_ == 0 && idle_problem_.empty()) measure_idle_power();
+  // Batches of about a millisecond of samples between counter reads: short against the
+  // counter's update period, long against a read.
+  const double sample_s = row.time ? std::max(1e-9, row.time->median * 1e-9) : 1e-3;
+  const long long batch = std::clamp<long long>(static_cast<long long>(1e-3 / sample_s), 1, 100000);
+  auto& q = env_.queue();
+  auto work = [&]() -> long long {
+    for (long long i = 0; i < batch; ++i) sample.enqueue(q, nullptr);
+    q.finish();
+    if (interrupt_requested()) throw Abandoned{};
+    return batch;
+  };
+  EnergyMeter meter(*cfg_.energy, now_s, cfg_.energy_options);
+  std::string problem;
+  const std::vector<EnergyWindow> windows = meter.measure(work, problem);
+  const double outputs = static_cast<double>(w.width) * w.height;
+  row.energy = kperf::energy_json(windows, idle_power_w_, outputs, cfg_.energy->source(),
+                                  cfg_.energy_options.window_s);
+  row.energy_problem = problem;
 }
 
 }  // namespace kperf

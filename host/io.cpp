@@ -18,6 +18,19 @@
 
 namespace kperf {
 
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "kperf-XXXXXX").string();
+  if (!::mkdtemp(pattern.data()))
+    throw std::runtime_error("cannot create a temporary directory: " +
+                             std::string(std::strerror(errno)));
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
 namespace fs = std::filesystem;
 
 std::string read_file(const std::string& path) {

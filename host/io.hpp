@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,21 @@ struct Grid {
   std::size_t size() const { return data.size(); }
   float& at(int y, int x) { return data[static_cast<std::size_t>(y) * width + x]; }
   float at(int y, int x) const { return data[static_cast<std::size_t>(y) * width + x]; }
+};
+
+// A fresh private directory under the system's temporary one, removed with its contents at scope
+// exit. Throws std::runtime_error when it cannot be made.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
 };
 
 // A user-facing input problem: the message names the file and what is wrong with it.

@@ -13,6 +13,7 @@
 #include <limits>
 #include <set>
 
+#include "check_command.hpp"
 #include "cl_env.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
@@ -93,6 +94,8 @@ void print_usage() {
       "  kperf run [options]         benchmark apps x schemes x work-groups (kperf run --help)\n"
       "  kperf tune [options]        fastest configuration within an error budget, checked on\n"
       "                              held-out inputs (kperf tune --help)\n"
+      "  kperf check --app-file F    prove an app perforation-safe on the device (kperf check\n"
+      "                              --help)\n"
       "  kperf --version\n",
       KPERF_VERSION);
 }
@@ -113,10 +116,11 @@ int main(int argc, char** argv) {
     }
     if (cmd == "__compile-worker") return compile_worker_main(argc - 1, argv + 1);
     if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
-    if (cmd == "run" || cmd == "tune") use_private_jit_cache();
+    if (cmd == "run" || cmd == "tune" || cmd == "check") use_private_jit_cache();
     if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
     if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);
-    throw UsageError("unknown command '" + cmd + "' (valid: devices, run, tune)");
+    if (cmd == "check") return cmd_check(argc - 1, argv + 1);
+    throw UsageError("unknown command '" + cmd + "' (valid: devices, run, tune, check)");
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "kperf: %s (see kperf %s --help)\n", e.what(), argc > 1 ? argv[1] : "");
     return kExitUsage;

@@ -131,6 +131,7 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   }
   if (!r.transfer_samples.empty()) add_transfers(r.transfer_samples, j);
   j["primary_metric"] = r.primary_metric;
+  if (!r.reference.empty()) j["reference"] = r.reference;
   if (r.error) j["error"] = to_json(*r.error);
   if (!r.error_reps.empty()) {
     j["error_reps"] = r.error_reps;
@@ -138,6 +139,11 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
                          {"max", *std::max_element(r.error_reps.begin(), r.error_reps.end())}};
   }
   if (r.model_max_abs) j["model_max_abs"] = *r.model_max_abs;
+  if (r.energy_requested) {
+    j["energy"] = r.energy;
+    if (!r.energy_problem.empty()) j["energy_problem"] = r.energy_problem;
+  }
+  if (!r.clocks.is_null()) j["clocks"] = r.clocks;
   j["speedup"] = r.speedup ? nlohmann::ordered_json(*r.speedup) : nlohmann::ordered_json();
   j["speedup_same_wg"] =
       r.speedup_same_wg ? nlohmann::ordered_json(*r.speedup_same_wg) : nlohmann::ordered_json();
@@ -221,9 +227,16 @@ ResultRow row_from_json(const nlohmann::json& j) {
     }
   }
   r.primary_metric = j.value("primary_metric", std::string());
+  r.reference = j.value("reference", std::string());
   if (j.contains("error")) r.error = errors_from_json(j.at("error"));
   if (j.contains("error_reps")) r.error_reps = j.at("error_reps").get<std::vector<double>>();
   if (j.contains("model_max_abs")) r.model_max_abs = j.at("model_max_abs").get<double>();
+  if (j.contains("energy")) {
+    r.energy_requested = true;
+    r.energy = j.at("energy");
+    r.energy_problem = j.value("energy_problem", std::string());
+  }
+  if (j.contains("clocks")) r.clocks = j.at("clocks");
   if (j.contains("speedup") && !j.at("speedup").is_null())
     r.speedup = j.at("speedup").get<double>();
   if (j.contains("speedup_same_wg") && !j.at("speedup_same_wg").is_null())

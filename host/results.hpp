@@ -48,6 +48,9 @@ struct ResultRow {
   std::optional<TimingStats> time;
   double bytes_model = 0, gbps = 0, copy_gbps = 0, roofline = 0;
   std::string primary_metric;
+  // What the error is measured against: "cpu-double" (a built-in's C++ reference), "fp64-kernel"
+  // or "device-accurate" (a user app's own accurate kernel, in double or, without fp64, float).
+  std::string reference;
   std::optional<ErrorMetrics> error;
   // Relaxed rows (a race by design): the primary metric of each of several downloads.
   std::vector<double> error_reps;
@@ -62,6 +65,13 @@ struct ResultRow {
     bool empty() const { return end_to_end.empty(); }
   } transfer_samples;
   std::optional<double> model_max_abs;  // --verify: distance to the CPU model of the scheme
+  // --energy: the row's energy object (energy.hpp: energy_json), null where no counter exists
+  // or it failed (energy_problem says why); absent from the JSON without --energy.
+  bool energy_requested = false;
+  nlohmann::ordered_json energy;
+  std::string energy_problem;
+  // --energy nvml: the SM and memory clocks and throttle reasons after the timed samples.
+  nlohmann::ordered_json clocks;
   std::optional<double> speedup, speedup_same_wg;
   // Against Paraprox's baseline: accurate on the global load path at its best work-group.
   std::optional<double> speedup_vs_global;

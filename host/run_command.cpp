@@ -15,6 +15,7 @@
 #include "axis_options.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "energy.hpp"
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
@@ -103,6 +104,7 @@ nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv&
   ctx["copy_gbps"] = runner.largest_copy_gbps();
   ctx["copy"] = runner.copy_json();
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
+  if (cfg.energy_requested) ctx["energy"] = runner.energy_json();
   ctx["cold"] = cfg.cold ? nlohmann::ordered_json{{"flush_bytes", runner.flush_bytes()},
                                                   {"method",
                                                    "clEnqueueFillBuffer of flush_bytes "
@@ -134,6 +136,9 @@ cxxopts::Options run_options() {
     ("apps", "apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot,bilateral or all; by default the papers' seven (all but bilateral)", cxxopts::value<std::string>()->default_value("gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot"))
     ("metrics-on", "where error metrics are computed: auto (the device if a GPU with double precision), device, host", cxxopts::value<std::string>()->default_value("auto"))
     ("cold", "flush the cache before every timed sample (a fill of a buffer larger than the last-level cache)")
+    ("energy", "energy per launch beside time: none, auto (what exists for the device), nvml, powercap (RAPL, CPU devices), hwmon:PATH (an energyN_input or powerN_input file)", cxxopts::value<std::string>()->default_value("none"))
+    ("energy-window", "seconds of back-to-back samples per energy window, aligned to the counter's updates", cxxopts::value<std::string>()->default_value("1"))
+    ("energy-reps", "energy windows per configuration", cxxopts::value<std::string>()->default_value("3"))
     ("transfers", "also time upload (pinned memory), host packing and download per repetition: end-to-end times")
     ("bilateral-sigmas", "bilateral's sigma_color,sigma_space", cxxopts::value<std::string>()->default_value("25,2"))
     ("wg", "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
@@ -181,6 +186,9 @@ RunRequest run_request(const cxxopts::ParseResult& args) {
     return given(name) || !preset_value ? text(name) : std::string(preset_value);
   };
   RunRequest req;
+  RunConfig& cfg = req.cfg;
+  cfg.kernel_root = kernel_root_option(args);
+  const std::vector<const AppDescriptor*> user_apps = load_apps(args, cfg.kernel_root);
   const std::string apps_text = preset_or(
       "apps", preset == "paper" ? "gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot"
               : phases          ? "bilateral"
@@ -190,8 +198,8 @@ RunRequest run_request(const cxxopts::ParseResult& args) {
   if (preset == "paper" && !given("size")) req.sizes = {{512, 512}};
   if (phases && !given("size")) req.sizes = {{256, 256}, {512, 512}, {1024, 1024}};
 
-  RunConfig& cfg = req.cfg;
-  cfg.apps = parse_apps(apps_text);
+  cfg.apps =
+      !user_apps.empty() && !given("apps") && preset.empty() ? user_apps : parse_apps(apps_text);
   AxesSpec axes = axes_from(args, false);
   axes.schemes = preset_or("schemes", phases ? "accurate" : nullptr);
   axes.loads = preset_or("load", phases ? "global,local,image" : nullptr);
@@ -220,6 +228,10 @@ RunRequest run_request(const cxxopts::ParseResult& args) {
   cfg.verify = given("verify");
   cfg.transfers = given("transfers");
   cfg.cold = given("cold");
+  check_energy_spec(text("energy"));
+  cfg.energy_requested = text("energy") != "none";
+  cfg.energy_options.window_s = parse_seconds("energy-window", text("energy-window"));
+  cfg.energy_options.reps = parse_count("energy-reps", text("energy-reps"), 1, 1000);
   cfg.metrics_on = text("metrics-on");
   if (cfg.metrics_on != "auto" && cfg.metrics_on != "device" && cfg.metrics_on != "host")
     throw UsageError("unknown --metrics-on '" + cfg.metrics_on + "' (valid: auto, device, host)");
@@ -234,26 +246,30 @@ RunRequest run_request(const cxxopts::ParseResult& args) {
     else
       req.wgs = parse_wg_list(text("wg"));
   }
-  cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
-  check_kernel_root(cfg.kernel_root);
   cfg.compile_worker_exe = executable_path().string();
   return req;
 }
 
 // Every option that changes what a row measures; the lists a key names may grow on resume.
 nlohmann::ordered_json run_fingerprint(const ClEnv& env, const RunConfig& cfg) {
-  return make_fingerprint(
-      env, cfg.kernel_root,
-      {{"warmup", cfg.warmup},
-       {"reps", cfg.reps},
-       {"iterations", cfg.iterations},
-       {"cl_options", cfg.extra_build_options},
-       {"bilateral_sigmas", {cfg.params.sigma_color, cfg.params.sigma_space}},
-       {"cold", cfg.cold},
-       {"max_cv", cfg.max_cv > 0 ? nlohmann::ordered_json{cfg.max_cv, cfg.max_reps}
-                                 : nlohmann::ordered_json(nullptr)},
-       {"transfers", cfg.transfers},
-       {"metrics_on", cfg.metrics_on}});
+  nlohmann::ordered_json fingerprint =
+      make_fingerprint(env, cfg.kernel_root,
+                       {{"warmup", cfg.warmup},
+                        {"reps", cfg.reps},
+                        {"iterations", cfg.iterations},
+                        {"cl_options", cfg.extra_build_options},
+                        {"bilateral_sigmas", {cfg.params.sigma_color, cfg.params.sigma_space}},
+                        {"cold", cfg.cold},
+                        {"max_cv", cfg.max_cv > 0 ? nlohmann::ordered_json{cfg.max_cv, cfg.max_reps}
+                                                  : nlohmann::ordered_json(nullptr)},
+                        {"transfers", cfg.transfers},
+                        {"metrics_on", cfg.metrics_on}});
+  // Only with --energy, so that files measured before the option still resume.
+  if (cfg.energy_requested)
+    fingerprint["options"]["energy"] = {{"source", cfg.energy ? cfg.energy->source() : "none"},
+                                        {"window_s", cfg.energy_options.window_s},
+                                        {"reps", cfg.energy_options.reps}};
+  return fingerprint;
 }
 
 // The rows of the document --resume continues (its fingerprint must be this run's).
@@ -368,6 +384,10 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   if (auto problem = grid_memory_problem(env.info(), largest.first, largest.second, 1))
     throw UsageError(*problem);
+  // An explicit energy source that does not exist here stops the run before anything runs.
+  const std::unique_ptr<EnergyCounter> energy =
+      open_energy_counter(text("energy"), env, cfg.energy_absent_reason);
+  cfg.energy = energy.get();
   cfg.wgs = with_outputs_per_item(req.wgs                                 ? *req.wgs
                                   : (req.wg_auto || !env.info().is_cpu()) ? spec_wg_candidates()
                                                                           : cpu_wg_candidates(),
@@ -406,6 +426,14 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   const bool complete = !runner.interrupted();
   const auto annotated = document.write(rows, complete, nullptr);
   std::cout << summary_table(annotated);
+  std::size_t throttled = 0;
+  for (const ResultRow& r : annotated)
+    throttled += r.energy.is_object() && r.energy.value("throttled", false) ? 1 : 0;
+  if (throttled)
+    std::fprintf(stderr,
+                 "warning: %zu rows were measured while the GPU was throttled (power or thermal; "
+                 "their energy.windows[].clocks say which)\n",
+                 throttled);
   std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
                complete ? "done" : "interrupted", annotated.size(), env.builds_done(),
                out_path.c_str());

@@ -260,7 +260,7 @@ void Runner::load_own_inputs(Workload& w, std::optional<std::pair<int, int>> siz
       count_nonfinite(w.input.data) + (w.power ? count_nonfinite(w.power->data) : 0);
   if (bad)
     std::fprintf(stderr, "warning: %s input has %zu non-finite values; metrics skip them\n",
-                 app.name, bad);
+                 app.name.c_str(), bad);
 }
 
 void Runner::run(const std::function<void(ResultRow)>& sink) {
@@ -297,7 +297,7 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
       if (image_apps == 0 || interrupted_) break;
       Grid grid = load_image_source(src, size);
       const std::size_t bad = count_nonfinite(grid.data);
-      if (bad)
+      if (bad && cfg_.input_warnings)
         std::fprintf(stderr, "warning: input %s has %zu non-finite values; metrics skip them\n",
                      src.name.c_str(), bad);
       for (auto* app : cfg_.apps) {
@@ -342,7 +342,8 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
 
   if (app.traits.size_caveat) {
     w.note = app.traits.size_caveat(w.width, w.height);
-    if (!w.note.empty()) std::fprintf(stderr, "warning: %s: %s\n", app.name, w.note.c_str());
+    if (!w.note.empty())
+      std::fprintf(stderr, "warning: %s: %s\n", app.name.c_str(), w.note.c_str());
   }
   if (fault_at("workload", workloads_started))
     throw InputError(w.input_name + ": injected fault (KPERF_FAULT=workload)");
@@ -350,8 +351,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     PhaseTimer timer(phase_s_, "reference");
     w.input_d = to_double(w.input.data, w.width, w.height);
     if (w.power) w.power_d = to_double(w.power->data, w.width, w.height);
-    w.truth =
-        reference_run(app, w.input_d, w.power_d ? &*w.power_d : nullptr, iterations, cfg_.params);
+    compute_truth(w, iterations);
   }
   std::optional<PhaseTimer> upload_timer;
   upload_timer.emplace(phase_s_, "upload");
@@ -548,10 +548,64 @@ std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGro
          sizeof(float);
 }
 
+nlohmann::ordered_json Runner::energy_json() const {
+  if (!cfg_.energy_requested) return nullptr;
+  if (!cfg_.energy) return {{"source", nullptr}, {"reason", cfg_.energy_absent_reason}};
+  nlohmann::ordered_json j = {{"source", cfg_.energy->source()},
+                              {"counter", cfg_.energy->describe()},
+                              {"idle_power_w", idle_power_w_},
+                              {"counter_period_s", counter_period_s_},
+                              {"window_s", cfg_.energy_options.window_s},
+                              {"reps", cfg_.energy_options.reps}};
+  if (!idle_problem_.empty()) j["idle_problem"] = idle_problem_;
+  return j;
+}
+
+AppTruth& Runner::truth_for(const AppDescriptor& app) {
+  auto it = truths_.find(app.name);
+  if (it == truths_.end()) {
+    PhaseTimer timer(phase_s_, "compile");
+    it = truths_
+             .emplace(app.name, std::make_unique<AppTruth>(env_, app, cfg_.kernel_root, cfg_.params,
+                                                           cfg_.extra_build_options))
+             .first;
+  }
+  return *it->second;
+}
+
+void Runner::compute_truth(Workload& w, int iterations) {
+  const AppDescriptor& app = *w.app;
+  if (app.point) {
+    w.reference = "cpu-double";
+    w.truth =
+        reference_run(app, w.input_d, w.power_d ? &*w.power_d : nullptr, iterations, cfg_.params);
+    return;
+  }
+  try {
+    AppTruth& truth = truth_for(app);
+    w.reference = truth.kind();
+    if (!truth.fp64_problem().empty() && warned_truth_.insert(app.name).second)
+      std::fprintf(stderr, "warning: %s: its truth is its float accurate kernel; %s\n",
+                   app.name.c_str(), truth.fp64_problem().c_str());
+    w.truth = truth.run(w.input_d);
+  } catch (const BuildError& e) {
+    // The configurations would not build either: each becomes a build_failed row with the log.
+    w.truth_problem = std::string("the accurate truth kernel does not build: ") + e.what();
+    w.truth_log = e.log();
+    w.truth = GridD(w.width, w.height);
+  }
+}
+
+GridEvaluator Runner::model_evaluator(const AppDescriptor& app) {
+  if (app.point) return {};
+  return [this, &app](const GridD& tiles) { return truth_for(app).run(tiles); };
+}
+
 std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,
                                             WorkGroup wg) const {
   if (auto verdict = check_launch(*w.app, v, wg, env_.info())) return verdict;
   if (!w.alloc_problem.empty()) return Verdict{"invalid_config", w.alloc_problem};
+  if (!w.truth_problem.empty()) return Verdict{"build_failed", w.truth_problem};
   if (const auto misfit = output_misfit(v.output, w.width, w.height))
     return Verdict{"not_applicable", "output scheme " + *misfit};
   return std::nullopt;
@@ -601,7 +655,11 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     return row;
   };
 
-  if (auto verdict = static_check(w, v, wg)) return reject(verdict->status, verdict->reason);
+  row.reference = w.reference;
+  if (auto verdict = static_check(w, v, wg)) {
+    if (verdict->status == "build_failed") row.build_log = w.truth_log;
+    return reject(verdict->status, verdict->reason);
+  }
   const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
   const WorkGroup block = block_of(v, wg);
   const std::string options = build_options(app, v, wg);

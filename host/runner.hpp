@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "app_truth.hpp"
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "device_metrics.hpp"
+#include "energy.hpp"
 #include "inputs.hpp"
 #include "io.hpp"
 #include "results.hpp"
@@ -51,6 +53,14 @@ struct RunConfig {
   bool transfers = false;  // --transfers: time upload, host packing and download too
   bool cold = false;       // --cold: flush the last-level cache before every timed sample
   bool progress = false;
+  bool input_warnings = true;
+  // --energy: the counter (nullptr: none) and its windows; energy_requested also without a
+  // counter (--energy auto where none exists: rows say energy null).
+  EnergyCounter* energy = nullptr;
+  bool energy_requested = false;
+  EnergyOptions energy_options;
+  std::string energy_absent_reason;  // why energy is null on every row  // false: inputs poisoned
+                                     // on purpose (kperf check) pass silently
   bool ssim = true;            // false: SSIM left NaN (error-only passes of the tuner)
   std::string progress_label;  // printed before the progress bar
   // Where error metrics are computed: "auto" (the device when it is a GPU with double precision),
@@ -104,6 +114,9 @@ class Runner {
     return {{"processes", worker_processes_}, {"programs", worker_programs_}};
   }
   bool interrupted() const { return interrupted_; }
+  // The context's energy block: the source and what it reads, idle power, the counter's update
+  // period, the window; null without --energy.
+  nlohmann::ordered_json energy_json() const;
   std::size_t total_configs() const { return total_; }
 
  private:
@@ -157,6 +170,21 @@ class Runner {
                                            std::vector<float>& output);
   std::vector<float> download_output(Workload& w, const Variant& v, ResultRow& row,
                                      const SampleLaunches& sample, bool rerun);
+  // The workload's truth: a built-in's C++ reference, a user app's own kernel in fp64 (AppTruth);
+  // a truth kernel that does not build marks the workload's configurations build_failed.
+  void compute_truth(Workload& w, int iterations);
+  // Evaluates a user app's model tiles with its truth kernel (empty for built-ins).
+  GridEvaluator model_evaluator(const AppDescriptor& app);
+  AppTruth& truth_for(const AppDescriptor& app);
+  std::map<std::string, std::unique_ptr<AppTruth>> truths_;
+  std::set<std::string> warned_truth_;
+  // --energy: windows of back-to-back samples after the timed ones (energy.hpp), and the idle
+  // power they are set against, measured once per run.
+  void measure_energy(const Workload& w, ResultRow& row, const SampleLaunches& sample);
+  void measure_idle_power();
+  double idle_power_w_ = 0;
+  double counter_period_s_ = 0;
+  std::string idle_problem_;
   void verify_against_model(const Workload& w, const Variant& v, ResultRow& row,
                             const std::vector<float>& output);
   void save_output(const Workload& w, ResultRow& row, std::vector<float> output);

@@ -73,6 +73,9 @@ struct Workload {
   GridD truth;
   bool device_truth = false;     // the truth is on the device: metrics are computed there
   std::string alloc_problem;     // non-empty: every configuration is invalid_config
+  // A user app whose truth kernel does not build: every configuration is build_failed with it.
+  std::string truth_problem, truth_log;
+  std::string reference;         // each row's reference field
   std::string note;              // caveat copied onto every row
   DeviceBuffers* buf = nullptr;  // the runner's buffers for this size
   // Iterated apps: canary guards around the initial state, per storage type (storage_index).

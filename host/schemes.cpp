@@ -492,8 +492,53 @@ OutputSource output_source(int p, int n, int k, Recon recon) {
   return da <= db ? OutputSource{pos(ja), pos(ja), 0.0} : OutputSource{pos(jb), pos(jb), 0.0};
 }
 
+namespace {
+
+// Tiles of a user app waiting for one evaluation, stacked in a grid; each computed output
+// remembers where its window's centre sits there.
+class TileBatch {
+ public:
+  TileBatch(const GridEvaluator& evaluate, int tile_h, int tile_w, int radius)
+      : evaluate_(evaluate), tile_h_(tile_h), tile_w_(tile_w), radius_(radius) {}
+  void add_tile(const TileD& tile) {
+    stacked_.insert(stacked_.end(), tile.v.begin(), tile.v.end());
+    ++tiles_;
+  }
+  void add_output(double* dest, int ly, int lx) {
+    pending_.push_back({dest, (tiles_ - 1) * tile_h_ + ly + radius_, lx + radius_});
+  }
+  bool full() const { return tiles_ >= kTilesPerBatch; }
+  void flush() {
+    if (tiles_ == 0) return;
+    GridD grid(tile_w_, tiles_ * tile_h_);
+    grid.data = std::move(stacked_);
+    const GridD out = evaluate_(grid);
+    for (const Pending& p : pending_) *p.dest = out.at(p.y, p.x);
+    stacked_.clear();
+    pending_.clear();
+    tiles_ = 0;
+  }
+
+ private:
+  static constexpr int kTilesPerBatch = 4096;  // bounds the stacked grid's memory
+  struct Pending {
+    double* dest;
+    int y, x;
+  };
+  const GridEvaluator& evaluate_;
+  int tile_h_, tile_w_, radius_;
+  int tiles_ = 0;
+  std::vector<double> stacked_;
+  std::vector<Pending> pending_;
+};
+
+}  // namespace
+
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
-                const GridD* power, int iterations, const AppParams& params) {
+                const GridD* power, int iterations, const AppParams& params,
+                const GridEvaluator& evaluate) {
+  if (!app.point && !evaluate)
+    throw std::logic_error("model_run: " + app.name + " needs an evaluator (a user app)");
   const WorkGroup block = block_of(v, wg);
   const int ky = v.output.ky(), kx = v.output.kx();
   const int w = input.width, h = input.height, r = app.radius;
@@ -521,6 +566,7 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
                         : std::max(1, iterations);
   for (int it = 0; it < steps; ++it) {
     GridD next(w, h);
+    TileBatch batch(evaluate, tile.h, tile.w, r);
     for (int gy = 0; gy < groups_y; ++gy)
       for (int gx = 0; gx < groups_x; ++gx) {
         const TileGeometry g{block, r, v.skip, gx, gy};
@@ -537,10 +583,18 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
         // The computed outputs of this block: line j of the block's work-items sits at
         // k * j + k / 2 of the block (past the grid's end in a final partial period: none).
         const int y0 = gy * block.y, x0 = gx * block.x;
+        if (!app.point) {
+          if (batch.full()) batch.flush();
+          batch.add_tile(tile);
+        }
         for (int cy = 0; cy < cy_n; ++cy)
           for (int cx = 0; cx < cx_n; ++cx) {
             const int ly = cy * ky + ky / 2, lx = cx * kx + kx / 2;
             if (y0 + ly >= h || x0 + lx >= w) continue;
+            if (!app.point) {
+              batch.add_output(&next.at(y0 + ly, x0 + lx), ly, lx);
+              continue;
+            }
             PointArgs args;
             args.hotspot = &coef;
             args.params = &params;
@@ -549,6 +603,7 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
             next.at(y0 + ly, x0 + lx) = app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
           }
       }
+    batch.flush();
     if (out_rounds) next = to_storage(std::move(next), out_type);
     // The fill pass: every other output from the computed ones, over the whole grid.
     if (ky > 1 || kx > 1) {

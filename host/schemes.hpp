@@ -4,6 +4,7 @@
 // tests hold kernels to.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -250,8 +251,13 @@ OutputSource output_source(int p, int n, int k, Recon recon);
 // CPU model of SPEC sections 3, 4 and 10: `iterations` app steps (fewer under launch
 // perforation) on tiles filled by the variant, outputs computed and rebuilt by its output scheme.
 // The load path does not change values; a relaxed barrier is modelled as kept.
+// A user app has no C++ point function: `evaluate` then computes its outputs, given a grid of
+// reconstructed tiles stacked one below the other, and returns the app's accurate output over it
+// (AppTruth::run); the model reads the outputs whose windows lie inside one tile.
+using GridEvaluator = std::function<GridD(const GridD&)>;
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
-                const GridD* power, int iterations, const AppParams& params = {});
+                const GridD* power, int iterations, const AppParams& params = {},
+                const GridEvaluator& evaluate = {});
 
 // Which input elements work-group (group_x, group_y) reads from global memory (1 = read).
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,

@@ -120,7 +120,11 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
 
   TuneConfig cfg;
   cfg.budgets = parse_budgets(text("budget"));
-  if (text("apps") == "all") {
+  cfg.kernel_root = kernel_root_option(args);
+  const std::vector<const AppDescriptor *> user_apps = load_apps(args, cfg.kernel_root);
+  if (!user_apps.empty() && !given("apps")) {
+    cfg.apps = user_apps;
+  } else if (text("apps") == "all") {
     for (const auto &a : app_registry())
       if (a.takes_images()) cfg.apps.push_back(&a);
   } else {
@@ -142,8 +146,6 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
   if (given("size")) cfg.size = parse_size(text("size"));
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
-  cfg.kernel_root = given("kernel-dir") ? text("kernel-dir") : default_kernel_root().string();
-  check_kernel_root(cfg.kernel_root);
   cfg.compile_worker_exe = executable_path().string();
 
   std::vector<std::pair<int, int>> train_sizes, test_sizes;

@@ -1,6 +1,11 @@
 // bilateral: OpenCV bilateralFilter with d = 5 (SPEC 11): the round window dy^2 + dx^2 <= 4 (13
 // taps), weights exp(-(dy^2 + dx^2) / (2 S^2)) * exp(-(I(q) - I(p))^2 / (2 C^2)), the output
 // their normalised sum. Compute-heavy where the other apps are memory-bound.
+//
+// @name bilateral
+// @radius 2
+// @metric mre
+// @summary 5x5 round-window bilateral filter (OpenCV semantics)
 #define RADIUS 2
 #include "kperf_tile.cl"
 

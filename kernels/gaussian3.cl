@@ -1,4 +1,9 @@
 // gaussian3: 3x3 binomial blur [1 2 1]^T [1 2 1] / 16 over the (perforated) local tile.
+//
+// @name gaussian3
+// @radius 1
+// @metric mre
+// @summary 3x3 binomial blur
 #define RADIUS 1
 #include "kperf_tile.cl"
 

@@ -1,6 +1,11 @@
 // gaussian5: 5x5 binomial blur [1 4 6 4 1]^T [1 4 6 4 1] / 256 over the (perforated) local tile.
 // Evaluated separably over each work-item's window: one horizontal pass per window row, shared
 // by the PY outputs below it, then the vertical pass (about half the arithmetic of 25 taps).
+//
+// @name gaussian5
+// @radius 2
+// @metric mre
+// @summary 5x5 binomial blur
 #define RADIUS 2
 #include "kperf_tile.cl"
 

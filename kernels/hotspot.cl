@@ -1,6 +1,11 @@
 // hotspot: one step of Rodinia's 2-D transient thermal solver. The temperature window comes
 // through the selected load path and scheme; the power value (stored at the input precision) is
 // read for computed outputs only.
+//
+// @name hotspot
+// @radius 1
+// @metric mre
+// @summary Rodinia hotspot transient thermal step
 #define RADIUS 1
 // The block function also takes the outputs' coordinates, the power grid and the coefficients.
 #define KPERF_CALL(block_fn, win, result, y0, x0) \

@@ -1,6 +1,12 @@
 // inversion: 255 - v. The accurate kernel on a buffer reads global memory directly (no tile, as
 // in the papers); perforated variants, the image load path and output schemes go through the
 // (radius 0) tile contract so rows:k / cols:k can skip lines.
+//
+// @name inversion
+// @radius 0
+// @metric mre
+// @summary 255 - v
+// @accurate global
 #define RADIUS 0
 #include "kperf_tile.cl"
 

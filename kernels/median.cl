@@ -5,6 +5,11 @@
 // selection as the 19 compare-exchange network with the window transposed, so it returns the
 // same element, in about 20 min/max per output instead of 38 (on GPUs median is bound by min/max
 // throughput).
+//
+// @name median
+// @radius 1
+// @metric mre
+// @summary 3x3 median filter
 #define RADIUS 1
 #include "kperf_tile.cl"
 

@@ -1,5 +1,10 @@
 // sobel3: gradient magnitude sqrt(gx^2 + gy^2); gx smooths [1 2 1] along y and derives
 // [-1 0 1] along x, gy is its transpose.
+//
+// @name sobel3
+// @radius 1
+// @metric me
+// @summary 3x3 Sobel gradient magnitude
 #define RADIUS 1
 #include "kperf_tile.cl"
 

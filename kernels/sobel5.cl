@@ -2,6 +2,11 @@
 // (OpenCV ksize 5); gx derives along x, gy along y. Evaluated separably over each work-item's
 // window: per window row the horizontal derivative and smoothing, shared by the PY outputs
 // below it, then the vertical passes (about half the arithmetic of 2 x 25 taps).
+//
+// @name sobel5
+// @radius 2
+// @metric me
+// @summary 5x5 Sobel gradient magnitude
 #define RADIUS 2
 #include "kperf_tile.cl"
 

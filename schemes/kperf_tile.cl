@@ -24,6 +24,17 @@
 #ifndef KPERF_TILE_CL
 #define KPERF_TILE_CL
 
+// The fp64 truth of an app: its own accurate kernel with every float in double (the host builds
+// it with -DKPERF_FP64_TRUTH=1, the global load path and one output per work-item, and passes
+// double buffers). Defined here, after the compiler's built-in declarations, so they keep float.
+#ifndef KPERF_FP64_TRUTH
+#define KPERF_FP64_TRUTH 0
+#endif
+#if KPERF_FP64_TRUTH
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define float double
+#endif
+
 #ifndef WG_X
 #define WG_X 16
 #endif

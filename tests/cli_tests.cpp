@@ -120,6 +120,13 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
        "--output rows:9 is larger than the 8x8 grid"},
       {"run --output cols:40 --size 32x64 --input synthetic:smooth",
        "--output cols:40 is larger than the 32x64 grid"},
+      {"run --energy rapl",
+       "unknown --energy 'rapl' (valid: none, auto, nvml, powercap, hwmon:PATH)"},
+      {"run --energy hwmon:/nonexistent/power1_input --size 16",
+       "--energy hwmon:/nonexistent/power1_input: the sensor cannot be read"},
+      {"run --energy hwmon:/proc/version --size 16", "not an energyN_input or powerN_input sensor"},
+      {"run --energy-window 0", "invalid --energy-window '0'"},
+      {"run --energy-reps 0", "--energy-reps"},
   };
   for (const auto& c : cases) {
     const CliRun r = kperf_cli(std::string(c.args) + out, dir, "cd " + d + " &&");
@@ -431,7 +438,9 @@ TEST(Cli, CompileWorkersGiveTheSameRowsAndReportBuildFailures) {
              fs::copy_options::recursive);
   {
     std::ofstream broken((dir / "root/kernels/sobel3.cl").string(), std::ios::trunc);
-    broken << "#include \"kperf_tile.cl\"\nthis is not OpenCL C;\n";
+    // The manifest stays readable: the kernel itself does not compile.
+    broken << "// @name sobel3\n// @radius 1\n#define RADIUS 1\n#include \"kperf_tile.cl\"\n"
+              "this is not OpenCL C;\n";
   }
   fs::create_directories(dir / "tmp");
   auto run = [&](const std::string& workers, const std::string& name) {
@@ -769,6 +778,46 @@ TEST(Cli, DevicesJsonHasTableOneFields) {
                         "local_mem_size", "local_mem_type", "unified_memory", "max_work_group_size",
                         "max_work_item_sizes", "profiling_timer_resolution_ns", "platform"})
     EXPECT_TRUE(doc["devices"][0].contains(k)) << k;
+}
+
+}  // namespace
+}  // namespace kperf
+
+namespace kperf {
+namespace {
+
+// --energy auto where the device has no counter (PoCL without readable RAPL; an explicit nvml on
+// a device that is not NVIDIA's is refused up front): the run goes on, every row says energy
+// null, and the context says why once.
+TEST(Cli, EnergyAutoWithoutACounterRunsWithNullEnergy) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  const DeviceInfo& dev = test::test_env()->info();
+  TempDir dir;
+  if (dev.vendor.find("NVIDIA") == std::string::npos) {
+    const CliRun r =
+        kperf_cli("run --energy nvml --size 16 --out " + (dir / "n.json").string(), dir);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find("--energy nvml: --energy nvml needs an NVIDIA device"), std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir / "n.json"));
+  }
+  const CliRun r = kperf_cli(
+      "run --energy auto --apps gaussian3 --schemes accurate,rows:2 --wg 8x8 "
+      "--size 32 --warmup 0 --reps 2 --quiet --out " +
+          (dir / "a.json").string(),
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(read_file((dir / "a.json").string()));
+  const auto& energy = doc["context"]["energy"];
+  if (!energy["source"].is_null()) GTEST_SKIP() << "this machine has a counter: " << energy;
+  EXPECT_NE(energy["reason"].get<std::string>().find("--energy auto: "), std::string::npos);
+  ASSERT_EQ(doc["results"].size(), 2u);
+  for (const auto& row : doc["results"]) {
+    ASSERT_TRUE(row.contains("energy")) << row["key"];
+    EXPECT_TRUE(row["energy"].is_null());
+  }
+  EXPECT_EQ(doc["context"]["fingerprint"]["options"]["energy"]["source"], "none");
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <fstream>
 
+#include "app_truth.hpp"
 #include "apps.hpp"
 #include "cli.hpp"
 #include "device_metrics.hpp"
+#include "kernel_axes.hpp"
 #include "metrics.hpp"
 #include "schemes.hpp"
 #include "storage.hpp"
@@ -394,6 +396,134 @@ TEST(DeviceMetrics, AgreeWithTheHostIncludingNonFiniteAndHalfOutputs) {
         EXPECT_NEAR(a, b, 1e-10 * std::max(1.0, std::fabs(b))) << name;
     }
   }
+}
+
+}  // namespace
+}  // namespace kperf
+
+namespace kperf {
+namespace {
+
+// The fp64 truth of a built-in image app (its own accurate kernel with every float in double)
+// agrees with its C++ reference: the truth user apps are measured against is trustworthy.
+TEST(UserApp, Fp64TruthOfBuiltinsMatchesTheirCppReferences) {
+  KPERF_REQUIRE_DEVICE();
+  if (!has_fp64(env->device())) GTEST_SKIP() << "the device has no cl_khr_fp64";
+  const int w = 37, h = 29;  // not a multiple of the truth kernel's 8x8 work-groups
+  const GridD in = to_double(test::random_grid(w, h, 7).data, w, h);
+  for (const AppDescriptor& app : app_registry()) {
+    if (!app.takes_images()) continue;  // hotspot's extra inputs stay with its C++ reference
+    AppTruth truth(*env, app, KPERF_TEST_KERNEL_ROOT);
+    EXPECT_STREQ(truth.kind(), "fp64-kernel");
+    const GridD got = truth.run(in);
+    const GridD ref = reference_run(app, in, nullptr, 1);
+    double scale = 0, worst = 0;
+    for (double v : ref.data) scale = std::max(scale, std::fabs(v));
+    for (std::size_t i = 0; i < ref.data.size(); ++i)
+      worst = std::max(worst, std::fabs(got.data[i] - ref.data[i]));
+    EXPECT_LE(worst, 1e-9 * scale) << app.name << ": max difference " << worst;
+  }
+}
+
+// An app the suite has never seen (written here, asymmetric weights and a nonlinearity, radius
+// 2) runs through every axis from one .cl file, each output equal to the tile model of its
+// configuration, the model evaluated by the app's own fp64 truth kernel.
+TEST(UserApp, UnseenKernelTakesEveryAxisAndMatchesItsModel) {
+  KPERF_REQUIRE_DEVICE();
+  TempDir dir;
+  const fs::path file = dir / "skewed.cl";
+  std::ofstream(file) << R"(// skewed: an asymmetric cross with a clamp (a test app).
+// @name skewed
+// @radius 2
+#define RADIUS 2
+#include "kperf_tile.cl"
+inline float skewed_point(const float* c) {
+  const float s = 0.5f * KPERF_AT(c, 0, 0) + 0.25f * KPERF_AT(c, -2, 1) + 0.125f * KPERF_AT(c, 1, -2)
+                + 0.0625f * KPERF_AT(c, 2, 2) + 0.0625f * KPERF_AT(c, -1, -1);
+  return fmin(s, (float)200) + 0.01f * KPERF_AT(c, 0, 2) * KPERF_AT(c, 0, -1);
+}
+KPERF_IMAGE_KERNEL(skewed_point)
+)";
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  const AppDescriptor& app = add_user_app(file.string());
+  const int w = 45, h = 38;
+  const Grid in = test::random_grid(w, h, 23);
+  const GridD in_d = to_double(in.data, w, h);
+  AppTruth truth(*env, app, KPERF_TEST_KERNEL_ROOT);
+  const GridEvaluator evaluate = [&](const GridD& tiles) { return truth.run(tiles); };
+  std::vector<AxesSpec> specs(4);
+  specs[0].schemes = "all", specs[0].recons = "nn,li", specs[0].loads = "local,global,image";
+  specs[1].schemes = "accurate,rows:2", specs[1].outputs = "rows:2,center:3";
+  specs[1].output_recons = "nn,li", specs[1].output_fills = "fused,separate";
+  specs[2].schemes = "accurate,rows:2,cols:3", specs[2].precisions = "f16in,f16,bf16";
+  specs[2].perforates = "device,host";
+  specs[3].schemes = "stencil,rows:2", specs[3].kernel["relax"] = "skip";
+  const std::vector<WorkGroup> wgs = {{8, 8, 1, 1}, {4, 4, 4, 2}};
+  std::size_t checked = 0;
+  for (const AxesSpec& spec : specs) {
+    const auto variants = parse_variants(spec);
+    const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, in);
+    for (const Variant& v : variants)
+      for (const WorkGroup wg : wgs) {
+        const ResultRow* row = o.find(app.name, v, wg);
+        ASSERT_TRUE(row) << v.label();
+        if (row->status == "not_applicable") continue;
+        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        EXPECT_EQ(row->reference, "fp64-kernel");
+        if (races(v)) {  // a race by design: its rows keep the error of several launches
+          EXPECT_EQ(row->error_reps.size(), 5u) << row->key;
+          continue;
+        }
+        const GridD model = model_run(app, v, wg, in_d, nullptr, 1, {}, evaluate);
+        EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model, v.precision_info().out))
+            << row->key;
+        ++checked;
+      }
+  }
+  EXPECT_GE(checked, 60u);
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+}
+
+// A kernel that compiles in float but not with float as double (fmin(double, float) has no
+// overload) is measured against its float accurate kernel, and its rows say so.
+TEST(UserApp, KernelWithoutAnFp64BuildFallsBackToItsFloatTruth) {
+  KPERF_REQUIRE_DEVICE();
+  TempDir dir;
+  const fs::path file = dir / "clamped.cl";
+  std::ofstream(file)
+      << "// @name clamped\n// @radius 1\n#define RADIUS 1\n"
+         "#include \"kperf_tile.cl\"\ninline float clamped_point(const float* c) "
+         "{ return fmin(KPERF_AT(c, 0, 1), 100.0f); }\nKPERF_IMAGE_KERNEL(clamped_point)\n";
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  const AppDescriptor& app = add_user_app(file.string());
+  const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"),
+                                             {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
+  ASSERT_EQ(o.rows.size(), 1u);
+  EXPECT_EQ(o.rows[0].status, "ok") << o.rows[0].reason << o.rows[0].build_log;
+  EXPECT_EQ(o.rows[0].reference, "device-accurate");
+  ASSERT_TRUE(o.rows[0].error);
+  EXPECT_EQ(o.rows[0].error->max_abs, 0.0);  // the accurate kernel is its own truth
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+}
+
+// A user kernel that does not compile is build_failed rows with the log, not an error of the run.
+TEST(UserApp, KernelThatDoesNotCompileIsBuildFailedRows) {
+  KPERF_REQUIRE_DEVICE();
+  TempDir dir;
+  const fs::path file = dir / "broken.cl";
+  std::ofstream(file) << "// @name broken\n// @radius 1\n#define RADIUS 1\n"
+                         "#include \"kperf_tile.cl\"\ninline float broken_point(const float* c) "
+                         "{ return undeclared_name; }\nKPERF_IMAGE_KERNEL(broken_point)\n";
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  const AppDescriptor& app = add_user_app(file.string());
+  const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate,rows:2", "nn"),
+                                             {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
+  ASSERT_EQ(o.rows.size(), 2u);
+  for (const ResultRow& r : o.rows) {
+    EXPECT_EQ(r.status, "build_failed") << r.key;
+    EXPECT_NE(r.build_log.find("undeclared_name"), std::string::npos) << r.build_log;
+  }
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
 }
 
 }  // namespace

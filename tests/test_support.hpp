@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app_check.hpp"
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "io.hpp"
@@ -27,23 +28,7 @@ namespace kperf::test {
 
 namespace fs = std::filesystem;
 
-// A fresh directory removed at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kperf-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using kperf::TempDir;
 
 // The device tests run on (KPERF_TEST_DEVICE selects; default: first GPU, else first
 // device), or nullptr when there is no OpenCL platform.
@@ -86,18 +71,7 @@ inline Grid random_grid(int w, int h, unsigned seed, float lo = 0.0f, float hi =
   return g;
 }
 
-struct Outcome {
-  std::vector<ResultRow> rows;
-  std::map<std::string, Grid> outputs;  // by result key, for ok rows
-  const ResultRow* find(const std::string& app, const Variant& v, WorkGroup wg) const {
-    for (const auto& r : rows)
-      if (r.app == app && r.scheme == v.canonical() && r.recon == recon_name(v.recon) &&
-          r.axes == v.axes_key() && r.wg_x == wg.x && r.wg_y == wg.y && r.vec == wg.vec &&
-          r.py == wg.py)
-        return &r;
-    return nullptr;
-  }
-};
+using Outcome = OutputRun;
 
 // Every app's name, in the registry's order (the parameters of per-app tests).
 inline std::vector<std::string> all_app_names() {
@@ -107,7 +81,10 @@ inline std::vector<std::string> all_app_names() {
 }
 // An app's place in the registry (a per-app salt for sampled tests).
 inline std::size_t app_index(const AppDescriptor& app) {
-  return static_cast<std::size_t>(&app - app_registry().data());
+  const auto& apps = app_registry();
+  for (std::size_t i = 0; i < apps.size(); ++i)
+    if (&apps[i] == &app) return i;
+  return apps.size();
 }
 
 // Whether matrix tests cross every shape with every variant (KPERF_TEST_FULL=1, set by
@@ -157,38 +134,15 @@ inline Outcome run_through_runner(ClEnv& env, const std::vector<const AppDescrip
                                   bool transfers = false, const AppParams& params = {},
                                   const std::string& extra_build_options = "",
                                   std::function<bool(const Variant&, const WorkGroup&)> only = {}) {
-  TempDir dir;
-  RunConfig cfg;
-  cfg.extra_build_options = extra_build_options;
-  cfg.params = params;
-  cfg.apps = apps;
-  cfg.variants = variants;
-  cfg.wgs = wgs;
-  cfg.warmup = 0;
-  cfg.reps = 1;
-  cfg.iterations = iterations;
-  cfg.kernel_root = kernel_root;
-  cfg.transfers = transfers;
-  if (only)
-    cfg.only = [only](const AppDescriptor&, const Variant& v, const WorkGroup& wg) {
-      return only(v, wg);
-    };
-  cfg.save_outputs_dir = (dir / "out").string();
-  fs::create_directories(cfg.save_outputs_dir);
-  write_npy((dir / "input.npy").string(), input);
-  cfg.image_inputs = {{"input", (dir / "input.npy").string(), ""}};
-  if (power) {
-    write_npy((dir / "temp.npy").string(), input);
-    write_npy((dir / "power.npy").string(), *power);
-    cfg.temp_path = (dir / "temp.npy").string();
-    cfg.power_path = (dir / "power.npy").string();
-  }
-  Outcome outcome;
-  Runner runner(env, cfg);
-  runner.run([&](ResultRow row) { outcome.rows.push_back(std::move(row)); });
-  for (const auto& r : outcome.rows)
-    if (r.ok()) outcome.outputs[r.key] = read_npy(r.output_file);
-  return outcome;
+  OutputRunOptions options;
+  options.kernel_root = kernel_root;
+  options.extra_build_options = extra_build_options;
+  options.params = params;
+  options.power = power;
+  options.iterations = iterations;
+  options.transfers = transfers;
+  options.only = std::move(only);
+  return run_for_outputs(env, apps, variants, wgs, input, options);
 }
 
 // Elements of `actual` outside the SPEC tolerance of `truth`: relative 1e-5 or absolute 1e-3 on

@@ -7,9 +7,11 @@
 #include <fstream>
 #include <set>
 
+#include "app_manifest.hpp"
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "cli.hpp"
+#include "energy.hpp"
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
@@ -1033,4 +1035,260 @@ TEST(Gzip, RoundTripsAndReadsOtherWriters) {
   EXPECT_EQ(read_document((dir / "r.json").string()), "{}\n");
 }
 
+}  // namespace kperf
+
+namespace kperf {
+namespace {
+
+std::string manifest_error(const std::string& source) {
+  try {
+    parse_app_manifest(source, "dir/app.cl");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(AppManifest, ParsesEveryKey) {
+  const AppManifest m = parse_app_manifest(
+      "// blur: a comment line\n//\n// @name my_blur2\n// @radius 2\n// @metric me\n"
+      "// @range -1 255.5\n// @summary a 5x5 blur\n// @accurate global\n\n"
+      "#define RADIUS 2\n#include \"kperf_tile.cl\"\n// @name not_read: past the first block\n",
+      "app.cl");
+  EXPECT_EQ(m.name, "my_blur2");
+  EXPECT_EQ(m.radius, 2);
+  EXPECT_EQ(m.metric, "me");
+  ASSERT_TRUE(m.range);
+  EXPECT_EQ(m.range->first, -1.0);
+  EXPECT_EQ(m.range->second, 255.5);
+  EXPECT_EQ(m.summary, "a 5x5 blur");
+  EXPECT_FALSE(m.accurate_uses_tile);
+  const AppManifest d = parse_app_manifest("// @name a\n// @radius 0\n#define RADIUS 0\n", "a.cl");
+  EXPECT_EQ(d.metric, "mre");
+  EXPECT_FALSE(d.range);
+  EXPECT_TRUE(d.accurate_uses_tile);
+}
+
+TEST(AppManifest, Rejections) {
+  const std::string define1 = "#define RADIUS 1\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"// no manifest here\n" + define1, "no manifest"},
+      {"#define RADIUS 1\n// @name late\n// @radius 1\n", "no manifest"},
+      {"// @radius 1\n" + define1, "has no @name"},
+      {"// @name a\n" + define1, "has no @radius"},
+      {"// @name a\n// @radius 9\n#define RADIUS 9\n", "@radius '9' must be an integer in 0..8"},
+      {"// @name a\n// @radius -1\n" + define1, "must be an integer in 0..8"},
+      {"// @name a\n// @radius 1.5\n" + define1, "must be an integer in 0..8"},
+      {"// @name a\n// @radius 2\n" + define1,
+       "@radius 2 differs from the kernel's #define RADIUS 1"},
+      {"// @name a\n// @radius 1\n", "no '#define RADIUS N'"},
+      {"// @name 9lives\n// @radius 1\n" + define1, "@name '9lives' must be"},
+      {"// @name a\n// @name b\n// @radius 1\n" + define1, "@name is given twice"},
+      {"// @name a\n// @radius 1\n// @colour red\n" + define1, "unknown manifest key @colour"},
+      {"// @name a\n// @radius 1\n// @metric psnr\n" + define1, "@metric 'psnr' must be mre or me"},
+      {"// @name a\n// @radius 1\n// @range 5 1\n" + define1, "@range '5 1' must be two numbers"},
+      {"// @name a\n// @radius 1\n// @accurate maybe\n" + define1, "must be tile or global"},
+  };
+  for (const auto& [source, problem] : cases) {
+    const std::string message = manifest_error(source);
+    EXPECT_NE(message.find("app file dir/app.cl: "), std::string::npos) << source << message;
+    EXPECT_NE(message.find(problem), std::string::npos) << source << " -> " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(AppManifest, BuiltinsReadTheirManifests) {
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  EXPECT_EQ(app_registry().size(), 8u);
+  EXPECT_EQ(find_app("sobel3").primary_metric, Metric::kMe);
+  EXPECT_EQ(find_app("gaussian5").radius, 2);
+  EXPECT_FALSE(find_app("inversion").accurate_uses_tile);
+  EXPECT_TRUE(find_app("median").accurate_uses_tile);
+  EXPECT_EQ(find_app("bilateral").summary, "5x5 round-window bilateral filter (OpenCV semantics)");
+  for (const AppDescriptor& app : app_registry()) {
+    EXPECT_EQ(app.kernel_file, app.name + ".cl");
+    EXPECT_FALSE(app.user()) << app.name;  // every built-in keeps its C++ reference
+  }
+  EXPECT_TRUE(find_app("hotspot").traits.iterated);
+  // A kernel directory whose built-in lost its manifest is refused, naming the file.
+  TempDir dir;
+  fs::create_directories(dir / "kernels");
+  for (const auto& entry : fs::directory_iterator(fs::path(KPERF_TEST_KERNEL_ROOT) / "kernels"))
+    fs::copy(entry.path(), dir / "kernels" / entry.path().filename().string());
+  std::ofstream(dir / "kernels" / "median.cl") << "#define RADIUS 1\n";
+  try {
+    load_builtin_apps(dir.path().string());
+    ADD_FAILURE() << "a built-in without a manifest loaded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("median.cl: no manifest"), std::string::npos) << e.what();
+  }
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+}
+
+TEST(AppManifest, NamesCollide) {
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  TempDir dir;
+  auto write = [&](const std::string& file, const std::string& name) {
+    std::ofstream(dir / file) << "// @name " << name << "\n// @radius 1\n#define RADIUS 1\n";
+    return (dir / file).string();
+  };
+  const AppDescriptor& mine = add_user_app(write("mine.cl", "mine"));
+  EXPECT_TRUE(mine.user());
+  EXPECT_EQ(&find_app("mine"), &mine);
+  EXPECT_TRUE(fs::path(mine.kernel_file).is_absolute());
+  auto error_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string again = write("again.cl", "mine");
+  EXPECT_NE(error_of([&] { add_user_app(again); }).find("@name mine is taken by the user app in"),
+            std::string::npos);
+  const std::string builtin = write("builtin.cl", "median");
+  EXPECT_NE(error_of([&] { add_user_app(builtin); }).find("@name median is taken by a built-in"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { add_user_app((dir / "absent.cl").string()); }).find("does not exist"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { add_user_app(dir.path().string()); }).find("not a regular file"),
+            std::string::npos);
+  TempDir empty;
+  EXPECT_NE(error_of([&] { add_user_app_dir(empty.path().string()); }).find("holds no .cl file"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { add_user_app_dir(again); }).find("not a directory"), std::string::npos);
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);  // drops the user apps
+  EXPECT_THROW(find_app("mine"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kperf
+
+namespace kperf {
+namespace {
+
+// A counter of a constant power that updates every `period` seconds of a simulated clock, and
+// wraps at `wrap` joules (0: never), as NVML's and RAPL's counters do.
+class FakeCounter : public EnergyCounter {
+ public:
+  FakeCounter(const double& clock, double watts, double period, double wrap = 0)
+      : clock_(clock), watts_(watts), period_(period), wrap_(wrap) {}
+  std::string source() const override { return "fake"; }
+  std::optional<double> read_joules() override {
+    const double updates = std::floor(clock_ / period_);
+    const double joules = updates * period_ * watts_;
+    return wrap_ > 0 ? std::fmod(joules, wrap_) : joules;
+  }
+  nlohmann::ordered_json describe() const override { return {{"fake", true}}; }
+  double watts_;
+
+ private:
+  const double& clock_;
+  double period_, wrap_;
+};
+
+// Times are powers of two so the simulated clock lands exactly on the counter's updates.
+constexpr double kPeriod = 0.125, kStep = 1.0 / 128;
+
+TEST(Energy, ConstantPowerGivesPowerTimesTime) {
+  double clock = 0.01;
+  FakeCounter counter(clock, 80.0, kPeriod);
+  EnergyMeter meter(counter, [&] { return clock; }, {1.0, 3, 10});
+  auto launches = [&]() -> long long {
+    clock += kStep;
+    return 4;
+  };
+  std::string problem;
+  const auto windows = meter.measure(launches, problem);
+  EXPECT_EQ(problem, "");
+  ASSERT_EQ(windows.size(), 3u);
+  for (const EnergyWindow& w : windows) {
+    EXPECT_GE(w.seconds, 1.0);
+    EXPECT_DOUBLE_EQ(w.joules, 80.0 * w.seconds);  // the window starts and ends on updates
+    EXPECT_EQ(w.launches, static_cast<long long>(std::llround(w.seconds / kStep)) * 4);
+  }
+  EXPECT_DOUBLE_EQ(meter.update_period_s(), kPeriod);
+}
+
+TEST(Energy, WrapInsideAWindowTakesAnotherNeverANegativeEnergy) {
+  double clock = 0;
+  // Wraps every 250 J: about every third 1-second window at 80 W crosses it.
+  FakeCounter counter(clock, 80.0, kPeriod, 250.0);
+  EnergyMeter meter(counter, [&] { return clock; }, {1.0, 5, 20});
+  auto launches = [&]() -> long long {
+    clock += kStep;
+    return 1;
+  };
+  std::string problem;
+  const auto windows = meter.measure(launches, problem);
+  ASSERT_EQ(windows.size(), 5u);
+  for (const EnergyWindow& w : windows) {
+    EXPECT_GT(w.joules, 0);
+    EXPECT_DOUBLE_EQ(w.joules, 80.0 * w.seconds);
+  }
+  EXPECT_GE(clock, 7.0);  // the invalid windows were measured and dropped, not shortened
+}
+
+TEST(Energy, StuckCounterGivesUpWithAReason) {
+  double clock = 0;
+  FakeCounter counter(clock, 0.0, kPeriod);  // never moves
+  EnergyMeter meter(counter, [&] { return clock; }, {0.5, 2, 3});
+  std::string problem;
+  const auto windows = meter.measure(
+      [&]() -> long long {
+        clock += kStep;
+        return 1;
+      },
+      problem);
+  EXPECT_TRUE(windows.empty());
+  EXPECT_NE(problem.find("did not change"), std::string::npos) << problem;
+}
+
+TEST(Energy, IdleSubtractionAndPerOutputEnergy) {
+  double clock = 0;
+  FakeCounter counter(clock, 50.0, kPeriod);
+  EnergyMeter meter(counter, [&] { return clock; }, {1.0, 3, 10});
+  std::string problem;
+  auto idle_windows = meter.measure(
+      [&]() -> long long {
+        clock += kStep;
+        return 0;
+      },
+      problem);
+  ASSERT_EQ(idle_windows.size(), 3u);
+  const double idle_w = idle_windows[0].joules / idle_windows[0].seconds;
+  EXPECT_DOUBLE_EQ(idle_w, 50.0);
+  counter.watts_ = 80.0;  // a load: 10 launches per step
+  const auto busy = meter.measure(
+      [&]() -> long long {
+        clock += kStep;
+        return 10;
+      },
+      problem);
+  const nlohmann::ordered_json e = energy_json(busy, idle_w, 1000.0, "fake", 1.0);
+  const double launches_per_s = 10 / kStep;
+  EXPECT_DOUBLE_EQ(e["j_per_launch"].get<double>(), 80.0 / launches_per_s);
+  EXPECT_DOUBLE_EQ(e["dynamic_j_per_launch"].get<double>(), 30.0 / launches_per_s);
+  EXPECT_DOUBLE_EQ(e["avg_power_w"].get<double>(), 80.0);
+  EXPECT_DOUBLE_EQ(e["nj_per_output"].get<double>(), 80.0 / launches_per_s / 1000.0 * 1e9);
+  EXPECT_EQ(e["windows"].size(), 3u);
+  EXPECT_FALSE(e["throttled"].get<bool>());
+  EXPECT_TRUE(energy_json({}, idle_w, 1000.0, "fake", 1.0).is_null());
+}
+
+TEST(Energy, ThrottleReasonsAndSpecs) {
+  ClockState c;
+  c.reasons = 0x1;  // idle: not throttling
+  EXPECT_FALSE(c.throttled());
+  c.reasons = 0x1 | 0x40;
+  EXPECT_TRUE(c.throttled());
+  EXPECT_EQ(c.reason_names(), "gpu_idle,hw_thermal");
+  for (const char* good : {"none", "auto", "nvml", "powercap", "hwmon:/sys/x/energy1_input"})
+    EXPECT_NO_THROW(check_energy_spec(good)) << good;
+  for (const char* bad : {"", "rapl", "hwmon:", "NVML"})
+    EXPECT_THROW(check_energy_spec(bad), std::invalid_argument) << bad;
+}
+
+}  // namespace
 }  // namespace kperf
