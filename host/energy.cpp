@@ -423,8 +423,8 @@ std::vector<EnergyWindow> EnergyMeter::measure(const std::function<long long()>&
 
 nlohmann::ordered_json energy_json(const std::vector<EnergyWindow>& windows, double idle_w,
                                    double outputs_per_launch, const std::string& source,
-                                   double window_s) {
-  std::vector<double> per_launch, power, dynamic;
+                                   double window_s, double sample_s) {
+  std::vector<double> per_launch, power, dynamic, busy;
   nlohmann::ordered_json raw = nlohmann::ordered_json::array();
   bool throttled = false;
   for (const EnergyWindow& w : windows) {
@@ -432,6 +432,7 @@ nlohmann::ordered_json energy_json(const std::vector<EnergyWindow>& windows, dou
     per_launch.push_back(w.joules / static_cast<double>(w.launches));
     power.push_back(w.joules / w.seconds);
     dynamic.push_back((w.joules - idle_w * w.seconds) / static_cast<double>(w.launches));
+    busy.push_back(sample_s * static_cast<double>(w.launches) / w.seconds);
     nlohmann::ordered_json j = {
         {"joules", w.joules}, {"seconds", w.seconds}, {"launches", w.launches}};
     if (w.clocks) {
@@ -457,6 +458,8 @@ nlohmann::ordered_json energy_json(const std::vector<EnergyWindow>& windows, dou
           {"dynamic_j_per_launch", median(dynamic)},
           {"nj_per_output", outputs_per_launch > 0 ? j / outputs_per_launch * 1e9 : 0.0},
           {"window_s", window_s},
+          {"busy_fraction",
+           sample_s > 0 ? nlohmann::ordered_json(median(busy)) : nlohmann::ordered_json()},
           {"throttled", throttled},
           {"windows", std::move(raw)}};
 }

@@ -81,9 +81,10 @@ class EnergyMeter {
 };
 
 // A row's energy object from its windows: joules per launch (median and spread over windows),
-// average power, dynamic joules per launch above `idle_w`, nJ per output element.
+// average power, dynamic joules per launch above `idle_w`, nJ per output element, and with the
+// launch's median kernel time `sample_s` the fraction of each window the device was busy.
 nlohmann::ordered_json energy_json(const std::vector<EnergyWindow>& windows, double idle_w,
                                    double outputs_per_launch, const std::string& source,
-                                   double window_s);
+                                   double window_s, double sample_s = 0);
 
 }  // namespace kperf
