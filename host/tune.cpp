@@ -281,6 +281,16 @@ const ResultRow *Tuner::find(const std::string &stage, const std::string &app,
 }
 
 std::optional<TimingStats> Tuner::objective_time(const ResultRow &row) const {
+  if (cfg_.energy_objective) {
+    if (!row.energy.is_object()) return std::nullopt;
+    // Nanojoules per launch in the time's place; the spread over windows in the cv's.
+    TimingStats s;
+    s.median = s.mean = 1e9 * row.energy.value("j_per_launch", 0.0);
+    s.min = 1e9 * row.energy.value("j_per_launch_min", 0.0);
+    s.max = 1e9 * row.energy.value("j_per_launch_max", 0.0);
+    s.cv = s.median > 0 ? (s.max - s.min) / s.median : 0;
+    return s;
+  }
   if (!cfg_.end_to_end) return row.time;
   if (row.transfer_samples.empty()) return std::nullopt;
   return summarize(row.transfer_samples.end_to_end);
@@ -307,6 +317,10 @@ bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &input
   rc.image_inputs = inputs;
   if (cfg_.size) rc.sizes = {*cfg_.size};
   rc.transfers = timed && cfg_.end_to_end;
+  rc.energy_requested = timed && cfg_.energy_spec != "none";
+  rc.energy = rc.energy_requested ? cfg_.energy : nullptr;
+  rc.energy_options = cfg_.energy_options;
+  rc.energy_absent_reason = cfg_.energy_absent_reason;
   rc.warmup = timed ? cfg_.warmup : 0;
   rc.reps = timed ? cfg_.reps : 1;
   rc.kernel_root = cfg_.kernel_root;

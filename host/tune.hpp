@@ -14,6 +14,7 @@
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "results.hpp"
+#include "energy.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
 
@@ -121,6 +122,13 @@ struct TuneConfig {
   // --transfers times them), so that host perforation and host-converted half storage pay for
   // the host work their kernel time leaves out.
   bool end_to_end = false;
+  // --objective energy: ranked by joules per launch (the points' "time_ns" then hold nJ), which
+  // needs a counter (--energy). With --energy the timed stages measure energy either way.
+  bool energy_objective = false;
+  std::string energy_spec = "none";
+  EnergyCounter *energy = nullptr;
+  EnergyOptions energy_options;
+  std::string energy_absent_reason;
   std::size_t max_combinations = 32;
   std::string kernel_root, extra_build_options, outputs_dir;
   std::string compile_worker_exe;  // see RunConfig

@@ -99,7 +99,10 @@ cxxopts::Options tune_options() {
     ("py", "outputs per work-item along y, a list (default: 1,4,6 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
     ("max-combinations", "combinations of the axis fronts tried per app, fastest predicted first", cxxopts::value<std::string>()->default_value("32"))
     ("percentile", "the training (and test) statistic held to the budget: this percentile over inputs", cxxopts::value<std::string>()->default_value("95"))
-    ("objective", "the time ranked: kernel (the launches) or end-to-end (host packing or conversion, upload, launches, download)", cxxopts::value<std::string>()->default_value("kernel"))
+    ("objective", "what is ranked: kernel (the launches' time), end-to-end (host packing or conversion, upload, launches, download) or energy (joules per launch; needs --energy)", cxxopts::value<std::string>()->default_value("kernel"))
+    ("energy", "measure energy per launch in the timed stages: none, auto, nvml, powercap, hwmon:PATH (as kperf run)", cxxopts::value<std::string>()->default_value("none"))
+    ("energy-window", "seconds per energy window", cxxopts::value<std::string>()->default_value("1"))
+    ("energy-reps", "energy windows per timed configuration", cxxopts::value<std::string>()->default_value("3"))
     ("warmup", "untimed launches per timed configuration", cxxopts::value<std::string>()->default_value("10"))
     ("reps", "timed launches per timed configuration", cxxopts::value<std::string>()->default_value("30"))
     ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
@@ -139,9 +142,17 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   cfg.max_combinations = static_cast<std::size_t>(
       parse_count("max-combinations", text("max-combinations"), 0, 100000));
   cfg.percentile = parse_count("percentile", text("percentile"), 0, 100);
-  if (text("objective") != "kernel" && text("objective") != "end-to-end")
-    throw UsageError("--objective " + text("objective") + ": expected kernel or end-to-end");
-  cfg.end_to_end = text("objective") == "end-to-end";
+  const std::string objective = text("objective");
+  if (objective != "kernel" && objective != "end-to-end" && objective != "energy")
+    throw UsageError("--objective " + objective + ": expected kernel, end-to-end or energy");
+  cfg.end_to_end = objective == "end-to-end";
+  cfg.energy_objective = objective == "energy";
+  check_energy_spec(text("energy"));
+  cfg.energy_spec = text("energy");
+  if (cfg.energy_objective && cfg.energy_spec == "none")
+    throw UsageError("--objective energy needs --energy (auto, nvml, powercap or hwmon:PATH)");
+  cfg.energy_options.window_s = parse_seconds("energy-window", text("energy-window"));
+  cfg.energy_options.reps = parse_count("energy-reps", text("energy-reps"), 1, 1000);
   cfg.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
   cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
   if (given("size")) cfg.size = parse_size(text("size"));
@@ -188,6 +199,11 @@ nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg)
       {"test", names(cfg.test)}};
   // Named only when not the kernel, so documents from before --objective still resume.
   if (cfg.end_to_end) measured["objective"] = "end-to-end";
+  if (cfg.energy_objective) measured["objective"] = "energy";
+  if (cfg.energy_spec != "none")
+    measured["energy"] = {{"source", cfg.energy ? cfg.energy->source() : "none"},
+                          {"window_s", cfg.energy_options.window_s},
+                          {"reps", cfg.energy_options.reps}};
   return make_fingerprint(env, cfg.kernel_root, std::move(measured));
 }
 
@@ -244,7 +260,14 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
       space[axis.field] = list->second;
   return {{"budgets", budgets},
                    {"percentile", cfg.percentile},
-                   {"objective", cfg.end_to_end ? "end-to-end" : "kernel"},
+                   {"objective", cfg.energy_objective ? "energy"
+                                 : cfg.end_to_end     ? "end-to-end"
+                                                      : "kernel"},
+                   {"energy", cfg.energy_spec == "none" ? nlohmann::ordered_json(nullptr)
+                              : cfg.energy ? nlohmann::ordered_json{{"source", cfg.energy->source()},
+                                                                    {"counter", cfg.energy->describe()}}
+                                           : nlohmann::ordered_json{{"source", nullptr},
+                                                                    {"reason", cfg.energy_absent_reason}}},
                    {"train", inputs_json(cfg.train, train_dir)},
                    {"test", inputs_json(cfg.test, test_dir)},
                    {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
@@ -316,6 +339,11 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   const std::string binary_cache = binary_cache_dir(args);
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   cfg.shapes = tune_shapes(args, env.info().is_cpu());
+  const std::unique_ptr<EnergyCounter> energy =
+      open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
+  cfg.energy = energy.get();
+  if (cfg.energy_objective && !cfg.energy)
+    throw UsageError("--objective energy: " + cfg.energy_absent_reason);
 
   const std::string out_path = out_path_or_default(args, "kperf-tune", env.info().name);
   cfg.outputs_dir =

@@ -127,6 +127,10 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --energy hwmon:/proc/version --size 16", "not an energyN_input or powerN_input sensor"},
       {"run --energy-window 0", "invalid --energy-window '0'"},
       {"run --energy-reps 0", "--energy-reps"},
+      {"tune --budget 0.1 --train /nonexistent --test /nonexistent --objective energy",
+       "--objective energy needs --energy (auto, nvml, powercap or hwmon:PATH)"},
+      {"tune --budget 0.1 --train /nonexistent --test /nonexistent --objective joules",
+       "--objective joules: expected kernel, end-to-end or energy"},
   };
   for (const auto& c : cases) {
     const CliRun r = kperf_cli(std::string(c.args) + out, dir, "cd " + d + " &&");
