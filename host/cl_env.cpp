@@ -144,6 +144,11 @@ DeviceInfo query_info(const cl::Platform& platform, const cl::Device& device, in
     info.image2d_max_width = device.getInfo<CL_DEVICE_IMAGE2D_MAX_WIDTH>();
     info.image2d_max_height = device.getInfo<CL_DEVICE_IMAGE2D_MAX_HEIGHT>();
   }
+  if (const auto pci = pci_domain_and_bus(device)) {
+    char id[32];
+    std::snprintf(id, sizeof id, "%04x:%02x", pci->first, pci->second);
+    info.pci_bus_id = id;
+  }
   return info;
 }
 
@@ -154,6 +159,24 @@ std::string lower(std::string s) {
 }
 
 }  // namespace
+
+std::optional<std::pair<unsigned, unsigned>> pci_domain_and_bus(const cl::Device& device) {
+  const std::string ext = device.getInfo<CL_DEVICE_EXTENSIONS>();
+  if (ext.find("cl_khr_pci_bus_info") != std::string::npos) {
+    cl_uint info[4] = {0, 0, 0, 0};  // cl_device_pci_bus_info_khr: domain, bus, device, function
+    if (clGetDeviceInfo(device(), 0x410F, sizeof info, info, nullptr) == CL_SUCCESS)
+      return std::make_pair(info[0], info[1]);
+  }
+  if (ext.find("cl_nv_device_attribute_query") != std::string::npos) {
+    cl_uint bus = 0, domain = 0;
+    if (clGetDeviceInfo(device(), 0x4008, sizeof bus, &bus, nullptr) != CL_SUCCESS)
+      return std::nullopt;
+    if (clGetDeviceInfo(device(), 0x400A, sizeof domain, &domain, nullptr) != CL_SUCCESS)
+      domain = 0;  // older drivers: no domain query
+    return std::make_pair(domain, bus);
+  }
+  return std::nullopt;
+}
 
 nlohmann::ordered_json to_json(const DeviceInfo& info) {
   nlohmann::ordered_json j;
@@ -177,6 +200,7 @@ nlohmann::ordered_json to_json(const DeviceInfo& info) {
   j["profiling_timer_resolution_ns"] = info.profiling_timer_resolution_ns;
   j["image_support"] = info.image_support;
   j["image2d_max_size"] = {info.image2d_max_width, info.image2d_max_height};
+  if (!info.pci_bus_id.empty()) j["pci_bus_id"] = info.pci_bus_id;
   j["platform"] = {{"name", info.platform_name},
                    {"vendor", info.platform_vendor},
                    {"version", info.platform_version}};

@@ -42,6 +42,10 @@ class BuildError : public std::runtime_error {
 };
 
 // The papers' Table I fields of one device, plus its platform.
+// The device's PCI domain and bus (cl_khr_pci_bus_info, else NVIDIA's attribute query), where the
+// driver gives them.
+std::optional<std::pair<unsigned, unsigned>> pci_domain_and_bus(const cl::Device& device);
+
 struct DeviceInfo {
   int platform_index = 0;
   int device_index = 0;
@@ -57,6 +61,9 @@ struct DeviceInfo {
   std::size_t profiling_timer_resolution_ns = 0;
   unsigned mem_base_addr_align_bits = 0;
   bool image_support = false;  // CL_DEVICE_IMAGE_SUPPORT (the image load path needs it)
+  // "DDDD:BB" (PCI domain and bus) where the driver gives it, else "": which physical device
+  // of a model measured a row (kperf merge keeps speedups within one).
+  std::string pci_bus_id;
   std::size_t image2d_max_width = 0, image2d_max_height = 0;
   bool is_gpu() const { return type.find("GPU") != std::string::npos; }
   // A CPU device (PoCL): the commands default to its short list of launch shapes.

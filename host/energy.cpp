@@ -87,31 +87,12 @@ class NvmlCounter : public EnergyCounter {
   std::string bus_id_;
 };
 
-// The OpenCL device's PCI domain and bus: cl_khr_pci_bus_info, else NVIDIA's attribute query.
-std::optional<std::pair<unsigned, unsigned>> opencl_pci_bus(const cl::Device& device) {
-  const std::string ext = device.getInfo<CL_DEVICE_EXTENSIONS>();
-  if (ext.find("cl_khr_pci_bus_info") != std::string::npos) {
-    cl_uint info[4] = {0, 0, 0, 0};  // cl_device_pci_bus_info_khr: domain, bus, device, function
-    if (clGetDeviceInfo(device(), 0x410F, sizeof info, info, nullptr) == CL_SUCCESS)
-      return std::make_pair(info[0], info[1]);
-  }
-  if (ext.find("cl_nv_device_attribute_query") != std::string::npos) {
-    cl_uint bus = 0, domain = 0;
-    if (clGetDeviceInfo(device(), 0x4008, sizeof bus, &bus, nullptr) != CL_SUCCESS)
-      return std::nullopt;
-    if (clGetDeviceInfo(device(), 0x400A, sizeof domain, &domain, nullptr) != CL_SUCCESS)
-      domain = 0;  // older drivers: no domain query
-    return std::make_pair(domain, bus);
-  }
-  return std::nullopt;
-}
-
 std::unique_ptr<NvmlCounter> NvmlCounter::open(const ClEnv& env, std::string& problem) {
   if (env.info().vendor.find("NVIDIA") == std::string::npos) {
     problem = "--energy nvml needs an NVIDIA device; " + env.info().name + " is not one";
     return nullptr;
   }
-  const auto pci = opencl_pci_bus(env.device());
+  const auto pci = pci_domain_and_bus(env.device());
   if (!pci) {
     problem =
         "the OpenCL driver does not give the device's PCI bus (cl_khr_pci_bus_info or "

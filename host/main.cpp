@@ -20,6 +20,7 @@
 #include "compile_workers.hpp"
 #include "io.hpp"
 #include "kperf_git_sha.h"  // generated at build time
+#include "merge_command.hpp"
 #include "parallel.hpp"
 #include "results.hpp"
 #include "run_command.hpp"
@@ -96,6 +97,7 @@ void print_usage() {
       "                              held-out inputs (kperf tune --help)\n"
       "  kperf check --app-file F    prove an app perforation-safe on the device (kperf check\n"
       "                              --help)\n"
+      "  kperf merge OUT IN...       join the files of kperf run --shard I/N into one\n"
       "  kperf --version\n",
       KPERF_VERSION);
 }
@@ -120,7 +122,8 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
     if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);
     if (cmd == "check") return cmd_check(argc - 1, argv + 1);
-    throw UsageError("unknown command '" + cmd + "' (valid: devices, run, tune, check)");
+    if (cmd == "merge") return cmd_merge(argc - 1, argv + 1, command_line);
+    throw UsageError("unknown command '" + cmd + "' (valid: devices, run, tune, check, merge)");
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "kperf: %s (see kperf %s --help)\n", e.what(), argc > 1 ? argv[1] : "");
     return kExitUsage;

@@ -157,6 +157,8 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   }
   j["best_wg"] = r.best_wg;
   if (!r.output_file.empty()) j["output_file"] = r.output_file;
+  if (!r.device_id.empty()) j["device_id"] = r.device_id;
+  if (r.shard_baseline) j["shard_baseline"] = true;
   return j;
 }
 
@@ -245,13 +247,18 @@ ResultRow row_from_json(const nlohmann::json& j) {
     r.speedup_vs_global = j.at("speedup_vs_global").get<double>();
   r.best_wg = j.value("best_wg", false);
   r.output_file = j.value("output_file", std::string());
+  r.device_id = j.value("device_id", std::string());
+  r.shard_baseline = j.value("shard_baseline", false);
   return r;
 }
 
 namespace {
 
-using Workload = std::tuple<std::string, std::string, int, int>;  // app, input, width, height
-Workload workload_of(const ResultRow& r) { return {r.app, r.input_name, r.width, r.height}; }
+// device (merged shards), app, input, width, height
+using Workload = std::tuple<std::string, std::string, std::string, int, int>;
+Workload workload_of(const ResultRow& r) {
+  return {r.device_id, r.app, r.input_name, r.width, r.height};
+}
 using Group = std::tuple<Workload, std::string, std::string, std::string>;  // + scheme, recon, axes
 Group group_of(const ResultRow& r) { return {workload_of(r), r.scheme, r.recon, r.axes}; }
 // The papers' baseline: accurate with every other axis at its default.

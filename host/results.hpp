@@ -80,6 +80,12 @@ struct ResultRow {
   std::optional<double> speedup_end_to_end, speedup_transfer;
   bool best_wg = false;
   std::string output_file;
+  // kperf merge: the physical device that measured the row (host and PCI bus), so that derived
+  // speedups stay within one device; empty in a single run.
+  std::string device_id;
+  // --shard: a baseline configuration this shard measured for its own speedups but does not own
+  // (kperf merge keeps it apart from the results).
+  bool shard_baseline = false;
 
   bool ok() const { return status == "ok"; }
 };

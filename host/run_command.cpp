@@ -11,6 +11,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "axis_options.hpp"
 #include "cli.hpp"
@@ -23,6 +24,7 @@
 #include "parallel.hpp"
 #include "results.hpp"
 #include "runner.hpp"
+#include "shard.hpp"
 
 namespace kperf {
 
@@ -105,6 +107,7 @@ nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv&
   ctx["copy"] = runner.copy_json();
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   if (cfg.energy_requested) ctx["energy"] = runner.energy_json();
+  if (!cfg.shard_json.is_null()) ctx["shard"] = cfg.shard_json;
   ctx["cold"] = cfg.cold ? nlohmann::ordered_json{{"flush_bytes", runner.flush_bytes()},
                                                   {"method",
                                                    "clEnqueueFillBuffer of flush_bytes "
@@ -136,6 +139,7 @@ cxxopts::Options run_options() {
     ("apps", "apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot,bilateral or all; by default the papers' seven (all but bilateral)", cxxopts::value<std::string>()->default_value("gaussian3,gaussian5,sobel3,sobel5,median,inversion,hotspot"))
     ("metrics-on", "where error metrics are computed: auto (the device if a GPU with double precision), device, host", cxxopts::value<std::string>()->default_value("auto"))
     ("cold", "flush the cache before every timed sample (a fill of a buffer larger than the last-level cache)")
+    ("shard", "I/N: measure shard I of N of the configurations (a deterministic, cost-balanced partition by app and variant, plus the baselines its speedups need); kperf merge joins the N files", cxxopts::value<std::string>())
     ("energy", "energy per launch beside time: none, auto (what exists for the device), nvml, powercap (RAPL, CPU devices), hwmon:PATH (an energyN_input or powerN_input file)", cxxopts::value<std::string>()->default_value("none"))
     ("energy-window", "seconds of back-to-back samples per energy window, aligned to the counter's updates", cxxopts::value<std::string>()->default_value("1"))
     ("energy-reps", "energy windows per configuration", cxxopts::value<std::string>()->default_value("3"))
@@ -172,6 +176,7 @@ struct RunRequest {
   std::optional<std::vector<WorkGroup>> wgs;
   bool wg_auto = false;
   std::vector<int> vecs, pys;
+  ShardSpec shard;
 };
 
 // Presets only fill what the command line leaves open.
@@ -246,8 +251,56 @@ RunRequest run_request(const cxxopts::ParseResult& args) {
     else
       req.wgs = parse_wg_list(text("wg"));
   }
+  if (given("shard")) req.shard = parse_shard(text("shard"));
   cfg.compile_worker_exe = executable_path().string();
   return req;
+}
+
+// Keeps the configurations of shard `shard` (and the accurate baselines its speedups need, on
+// this device) and describes the partition for the context; returns the units it owns.
+std::set<std::string> restrict_to_shard(RunConfig& cfg, const ShardSpec& shard) {
+  double pixels = 0;
+  for (const auto& [w, h] : cfg.sizes) pixels += static_cast<double>(w) * h;
+  if (pixels == 0) pixels = 1;
+  std::vector<ShardUnit> units;
+  for (const AppDescriptor* app : cfg.apps)
+    for (const Variant& v : cfg.variants) {
+      std::size_t shapes = 0;
+      for (const WorkGroup& wg : cfg.wgs) shapes += !cfg.only || cfg.only(*app, v, wg) ? 1 : 0;
+      if (shapes) units.push_back({app->name + "/" + v.id(), static_cast<double>(shapes) * pixels});
+    }
+  const std::vector<int> assigned = assign_shards(units, shard.count);
+  std::set<std::string> owned, owned_apps;
+  nlohmann::ordered_json owned_ids = nlohmann::ordered_json::array();
+  std::string partition;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    partition += units[i].id + "=" + std::to_string(assigned[i]) + ";";
+    if (assigned[i] != shard.index) continue;
+    owned.insert(units[i].id);
+    owned_ids.push_back(units[i].id);
+    owned_apps.insert(units[i].id.substr(0, units[i].id.find('/')));
+  }
+  // A baseline: accurate with every axis at its default, or on the global load path (Paraprox).
+  auto baseline = [](const Variant& v) {
+    return v.is_accurate() && (v.axes_key().empty() || v.axes_key() == "load:global");
+  };
+  auto before = cfg.only;
+  cfg.only = [before, owned, owned_apps, baseline](const AppDescriptor& app, const Variant& v,
+                                                   const WorkGroup& wg) {
+    if (before && !before(app, v, wg)) return false;
+    return owned.count(app.name + "/" + v.id()) > 0 ||
+           (owned_apps.count(app.name) > 0 && baseline(v));
+  };
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : partition) h = (h ^ c) * 0x100000001b3ULL;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  cfg.shard_json = {{"index", shard.index},
+                    {"count", shard.count},
+                    {"units", units.size()},
+                    {"partition", hex},
+                    {"owned", owned_ids}};
+  return owned;
 }
 
 // Every option that changes what a row measures; the lists a key names may grow on resume.
@@ -264,6 +317,10 @@ nlohmann::ordered_json run_fingerprint(const ClEnv& env, const RunConfig& cfg) {
                                                   : nlohmann::ordered_json(nullptr)},
                         {"transfers", cfg.transfers},
                         {"metrics_on", cfg.metrics_on}});
+  // A shard resumes only as itself; kperf merge compares fingerprints without this field.
+  if (!cfg.shard_json.is_null())
+    fingerprint["options"]["shard"] = std::to_string(cfg.shard_json["index"].get<int>()) + "/" +
+                                      std::to_string(cfg.shard_json["count"].get<int>());
   // Only with --energy, so that files measured before the option still resume.
   if (cfg.energy_requested)
     fingerprint["options"]["energy"] = {{"source", cfg.energy ? cfg.energy->source() : "none"},
@@ -393,6 +450,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                                                                           : cpu_wg_candidates(),
                                   req.vecs, req.pys);
   const std::string out_path = out_path_or_default(args, "kperf", env.info().name);
+  std::set<std::string> owned_units;
+  if (req.shard.active()) owned_units = restrict_to_shard(cfg, req.shard);
 
   const nlohmann::ordered_json fingerprint = run_fingerprint(env, cfg);
   std::vector<ResultRow> rows;
@@ -407,6 +466,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   auto last_checkpoint = std::chrono::steady_clock::now();
   try {
     runner.run([&](ResultRow row) {
+      if (req.shard.active() && !owned_units.count(row.app + "/" + row.variant))
+        row.shard_baseline = true;
       rows.push_back(std::move(row));
       // Checkpoint now and then, so a killed run leaves a valid file to --resume from.
       const auto now = std::chrono::steady_clock::now();

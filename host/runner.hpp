@@ -59,8 +59,10 @@ struct RunConfig {
   EnergyCounter* energy = nullptr;
   bool energy_requested = false;
   EnergyOptions energy_options;
-  std::string energy_absent_reason;  // why energy is null on every row  // false: inputs poisoned
-                                     // on purpose (kperf check) pass silently
+  std::string energy_absent_reason;  // why energy is null on every row
+  nlohmann::ordered_json
+      shard_json;  // --shard: the context's shard block (null: no shard)  // false: inputs poisoned
+                   // on purpose (kperf check) pass silently
   bool ssim = true;            // false: SSIM left NaN (error-only passes of the tuner)
   std::string progress_label;  // printed before the progress bar
   // Where error metrics are computed: "auto" (the device when it is a GPU with double precision),

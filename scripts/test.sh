@@ -11,7 +11,9 @@
 #   - AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the host tests and a device
 #     subset that builds every kernel file and every axis once (KPERF_SANITIZE=0 skips it);
 #   - the arm64 build on aarch64 PoCL under qemu where the machine allows it (root, binfmt_misc),
-#     its Debian root cached in ~/.cache/kperf for every clone (KPERF_ARM64=0 skips it).
+#     its Debian root cached in ~/.cache/kperf for every clone (KPERF_ARM64=0 skips it);
+#   - a 4-shard run on a single-node Slurm cluster and its merge (scripts/check-slurm.sh; root
+#     only, KPERF_SLURM=0 skips it).
 # Every test process shares PoCL's kernel cache (by source and options), so each distinct
 # program compiles once per machine: the device tests of both builds read the kernels of the
 # source tree, with the same options. (kperf's own binary cache, KPERF_BINARY_CACHE=DIR, serves
@@ -46,10 +48,10 @@ if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   # through every per-app matrix (input schemes, load paths, output schemes and fills,
   # precision, host perforation, poisoning) and every other device test (relax, launch and loop
   # perforation, probes, pipeline, canaries, build failures, validation, metrics on the device,
-  # transfers); the command line; the tuner end to end.
+  # transfers, user apps); the command line; the tuner, shards and energy end to end.
   subset='^AllApps/AccurateApp\.|/"median"$|^(OutputScheme|Relax|IterationsSkip|Bilateral|Probes'
   subset+='|Pipeline|Failures|Validation|DeviceMetrics|Hotspot|Gaussian3|Transfers|HostPerforation'
-  subset+='|Cli)\.|^tune_script$'
+  subset+='|Cli|UserApp)\.|^(tune_script|shard_merge|energy_fake_sensor)$'
   # Leaks inside the OpenCL driver stack (PoCL, LLVM) are suppressed; kperf's own are not.
   # use_tls=0: LeakSanitizer's stop-the-world tracer crashes reading a PoCL thread's TLS at the
   # exit of some runs ("Tracer caught signal 11", google/sanitizers#1353; reproducible with a run
@@ -66,4 +68,9 @@ if [ "${KPERF_ARM64:-1}" != 0 ]; then
   echo "== the arm64 build on aarch64 PoCL under qemu (scripts/check-arm64.sh)" >&2
   KPERF_ARM64_ROOT="${KPERF_ARM64_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/kperf/arm64-bookworm}" \
     scripts/check-arm64.sh --skip-if-unsupported
+fi
+
+if [ "${KPERF_SLURM:-1}" != 0 ]; then
+  echo "== a sharded run on a single-node Slurm cluster (scripts/check-slurm.sh)" >&2
+  scripts/check-slurm.sh build
 fi

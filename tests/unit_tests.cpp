@@ -19,6 +19,7 @@
 #include "results.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
+#include "shard.hpp"
 #include "stats.hpp"
 #include "structural_axes.hpp"
 #include "synthetic.hpp"
@@ -1288,6 +1289,40 @@ TEST(Energy, ThrottleReasonsAndSpecs) {
     EXPECT_NO_THROW(check_energy_spec(good)) << good;
   for (const char* bad : {"", "rapl", "hwmon:", "NVML"})
     EXPECT_THROW(check_energy_spec(bad), std::invalid_argument) << bad;
+}
+
+}  // namespace
+}  // namespace kperf
+
+namespace kperf {
+namespace {
+
+TEST(Shard, ParsesIOverNAndRejectsTheRest) {
+  const ShardSpec s = parse_shard("2/5");
+  EXPECT_EQ(s.index, 2);
+  EXPECT_EQ(s.count, 5);
+  EXPECT_TRUE(s.active());
+  EXPECT_FALSE(parse_shard("0/1").active());
+  for (const char* bad : {"5/5", "0/0", "-1/3", "1", "a/b", "1/2/3", "", "1/", "/2"})
+    EXPECT_THROW(parse_shard(bad), std::invalid_argument) << bad;
+}
+
+TEST(Shard, PartitionIsDeterministicCompleteAndBalanced) {
+  std::vector<ShardUnit> units;
+  for (int i = 0; i < 40; ++i)
+    units.push_back({"app" + std::to_string(i % 4) + "/v" + std::to_string(i), 1.0 + i % 7});
+  const std::vector<int> a = assign_shards(units, 4);
+  std::vector<ShardUnit> reversed(units.rbegin(), units.rend());
+  const std::vector<int> b = assign_shards(reversed, 4);
+  std::vector<double> load(4, 0);
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    ASSERT_GE(a[i], 0);
+    ASSERT_LT(a[i], 4);
+    EXPECT_EQ(a[i], b[units.size() - 1 - i]) << units[i].id;  // the order given does not matter
+    load[static_cast<std::size_t>(a[i])] += units[i].cost;
+  }
+  const auto [lo, hi] = std::minmax_element(load.begin(), load.end());
+  EXPECT_LE(*hi - *lo, 7.0);  // at most the largest unit apart
 }
 
 }  // namespace

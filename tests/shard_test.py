@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""Sharded runs on the tests' OpenCL device (PoCL in CI): `kperf run --shard I/N` for N = 3, then
+`kperf merge`, against one unsharded run of the same options:
+- the merged document has exactly the single run's configurations and statuses, each once;
+- every shard measured the accurate baselines its configurations need, and kept them apart;
+- every derived field is what the merged rows give: the best shape per variant, and each
+  speedup the accurate kernel's best median over the variant's best, on the same device;
+- bad merges (a missing shard, a shard twice, two shards holding one configuration, another
+  fingerprint, a file that is not a shard) and bad --shard values get one line, exit 2, no file.
+
+usage: shard_test.py KPERF_BINARY
+Exit 0 on success, 1 on a failed check.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(args):
+    return subprocess.run(args, capture_output=True, text=True)
+
+
+def expect_refused(binary, tmp, args, needle, what):
+    out = os.path.join(tmp, "refused.json")
+    r = run([binary] + args[:1] + ([out] if args[0] == "merge" else []) + args[1:] +
+            (["--out", out] if args[0] == "run" else []))
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 2, f"{what}: exit 2 (got {r.returncode}: {r.stderr.strip()})")
+    check(len(lines) == 1 and needle in lines[0], f"{what}: one line with '{needle}' ({lines})")
+    check(not os.path.exists(out), f"{what}: nothing written")
+
+
+def check_derived(doc):
+    rows = [r for r in doc["results"] + doc.get("baselines", []) if r["status"] == "ok"]
+    best = {}
+    for r in rows:
+        group = (r.get("device_id"), r["app"], r["input"]["name"], r["variant"])
+        if group not in best or r["time_ns"]["median"] < best[group]["time_ns"]["median"]:
+            best[group] = r
+    for r in doc["results"]:
+        if r["status"] != "ok":
+            continue
+        group = (r.get("device_id"), r["app"], r["input"]["name"], r["variant"])
+        check(r["best_wg"] == (best[group] is r or best[group]["key"] == r["key"]), f"{r['key']}: best_wg")
+        base = next(b for (dev, app, inp, _), b in best.items()
+                    if (dev, app, inp) == group[:3] and b["scheme"] == "accurate" and b.get("axes", "") == "")
+        want = base["time_ns"]["median"] / best[group]["time_ns"]["median"]
+        check(abs(r["speedup"] - want) <= 1e-12 * want, f"{r['key']}: speedup {r['speedup']} vs {want}")
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    opts = ["--apps", "gaussian3,median,inversion", "--schemes", "accurate,stencil,rows:2,cols:2",
+            "--load", "local,global", "--wg", "8x8,16x4", "--size", "48x40", "--input", "synthetic:smooth",
+            "--warmup", "0", "--reps", "3", "--quiet"]
+    with tempfile.TemporaryDirectory() as tmp:
+        single = os.path.join(tmp, "single.json")
+        r = run([binary, "run"] + opts + ["--out", single])
+        check(r.returncode == 0, f"single run ({r.stderr.strip()[-300:]})")
+        shards = []
+        for i in range(3):
+            shards.append(os.path.join(tmp, f"s{i}.json"))
+            r = run([binary, "run"] + opts + ["--shard", f"{i}/3", "--out", shards[-1]])
+            check(r.returncode == 0, f"shard {i} ({r.stderr.strip()[-300:]})")
+        merged = os.path.join(tmp, "merged.json")
+        r = run([binary, "merge", merged] + shards[::-1])  # any order
+        check(r.returncode == 0, f"merge ({r.stderr.strip()[-300:]})")
+        if r.returncode == 0:
+            a, m = json.load(open(single)), json.load(open(merged))
+            keys = [x["key"] for x in m["results"]]
+            check(len(keys) == len(set(keys)), "every configuration once")
+            check({x["key"]: x["status"] for x in a["results"]} == {x["key"]: x["status"] for x in m["results"]},
+                  "the merged configurations and statuses are the single run's")
+            check(m["context"]["complete"] and "shard" not in m["context"], "a complete, unsharded context")
+            check(len(m["context"]["merge"]["shards"]) == 3, "the context lists the shards")
+            check_derived(m)
+            owned = defaultdict(int)
+            for i, path in enumerate(shards):
+                s = json.load(open(path))
+                copies = [x for x in s["results"] if x.get("shard_baseline")]
+                check(all(x["scheme"] == "accurate" for x in copies), f"shard {i}: only baselines copied")
+                apps = {u.split("/")[0] for u in s["context"]["shard"]["owned"]}
+                for app in apps:  # the baselines its speedups need, measured here
+                    check(any(x["app"] == app and x["scheme"] == "accurate" and x.get("axes", "") == ""
+                              for x in s["results"]), f"shard {i}: accurate {app} measured")
+                for u in s["context"]["shard"]["owned"]:
+                    owned[u] += 1
+            check(all(n == 1 for n in owned.values()), "each unit in one shard")
+
+        # Bad merges and bad --shard values.
+        expect_refused(binary, tmp, ["merge"] + shards[:2], "missing shard 2 of 3", "a missing shard")
+        expect_refused(binary, tmp, ["merge", shards[0], shards[1], shards[1], shards[2]],
+                       "shard 1 is given twice", "a duplicated shard")
+        expect_refused(binary, tmp, ["merge"] + shards + [single], "not a shard", "a file that is not a shard")
+        doc = json.load(open(shards[2]))
+        overlap = copy.deepcopy(doc)
+        overlap["context"]["shard"]["owned"].append(json.load(open(shards[1]))["context"]["shard"]["owned"][0])
+        bad = os.path.join(tmp, "overlap.json")
+        json.dump(overlap, open(bad, "w"))
+        expect_refused(binary, tmp, ["merge", shards[0], shards[1], bad], "both hold", "overlapping shards")
+        other = os.path.join(tmp, "other.json")
+        r = run([binary, "run"] + opts[:-3] + ["--reps", "2", "--quiet", "--shard", "2/3", "--out", other])
+        expect_refused(binary, tmp, ["merge", shards[0], shards[1], other], "measured under other settings",
+                       "another fingerprint")
+        for value, needle in (("3/3", "I must be in 0..2"), ("0/0", "N must be in"), ("a/b", "expected I/N"),
+                              ("1", "expected I/N"), ("-1/2", "I must be in")):
+            expect_refused(binary, tmp, ["run", "--shard", value] + opts, needle, f"--shard {value}")
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
+        return 1
+    print("shards: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
