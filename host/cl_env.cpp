@@ -144,6 +144,14 @@ DeviceInfo query_info(const cl::Platform& platform, const cl::Device& device, in
     info.image2d_max_width = device.getInfo<CL_DEVICE_IMAGE2D_MAX_WIDTH>();
     info.image2d_max_height = device.getInfo<CL_DEVICE_IMAGE2D_MAX_HEIGHT>();
   }
+  if (device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_device_uuid") != std::string::npos) {
+    unsigned char uuid[16] = {};
+    if (clGetDeviceInfo(device(), 0x106A, sizeof uuid, uuid, nullptr) == CL_SUCCESS) {
+      char hex[33];
+      for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+      info.uuid = hex;
+    }
+  }
   if (const auto pci = pci_domain_and_bus(device)) {
     char id[32];
     std::snprintf(id, sizeof id, "%04x:%02x", pci->first, pci->second);
@@ -201,6 +209,7 @@ nlohmann::ordered_json to_json(const DeviceInfo& info) {
   j["image_support"] = info.image_support;
   j["image2d_max_size"] = {info.image2d_max_width, info.image2d_max_height};
   if (!info.pci_bus_id.empty()) j["pci_bus_id"] = info.pci_bus_id;
+  if (!info.uuid.empty()) j["uuid"] = info.uuid;
   j["platform"] = {{"name", info.platform_name},
                    {"vendor", info.platform_vendor},
                    {"version", info.platform_version}};

@@ -64,6 +64,9 @@ struct DeviceInfo {
   // "DDDD:BB" (PCI domain and bus) where the driver gives it, else "": which physical device
   // of a model measured a row (kperf merge keeps speedups within one).
   std::string pci_bus_id;
+  // CL_DEVICE_UUID_KHR in hex where the driver has cl_khr_device_uuid, else "": the identity of
+  // the physical device (two GPUs of a VM may report the same PCI domain and bus).
+  std::string uuid;
   std::size_t image2d_max_width = 0, image2d_max_height = 0;
   bool is_gpu() const { return type.find("GPU") != std::string::npos; }
   // A CPU device (PoCL): the commands default to its short list of launch shapes.

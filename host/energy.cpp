@@ -63,9 +63,7 @@ class NvmlCounter : public EnergyCounter {
     return static_cast<double>(mj) * 1e-3;
   }
   nlohmann::ordered_json describe() const override {
-    return {{"library", "libnvidia-ml.so.1"},
-            {"pci_bus_id", bus_id_},
-            {"matched_by", "PCI domain and bus of the OpenCL device"}};
+    return {{"library", "libnvidia-ml.so.1"}, {"pci_bus_id", bus_id_}, {"matched_by", matched_by_}};
   }
   std::optional<ClockState> clocks() override {
     ClockState c;
@@ -84,7 +82,7 @@ class NvmlCounter : public EnergyCounter {
   int (*clock_)(Device, int, unsigned*) = nullptr;
   int (*reasons_)(Device, unsigned long long*) = nullptr;
   Device device_ = nullptr;
-  std::string bus_id_;
+  std::string bus_id_, matched_by_;
 };
 
 std::unique_ptr<NvmlCounter> NvmlCounter::open(const ClEnv& env, std::string& problem) {
@@ -128,20 +126,45 @@ std::unique_ptr<NvmlCounter> NvmlCounter::open(const ClEnv& env, std::string& pr
     problem = "nvmlInit failed (no NVIDIA driver loaded?)";
     return nullptr;
   }
+  // By UUID where OpenCL gives one (cl_khr_device_uuid; NVML spells it GPU-8-4-4-4-12): two
+  // GPUs of one VM may share a PCI domain and bus. Else by that bus, when it is unambiguous.
+  const std::string& uuid = env.info().uuid;
+  auto by_uuid =
+      reinterpret_cast<int (*)(const char*, Device*)>(symbol("nvmlDeviceGetHandleByUUID"));
+  if (uuid.size() == 32 && by_uuid) {
+    const std::string text = "GPU-" + uuid.substr(0, 8) + "-" + uuid.substr(8, 4) + "-" +
+                             uuid.substr(12, 4) + "-" + uuid.substr(16, 4) + "-" + uuid.substr(20);
+    Device d = nullptr;
+    NvmlPciInfo info{};
+    if (by_uuid(text.c_str(), &d) == 0 && pci_info(d, &info) == 0) {
+      c->device_ = d;
+      c->bus_id_ = info.bus_id;
+      c->matched_by_ = "UUID " + text;
+    }
+  }
   unsigned n = 0;
-  if (count(&n) != 0) n = 0;
+  if (!c->device_ && count(&n) != 0) n = 0;
+  int matches = 0;
   for (unsigned i = 0; i < n; ++i) {
     Device d = nullptr;
     NvmlPciInfo info{};
     if (by_index(i, &d) != 0 || pci_info(d, &info) != 0) continue;
     if (info.bus == pci->second && (pci->first == 0 || info.domain == pci->first)) {
-      c->device_ = d;
-      c->bus_id_ = info.bus_id;
-      break;
+      if (matches++ == 0) {
+        c->device_ = d;
+        c->bus_id_ = info.bus_id;
+        c->matched_by_ = "PCI domain and bus of the OpenCL device";
+      }
     }
   }
+  if (matches > 1) {
+    problem = std::to_string(matches) + " NVML devices share the OpenCL device's PCI bus " +
+              std::to_string(pci->second) + " and it has no UUID to tell them apart";
+    return nullptr;
+  }
   if (!c->device_) {
-    problem = "no NVML device has the OpenCL device's PCI bus " + std::to_string(pci->second);
+    problem =
+        "no NVML device has the OpenCL device's UUID or PCI bus " + std::to_string(pci->second);
     return nullptr;
   }
   unsigned long long mj = 0;

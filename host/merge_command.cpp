@@ -41,10 +41,13 @@ Shard read_shard(const std::string& path) {
     throw UsageError(path + ": shard " + std::to_string(ctx["shard"].value("index", -1)) +
                      " is incomplete (finish it with --resume)");
   s.index = ctx["shard"].at("index").get<int>();
+  // The device's UUID where the driver gives one; else its PCI bus and OpenCL index (two GPUs
+  // of one VM reported the same PCI domain and bus on an H200 host).
   const auto& dev = ctx.value("device", nlohmann::json::object());
   s.device_id = ctx.value("host", std::string("?")) + "/" +
-                (dev.contains("pci_bus_id") ? dev["pci_bus_id"].get<std::string>()
-                                            : "opencl:" + dev.value("index", std::string("?")));
+                (dev.contains("uuid") ? dev["uuid"].get<std::string>()
+                                      : dev.value("pci_bus_id", std::string("pci?")) + "/" +
+                                            dev.value("index", std::string("?")));
   return s;
 }
 
