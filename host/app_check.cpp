@@ -70,6 +70,17 @@ OutputRun run_for_outputs(ClEnv& env, const std::vector<const AppDescriptor*>& a
   return result;
 }
 
+std::size_t poison_skipped(const Variant& v, int radius, WorkGroup wg, int gx, int gy,
+                           Grid& input) {
+  const int w = input.width, h = input.height;
+  const auto read = poisons_whole_grid(v) ? elements_read_by_any(v, radius, wg, w, h)
+                                          : elements_read_by_group(v, radius, wg, w, h, gx, gy);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < read.size(); ++i)
+    if (!read[i]) input.data[i] = std::numeric_limits<float>::quiet_NaN(), ++n;
+  return n;
+}
+
 namespace {
 
 std::string config_label(const Variant& v, WorkGroup wg) {
@@ -179,15 +190,11 @@ class Checker {
 
   void poison_check(const Variant& v, WorkGroup wg, const Grid& clean) {
     const int w = input_.width, h = input_.height;
-    const bool whole = v.scheme->takes_skip;  // rows/cols: every group skips the same lines
-    const int gx = 2, gy = 2;                 // otherwise an interior work-group
+    const bool whole = poisons_whole_grid(v);
+    const int gx = 2, gy = 2;  // otherwise an interior work-group
     const WorkGroup block = block_of(v, wg);
-    const auto read = whole ? elements_read_by_any(v, app_.radius, wg, w, h)
-                            : elements_read_by_group(v, app_.radius, wg, w, h, gx, gy);
     Grid poisoned = input_;
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < read.size(); ++i)
-      if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN(), ++n;
+    const std::size_t n = poison_skipped(v, app_.radius, wg, gx, gy, poisoned);
     const OutputRun dirty = run({v}, poisoned);
     const std::string label = config_label(v, wg);
     const Grid* out = dirty.output(app_.name, v, wg);

@@ -43,6 +43,13 @@ OutputRun run_for_outputs(ClEnv& env, const std::vector<const AppDescriptor*>& a
                           const std::vector<Variant>& variants, const std::vector<WorkGroup>& wgs,
                           const Grid& input, const OutputRunOptions& options);
 
+// The elements variant `v` never loads, set to NaN in `input`: for rows/cols schemes (every
+// work-group skips the same lines) over the whole grid, otherwise those work-group (gx, gy) does
+// not read (a stencil's halo is another group's interior). Returns how many.
+std::size_t poison_skipped(const Variant& v, int radius, WorkGroup wg, int gx, int gy, Grid& input);
+// Whether poison_skipped covers the whole grid for `v` (else only group (gx, gy) is comparable).
+inline bool poisons_whole_grid(const Variant& v) { return v.scheme->takes_skip; }
+
 struct CheckResult {
   std::string check;   // poison, load-paths, host-device, fused-separate, reproducible, model...
   std::string config;  // the configuration it concerns (variant id and shape)

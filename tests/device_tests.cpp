@@ -228,14 +228,9 @@ TEST_P(Poison, SkippedElementsAreNeverLoaded) {
     const WorkGroup block = wg.block();
     for (const auto& v : variants) {
       if (check_variant(v, app.radius, wg)) continue;
-      const bool whole = v.scheme->takes_skip;  // rows/cols: every group skips the same lines
-      const auto read = whole ? elements_read_by_any(v, app.radius, wg, w, h)
-                              : elements_read_by_group(v, app.radius, wg, w, h, gx, gy);
+      const bool whole = poisons_whole_grid(v);
       Grid poisoned = in;
-      std::size_t n_poisoned = 0;
-      for (std::size_t i = 0; i < read.size(); ++i)
-        if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN(), ++n_poisoned;
-      ASSERT_GT(n_poisoned, 0u) << v.label();
+      ASSERT_GT(poison_skipped(v, app.radius, wg, gx, gy, poisoned), 0u) << v.label();
       const Outcome dirty =
           test::run_through_runner(*env, {&app}, {v}, {wg}, poisoned, power ? &*power : nullptr, 1);
       const ResultRow* a = clean.find(app.name, v, wg);

@@ -19,20 +19,11 @@ import tempfile
 import threading
 import time
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy missing: install python3-numpy", file=sys.stderr)
-    sys.exit(77)
+from checks import check, finish, numpy_or_skip
 
-FAILURES = []
+np = numpy_or_skip()
+
 WATTS, PERIOD = 50.0, 0.1
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 def fake_sensor(path, stop):
@@ -118,11 +109,7 @@ def main():
         finally:
             stop.set()
             thread.join()
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
-        return 1
-    print("energy: all checks passed")
-    return 0
+    return finish("energy")
 
 
 if __name__ == "__main__":

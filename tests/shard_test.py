@@ -19,13 +19,8 @@ import sys
 import tempfile
 from collections import defaultdict
 
-FAILURES = []
+from checks import check, finish
 
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(args):
@@ -117,11 +112,7 @@ def main():
         for value, needle in (("3/3", "I must be in 0..2"), ("0/0", "N must be in"), ("a/b", "expected I/N"),
                               ("1", "expected I/N"), ("-1/2", "I must be in")):
             expect_refused(binary, tmp, ["run", "--shard", value] + opts, needle, f"--shard {value}")
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
-        return 1
-    print("shards: all checks passed")
-    return 0
+    return finish("shards")
 
 
 if __name__ == "__main__":

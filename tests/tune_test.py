@@ -22,19 +22,9 @@ import sys
 import tempfile
 import time
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy missing: install python3-numpy", file=sys.stderr)
-    sys.exit(77)
+from checks import FAILURES, check, numpy_or_skip
 
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
+np = numpy_or_skip()
 
 
 def field(rng, h, w):

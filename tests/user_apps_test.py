@@ -21,19 +21,9 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy missing: install python3-numpy", file=sys.stderr)
-    sys.exit(77)
+from checks import check, finish, numpy_or_skip
 
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
+np = numpy_or_skip()
 
 
 def windows(img, r):
@@ -245,11 +235,7 @@ def main():
         check_tune_and_report(binary, source, tmp, rng)
         check_readme(binary, source, tmp)
         check_bad_input(binary, source, tmp)
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
-        return 1
-    print("user apps: all checks passed")
-    return 0
+    return finish("user apps")
 
 
 if __name__ == "__main__":
