@@ -121,15 +121,18 @@ class Checker {
 
   std::vector<CheckResult> run() {
     poison_and_model();
-    compare_axis("load-paths", "accurate,rows:2,cols:2", "nn",
-                 [](AxesSpec& a) { a.loads = "local,global,image"; });
-    compare_axis("host-device", "rows:2,rows:3,cols:2", "nn,li",
-                 [](AxesSpec& a) { a.perforates = "device,host"; });
-    compare_axis("fused-separate", "accurate", "nn", [](AxesSpec& a) {
-      a.outputs = "rows:2,cols:2,center:3";
-      a.output_recons = "nn,li";
-      a.output_fills = "fused,separate";
-    });
+    compare_axis({"load-paths", "accurate,rows:2,cols:2", "nn", nullptr, &AxesSpec::loads,
+                  "local,global,image", [](Variant& v, const Variant& r) { v.load = r.load; }});
+    compare_axis({"host-device", "rows:2,rows:3,cols:2", "nn,li", nullptr, &AxesSpec::perforates,
+                  "device,host",
+                  [](Variant& v, const Variant& r) { v.host_perforate = r.host_perforate; }});
+    compare_axis({"fused-separate", "accurate", "nn",
+                  [](AxesSpec& a) {
+                    a.outputs = "rows:2,cols:2,center:3";
+                    a.output_recons = "nn,li";
+                  },
+                  &AxesSpec::output_fills, "fused,separate",
+                  [](Variant& v, const Variant& r) { v.output_fill = r.output_fill; }});
     return std::move(results_);
   }
 
@@ -214,52 +217,50 @@ class Checker {
                      : "a skipped element reached the output: " + diff);
   }
 
-  // Variants that differ only in the axis `vary` sets must give identical outputs.
-  template <typename Vary>
-  void compare_axis(const std::string& check, const std::string& schemes, const std::string& recons,
-                    Vary vary) {
+  // One comparison: variants that differ only in one axis (`field` of the command line's lists,
+  // its values `values`, the first the reference) must give identical outputs.
+  struct AxisComparison {
+    const char* check;
+    const char* schemes;
+    const char* recons;
+    void (*other_axes)(AxesSpec&);  // nullptr: the other axes at their defaults
+    std::string AxesSpec::*field;
+    const char* values;
+    void (*align)(Variant& v, const Variant& reference);  // v given the reference's value
+  };
+
+  void compare_axis(const AxisComparison& c) {
     AxesSpec axes;
-    axes.schemes = schemes;
-    axes.recons = recons;
-    vary(axes);
+    axes.schemes = c.schemes;
+    axes.recons = c.recons;
+    if (c.other_axes) c.other_axes(axes);
+    AxesSpec reference_axes = axes;
+    axes.*c.field = c.values;
+    const std::string values = c.values;
+    reference_axes.*c.field = values.substr(0, values.find(','));
     const std::vector<Variant> variants = parse_variants(axes);
     const OutputRun outcome = run(variants, input_);
-    // The first variant of each group (the same but for the varied axis) is the one compared to.
-    AxesSpec base_axes = axes;
-    AxesSpec defaults;
-    if (check == "load-paths") base_axes.loads = defaults.loads;
-    if (check == "host-device") base_axes.perforates = defaults.perforates;
-    if (check == "fused-separate") base_axes.output_fills = defaults.output_fills;
-    for (const Variant& base : parse_variants(base_axes))
+    for (const Variant& reference : parse_variants(reference_axes))
       for (const Variant& v : variants) {
-        if (v.id() == base.id() || !same_but(check, base, v)) continue;
+        Variant aligned = v;
+        c.align(aligned, reference);
+        if (v.id() == reference.id() || aligned.id() != reference.id()) continue;
         for (const WorkGroup wg : shapes_) {
-          const std::string label = config_label(v, wg) + " vs " + config_label(base, wg);
-          const ResultRow* a = outcome.find(app_.name, base, wg);
+          const std::string label = config_label(v, wg) + " vs " + config_label(reference, wg);
+          const ResultRow* a = outcome.find(app_.name, reference, wg);
           const ResultRow* b = outcome.find(app_.name, v, wg);
-          if (auto problem = row_problem(b)) {
-            add(check, label, false, *problem);
-            continue;
-          }
-          if (auto problem = row_problem(a)) {
-            add(check, label, false, *problem);
+          auto problem = row_problem(b);
+          if (!problem) problem = row_problem(a);
+          if (problem) {
+            add(c.check, label, false, *problem);
             continue;
           }
           if (!a->ok() || !b->ok()) continue;  // not applicable here
-          const std::string diff = first_difference(*outcome.output(app_.name, base, wg),
+          const std::string diff = first_difference(*outcome.output(app_.name, reference, wg),
                                                     *outcome.output(app_.name, v, wg));
-          add(check, label, diff.empty(), diff.empty() ? "identical outputs" : diff);
+          add(c.check, label, diff.empty(), diff.empty() ? "identical outputs" : diff);
         }
       }
-  }
-
-  // Whether v is base with only the checked axis changed.
-  static bool same_but(const std::string& check, const Variant& base, const Variant& v) {
-    Variant x = v;
-    if (check == "load-paths") x.load = base.load;
-    if (check == "host-device") x.host_perforate = base.host_perforate;
-    if (check == "fused-separate") x.output_fill = base.output_fill;
-    return x.id() == base.id();
   }
 
   ClEnv& env_;

@@ -2,7 +2,6 @@
 #include "app_truth.hpp"
 
 #include <filesystem>
-#include <regex>
 #include <vector>
 
 #include "io.hpp"
@@ -29,13 +28,8 @@ std::string truth_build_options(const AppDescriptor& app, const std::string& ker
   axes.schemes = "accurate";
   axes.loads = "global";
   const Variant v = parse_variants(axes).front();
-  std::string app_options = app.param_options ? app.param_options(params) + " " : "";
-  // A parameter passed as 2.5f would stay float in the fp64 build.
-  if (fp64) app_options = std::regex_replace(app_options, std::regex("([0-9.])f( |$)"), "$1$2");
-  return app_options + "-cl-std=CL1.2 -I " + (fs::path(kernel_root) / "schemes").string() + " " +
-         v.build_options() + " -DWG_X=" + std::to_string(kTruthWg) +
-         " -DWG_Y=" + std::to_string(kTruthWg) + shape_build_options(v, {kTruthWg, kTruthWg}) +
-         (fp64 ? " -DKPERF_FP64_TRUTH=1" : "") + (extra_options.empty() ? "" : " " + extra_options);
+  return kernel_build_options(app, v, {kTruthWg, kTruthWg}, kernel_root, params, extra_options,
+                              fp64);
 }
 
 AppTruth::AppTruth(ClEnv& env, const AppDescriptor& app, const std::string& kernel_root,

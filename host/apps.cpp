@@ -109,15 +109,20 @@ double bilateral(const Window& w, const PointArgs& a) {
   return sum / norm;
 }
 
-std::string bilateral_options(const AppParams& p) {
-  char text[320];
+std::string bilateral_options(const AppParams& p, bool double_literals) {
+  // Float literals for the kernels; plain (double) ones with every digit for the fp64 truth.
+  const char* f = double_literals ? "" : "f";
+  const int digits = double_literals ? 17 : 9;
+  char text[480];
   std::snprintf(text, sizeof text,
-                "-DBILATERAL_SIGMA_COLOR=%.9ef -DBILATERAL_SIGMA_SPACE=%.9ef "
-                "-DBILATERAL_SPACE_W0=%.9ef -DBILATERAL_SPACE_W1=%.9ef "
-                "-DBILATERAL_SPACE_W2=%.9ef -DBILATERAL_SPACE_W4=%.9ef",
-                p.sigma_color, p.sigma_space, bilateral_space_weight(0, p.sigma_space),
-                bilateral_space_weight(1, p.sigma_space), bilateral_space_weight(2, p.sigma_space),
-                bilateral_space_weight(4, p.sigma_space));
+                "-DBILATERAL_SIGMA_COLOR=%.*e%s -DBILATERAL_SIGMA_SPACE=%.*e%s "
+                "-DBILATERAL_SPACE_W0=%.*e%s -DBILATERAL_SPACE_W1=%.*e%s "
+                "-DBILATERAL_SPACE_W2=%.*e%s -DBILATERAL_SPACE_W4=%.*e%s",
+                digits, p.sigma_color, f, digits, p.sigma_space, f, digits,
+                bilateral_space_weight(0, p.sigma_space), f, digits,
+                bilateral_space_weight(1, p.sigma_space), f, digits,
+                bilateral_space_weight(2, p.sigma_space), f, digits,
+                bilateral_space_weight(4, p.sigma_space), f);
   return text;
 }
 
@@ -190,7 +195,7 @@ struct BuiltinApp {
   const char* name;  // also its kernel file, <name>.cl
   PointFn point;
   AppTraits traits;
-  std::string (*param_options)(const AppParams&);
+  std::string (*param_options)(const AppParams&, bool double_literals);
 };
 
 const BuiltinApp kBuiltins[] = {

@@ -97,8 +97,9 @@ struct AppDescriptor {
   // One output from its window in double precision. nullptr for a user app: its truth is its own
   // accurate kernel compiled in double (app_truth.hpp).
   PointFn point = nullptr;
-  // -D options carrying the app's parameters into its kernel (nullptr: none).
-  std::string (*param_options)(const AppParams&) = nullptr;
+  // -D options carrying the app's parameters into its kernel (nullptr: none); with
+  // double_literals, unsuffixed literals for the fp64 truth build.
+  std::string (*param_options)(const AppParams&, bool double_literals) = nullptr;
 
   bool takes_images() const { return traits.own_inputs == nullptr; }
   bool user() const { return point == nullptr; }

@@ -479,11 +479,8 @@ const std::string& Runner::half_image_problem() {
 }
 
 std::string Runner::build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg) const {
-  return (app.param_options ? app.param_options(cfg_.params) + " " : std::string()) +
-         "-cl-std=CL1.2 -I " + (fs::path(cfg_.kernel_root) / "schemes").string() + " " +
-         v.build_options() + " -DWG_X=" + std::to_string(wg.x) + " -DWG_Y=" + std::to_string(wg.y) +
-         shape_build_options(v, wg) +
-         (cfg_.extra_build_options.empty() ? "" : " " + cfg_.extra_build_options);
+  return kernel_build_options(app, v, wg, cfg_.kernel_root, cfg_.params,
+                              cfg_.extra_build_options);
 }
 
 std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, WorkGroup wg,

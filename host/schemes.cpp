@@ -2,6 +2,7 @@
 #include "schemes.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -451,6 +452,16 @@ std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app,
     if (auto verdict = axis.verdict(v, app)) return verdict;
   if (auto verdict = check_kernel_axes(v, app)) return verdict;
   return check_variant(v, app.radius, wg);
+}
+
+std::string kernel_build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                                 const std::string& kernel_root, const AppParams& params,
+                                 const std::string& extra_options, bool fp64_truth) {
+  return (app.param_options ? app.param_options(params, fp64_truth) + " " : std::string()) +
+         "-cl-std=CL1.2 -I " + (std::filesystem::path(kernel_root) / "schemes").string() + " " +
+         v.build_options() + " -DWG_X=" + std::to_string(wg.x) + " -DWG_Y=" + std::to_string(wg.y) +
+         shape_build_options(v, wg) + (fp64_truth ? " -DKPERF_FP64_TRUTH=1" : "") +
+         (extra_options.empty() ? "" : " " + extra_options);
 }
 
 std::string shape_build_options(const Variant& v, WorkGroup wg) {

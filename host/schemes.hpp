@@ -223,6 +223,12 @@ WorkGroup block_of(const Variant& v, WorkGroup wg);
 // The launch shape's -D options: VEC and PY outputs per work-item along x and y; along an
 // output scheme's axis the app computes one (VEC or PY 1) and OUT_VEC or OUT_PY counts the
 // computed outputs one period apart.
+// Every build option of an app kernel: the app's parameters, the tile contract's include path,
+// the variant's -D options, the launch shape and --cl-options; `fp64_truth` builds the app's
+// accurate kernel with every float in double (app_truth.hpp).
+std::string kernel_build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                                 const std::string& kernel_root, const AppParams& params,
+                                 const std::string& extra_options, bool fp64_truth = false);
 std::string shape_build_options(const Variant& v, WorkGroup wg);
 
 // Whether the kernel of `app` under `v` fills a local tile (and so has a barrier after it).
