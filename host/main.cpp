@@ -118,7 +118,9 @@ int main(int argc, char** argv) {
     }
     if (cmd == "__compile-worker") return compile_worker_main(argc - 1, argv + 1);
     if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
-    if (cmd == "run" || cmd == "tune" || cmd == "check") use_private_jit_cache();
+    if (cmd == "run" || cmd == "tune" || cmd == "check" || cmd == "__tune-stage")
+      use_private_jit_cache();
+    if (cmd == "__tune-stage") return tune_stage_worker_main(argc - 1, argv + 1);
     if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
     if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);
     if (cmd == "check") return cmd_check(argc - 1, argv + 1);

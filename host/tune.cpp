@@ -192,6 +192,41 @@ std::vector<Variant> atoms_of(const TuneSpace &space) {
   return out;
 }
 
+std::vector<int> donor_indices(const TuneSpace &space, const Variant &v) {
+  const std::string id = variant_id(v);
+  std::vector<int> indices;
+  Variant rebuilt = default_variant();
+  for (const AxisGroup g : all_groups()) {
+    int index = -1;
+    if (const auto it = space.values.find(g); it != space.values.end())
+      for (std::size_t i = 0; i < it->second.size() && index < 0; ++i)
+        if (variant_id(with_group(v, g, it->second[i])) == id) index = static_cast<int>(i);
+    if (index >= 0) rebuilt = with_group(rebuilt, g, space.values.at(g)[index]);
+    indices.push_back(index);
+  }
+  if (variant_id(rebuilt) != id)
+    throw std::invalid_argument("variant " + id + " is not made of the searched values");
+  return indices;
+}
+
+Variant from_donor_indices(const TuneSpace &space, const std::vector<int> &indices) {
+  const std::vector<AxisGroup> groups = all_groups();
+  if (indices.size() != groups.size())
+    throw std::invalid_argument("a variant of " + std::to_string(indices.size()) +
+                                " axis groups (this kperf has " + std::to_string(groups.size()) +
+                                ")");
+  Variant v = default_variant();
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (indices[i] < 0) continue;
+    const auto it = space.values.find(groups[i]);
+    if (it == space.values.end() || static_cast<std::size_t>(indices[i]) >= it->second.size())
+      throw std::invalid_argument("no value " + std::to_string(indices[i]) + " in axis group " +
+                                  group_name(groups[i]));
+    v = with_group(v, groups[i], it->second[indices[i]]);
+  }
+  return v;
+}
+
 std::vector<Combination> propose_combinations(const std::vector<AtomStanding> &atoms,
                                               double base_time, double max_error,
                                               std::size_t limit) {
@@ -267,20 +302,52 @@ Tuner::Tuner(ClEnv &env, TuneConfig config, std::vector<TuneRow> resumed)
   for (std::size_t i = 0; i < rows_.size(); ++i) index(i);
 }
 
+namespace {
+
+bool is_baseline_stage(const std::string &stage) { return stage.rfind("sweep-baseline:", 0) == 0; }
+
+std::string index_key(const std::string &stage, const std::string &app, const std::string &id,
+                      const std::string &shape, const std::string &input, int device) {
+  // A baseline stage holds the accurate kernel once per device; every other stage measures a
+  // configuration on one device only.
+  return stage + "|" + app + "|" + id + "|" + shape + "|" + input +
+         (is_baseline_stage(stage) ? "|" + std::to_string(device) : std::string());
+}
+
+const char *inputs_name(StageInputs which) {
+  switch (which) {
+    case StageInputs::kTrain:
+      return "train";
+    case StageInputs::kFirstTrain:
+      return "first-train";
+    case StageInputs::kTest:
+      return "test";
+  }
+  return "";
+}
+
+StageInputs inputs_from_name(const std::string &name) {
+  for (StageInputs which : {StageInputs::kTrain, StageInputs::kFirstTrain, StageInputs::kTest})
+    if (name == inputs_name(which)) return which;
+  throw std::invalid_argument("unknown stage inputs '" + name + "'");
+}
+
+}  // namespace
+
 void Tuner::index(std::size_t i) {
-  const ResultRow &r = rows_[i].row;
-  index_[rows_[i].stage + "|" + r.app + "|" + variant_id(r) + "|" +
-         wg_label(r.wg_x, r.wg_y, r.vec, r.py) + "|" + r.input_name] = i;
+  const TuneRow &t = rows_[i];
+  const ResultRow &r = t.row;
+  index_[index_key(t.stage, r.app, variant_id(r), wg_label(r.wg_x, r.wg_y, r.vec, r.py),
+                   r.input_name, t.device)] = i;
 }
 
-const ResultRow *Tuner::find(const std::string &stage, const std::string &app,
-                             const std::string &id, const std::string &shape,
-                             const std::string &input) const {
-  const auto it = index_.find(stage + "|" + app + "|" + id + "|" + shape + "|" + input);
-  return it == index_.end() ? nullptr : &rows_[it->second].row;
+const TuneRow *Tuner::find(const std::string &stage, const std::string &app, const std::string &id,
+                           const std::string &shape, const std::string &input, int device) const {
+  const auto it = index_.find(index_key(stage, app, id, shape, input, device));
+  return it == index_.end() ? nullptr : &rows_[it->second];
 }
 
-std::optional<TimingStats> Tuner::objective_time(const ResultRow &row) const {
+std::optional<TimingStats> Tuner::raw_objective_time(const ResultRow &row) const {
   if (cfg_.energy_objective) {
     if (!row.energy.is_object()) return std::nullopt;
     // Nanojoules per launch in the time's place; the spread over windows in the cv's.
@@ -296,8 +363,182 @@ std::optional<TimingStats> Tuner::objective_time(const ResultRow &row) const {
   return summarize(row.transfer_samples.end_to_end);
 }
 
-bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &inputs, const Plan &plan,
-                  bool timed, bool save, const Checkpoint &checkpoint) {
+std::optional<TimingStats> Tuner::objective_time(const TuneRow &row) const {
+  std::optional<TimingStats> t = raw_objective_time(row.row);
+  if (!t) return t;
+  const std::optional<double> scale = device_scale(row);
+  if (!scale) return std::nullopt;
+  for (double *v : {&t->median, &t->mean, &t->min, &t->max}) *v *= *scale;
+  return t;
+}
+
+// The fastest ok time of the accurate kernel in a stage's rows of one device, over the shapes.
+std::optional<double> Tuner::best_baseline(const std::string &stage, const std::string &app,
+                                           int device) const {
+  std::optional<double> best;
+  for (const auto &wg : cfg_.shapes) {
+    const TuneRow *r = find(stage, app, base_id_, shape_label(wg), cfg_.train[0].name, device);
+    if (!r || !r->row.ok()) continue;
+    if (const auto t = raw_objective_time(r->row); t && (!best || t->median < *best))
+      best = t->median;
+  }
+  return best;
+}
+
+std::optional<double> Tuner::device_scale(const TuneRow &row) const {
+  if (row.device == 0 || row.stage != "sweep") return 1.0;
+  // The accurate kernel is always swept on the first device; another device times it again in
+  // each timed stage it takes part in (the atoms' or the combinations').
+  const auto app = states_.find(row.row.app);
+  if (app == states_.end()) return std::nullopt;
+  const auto state = app->second.find(variant_id(row.row));
+  const bool combination = state != app->second.end() && state->second.origin == "combination";
+  const auto first = best_baseline("sweep", row.row.app, 0);
+  const auto own =
+      best_baseline(std::string("sweep-baseline:") + (combination ? "combination" : "atom"),
+                    row.row.app, row.device);
+  if (!first || !own || *own <= 0) return std::nullopt;
+  return *first / *own;
+}
+
+std::vector<ImageSource> Tuner::inputs_of(StageInputs which) const {
+  switch (which) {
+    case StageInputs::kTrain:
+      return cfg_.train;
+    case StageInputs::kFirstTrain:
+      return {cfg_.train[0]};
+    case StageInputs::kTest:
+      return cfg_.test;
+  }
+  return {};
+}
+
+void Tuner::set_baselines() {
+  base_ = default_variant();
+  base_id_ = variant_id(base_);
+  paraprox_ = base_;
+  paraprox_.load = &find_load("global");
+  paraprox_id_ = variant_id(paraprox_);
+}
+
+TuneSpace Tuner::donor_space() const {
+  TuneSpace space = make_space(cfg_.axes);
+  std::vector<Variant> &loads = space.values[AxisGroup::kLoad];
+  const bool listed = std::any_of(loads.begin(), loads.end(), [&](const Variant &d) {
+    return variant_id(with_group(base_, AxisGroup::kLoad, d)) == paraprox_id_;
+  });
+  if (!listed) loads.push_back(paraprox_);
+  return space;
+}
+
+bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
+                  bool save, const std::string &baseline_stage, const Checkpoint &checkpoint) {
+  if (plan.empty()) return true;
+  std::set<std::string> skip_keys;
+  for (const auto &r : rows_)
+    if (r.stage == name) skip_keys.insert(r.row.key);
+  if (!cfg_.multi_device()) return measure(name, inputs, plan, timed, save, skip_keys, checkpoint);
+
+  // Units (an app's variant at its shapes) go to the least loaded device, largest first; the
+  // accurate kernel stays on the first device, whose times are the scale of the others.
+  const std::size_t devices = 1 + cfg_.worker_devices.size();
+  const TuneSpace space = donor_space();
+  std::vector<Plan> shares(devices);
+  std::vector<std::size_t> load(devices, 0);
+  struct Unit {
+    std::string app, id;
+    const std::pair<Variant, std::vector<WorkGroup>> *entry;
+  };
+  std::vector<Unit> units;
+  for (const auto &[app, variants] : plan.apps)
+    for (const auto &[id, entry] : variants) {
+      bool sendable = id != base_id_;
+      if (sendable) try {
+          donor_indices(space, entry.first);
+        } catch (const std::invalid_argument &) {
+          sendable = false;  // measured here
+        }
+      if (sendable) {
+        units.push_back({app, id, &entry});
+      } else {
+        shares[0].apps[app][id] = entry;
+        load[0] += entry.second.size();
+      }
+    }
+  std::stable_sort(units.begin(), units.end(), [](const Unit &a, const Unit &b) {
+    return a.entry->second.size() > b.entry->second.size();
+  });
+  for (const Unit &u : units) {
+    const std::size_t d =
+        static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    shares[d].apps[u.app][u.id] = *u.entry;
+    load[d] += u.entry->second.size();
+  }
+
+  const double start = now_s(), measured_before = stage_s_[name];
+  std::vector<std::unique_ptr<StageWorker>> workers;
+  for (std::size_t d = 1; d < devices; ++d) {
+    if (shares[d].empty()) continue;
+    std::set<std::string> apps_here;
+    nlohmann::ordered_json units_json = nlohmann::ordered_json::array();
+    auto add_unit = [&](const std::string &app, const Variant &v,
+                        const std::vector<WorkGroup> &shapes) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto &wg : shapes) list.push_back({wg.x, wg.y, wg.vec, wg.py});
+      units_json.push_back({{"app", app},
+                            {"variant", variant_id(v)},
+                            {"donors", donor_indices(space, v)},
+                            {"shapes", list}});
+    };
+    for (const auto &[app, variants] : shares[d].apps)
+      for (const auto &[id, entry] : variants) {
+        add_unit(app, entry.first, entry.second);
+        apps_here.insert(app);
+      }
+    // What it measured before an interruption is not measured again; its own accurate kernel,
+    // for its scale, is measured whatever the first device's sweep holds.
+    std::set<std::string> skip;
+    for (const auto &r : rows_)
+      if ((r.stage == name && r.row.variant != base_id_) ||
+          (timed && r.stage == baseline_stage && r.device == static_cast<int>(d)))
+        skip.insert(r.row.key);
+    if (timed)
+      for (const auto &app : apps_here) add_unit(app, base_, cfg_.shapes);
+    nlohmann::ordered_json request = {{"args", cfg_.command_args},
+                                      {"stage", name},
+                                      {"inputs", inputs_name(inputs)},
+                                      {"timed", timed},
+                                      {"save", save},
+                                      {"outputs_dir", cfg_.outputs_dir},
+                                      {"skip_keys", skip},
+                                      {"units", units_json}};
+    workers.push_back(std::make_unique<StageWorker>(std::move(request), static_cast<int>(d),
+                                                    cfg_.worker_devices[d - 1]));
+  }
+  bool complete = measure(name, inputs, shares[0], timed, save, skip_keys, checkpoint);
+  std::string problem;
+  for (auto &w : workers) {
+    StageWorker::Result result = w->finish(interrupt_requested());
+    for (auto &row : result.rows) {
+      const bool baseline = timed && row.variant == base_id_;
+      rows_.push_back({baseline ? baseline_stage : name, std::move(row), w->slot()});
+      index(rows_.size() - 1);
+    }
+    copy_gbps_ = std::max(copy_gbps_, result.copy_gbps);
+    for (auto it = result.phases.begin(); it != result.phases.end(); ++it)
+      if (it.value().is_number()) runner_phase_s_[it.key()] += it.value().get<double>();
+    if (result.interrupted) complete = false;
+    if (!result.problem.empty() && problem.empty()) problem = result.problem;
+  }
+  stage_s_[name] = measured_before + (now_s() - start);  // the stage's wall time, workers included
+  checkpoint(rows_);
+  if (!problem.empty()) throw std::runtime_error(problem);
+  return complete;
+}
+
+bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
+                    bool save, const std::set<std::string> &skip_keys,
+                    const Checkpoint &checkpoint) {
   if (plan.empty()) return true;
   const double start = now_s();
   RunConfig rc;
@@ -314,7 +555,7 @@ bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &input
   }
   for (const auto &wg : cfg_.shapes)
     if (shape_set.count(wg)) rc.wgs.push_back(wg);
-  rc.image_inputs = inputs;
+  rc.image_inputs = inputs_of(inputs);
   if (cfg_.size) rc.sizes = {*cfg_.size};
   rc.transfers = timed && cfg_.end_to_end;
   rc.energy_requested = timed && cfg_.energy_spec != "none";
@@ -330,8 +571,7 @@ bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &input
   rc.ssim = save;  // the search needs the primary metric alone; SSIM costs the most
   rc.progress = cfg_.progress;
   rc.progress_label = "tune " + name + " ";
-  for (const auto &r : rows_)
-    if (r.stage == name) rc.skip_keys.insert(r.row.key);
+  rc.skip_keys = skip_keys;
   rc.only = [&plan](const AppDescriptor &app, const Variant &v, const WorkGroup &wg) {
     const auto a = plan.apps.find(app.name);
     if (a == plan.apps.end()) return false;
@@ -357,6 +597,28 @@ bool Tuner::stage(const std::string &name, const std::vector<ImageSource> &input
   stage_s_[name] += now_s() - start;
   checkpoint(rows_);
   return !runner.interrupted();
+}
+
+bool Tuner::run_share(const nlohmann::json &request, const Checkpoint &checkpoint) {
+  set_baselines();
+  const TuneSpace space = donor_space();
+  Plan plan;
+  for (const auto &unit : request.at("units")) {
+    const Variant v = from_donor_indices(space, unit.at("donors").get<std::vector<int>>());
+    const std::string id = unit.at("variant").get<std::string>();
+    if (variant_id(v) != id)
+      throw std::runtime_error("the tune's worker rebuilt " + variant_id(v) + " for " + id +
+                               " (was it given the same command line?)");
+    std::vector<WorkGroup> shapes;
+    for (const auto &s : unit.at("shapes"))
+      shapes.push_back(
+          {s.at(0).get<int>(), s.at(1).get<int>(), s.at(2).get<int>(), s.at(3).get<int>()});
+    plan.apps[unit.at("app").get<std::string>()][id] = {v, shapes};
+  }
+  return measure(request.at("stage").get<std::string>(),
+                 inputs_from_name(request.at("inputs").get<std::string>()), plan,
+                 request.at("timed").get<bool>(), request.at("save").get<bool>(),
+                 request.at("skip_keys").get<std::set<std::string>>(), checkpoint);
 }
 
 nlohmann::ordered_json Tuner::phases_json() const {
@@ -415,7 +677,8 @@ std::vector<double> Tuner::train_errors(const std::string &stage, const AppDescr
                                         std::string &problem) const {
   std::vector<double> errors;
   for (const auto &src : cfg_.train) {
-    const ResultRow *r = find(stage, app.name, variant_id(v), shape_label(wg), src.name);
+    const TuneRow *found = find(stage, app.name, variant_id(v), shape_label(wg), src.name);
+    const ResultRow *r = found ? &found->row : nullptr;
     if (!r) {
       problem = "not measured on " + src.name;
       return errors;
@@ -473,11 +736,14 @@ void Tuner::judge_sweeps(const std::string &origin_prefix) {
       s.swept = true;
       std::string reasons;
       for (const auto &wg : cfg_.shapes) {
-        const ResultRow *r = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
-        if (!r) continue;
-        const std::optional<TimingStats> t = objective_time(*r);
+        const TuneRow *found = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
+        if (!found) continue;
+        const ResultRow *r = &found->row;
+        const std::optional<TimingStats> t = objective_time(*found);
         if (!r->ok() || !t) {
-          if (reasons.empty()) reasons = r->status + ": " + r->reason;
+          if (reasons.empty())
+            reasons = r->ok() ? "no accurate baseline on device " + std::to_string(found->device)
+                              : r->status + ": " + r->reason;
           continue;
         }
         if (!s.best || t->median < s.best_time) s.best = wg, s.best_time = t->median;
@@ -545,11 +811,12 @@ std::vector<Tuner::Point> Tuner::points_of(const AppDescriptor &app) const {
     std::vector<std::pair<WorkGroup, std::string>> where = {{*s.probe, "probe"}};
     if (!(*s.best == *s.probe)) where.emplace_back(*s.best, "confirm");
     for (const auto &[wg, stage_name] : where) {
-      const ResultRow *timed = find("sweep", app.name, id, shape_label(wg), cfg_.train[0].name);
-      const std::optional<TimingStats> t = timed ? objective_time(*timed) : std::nullopt;
+      const TuneRow *found = find("sweep", app.name, id, shape_label(wg), cfg_.train[0].name);
+      const ResultRow *timed = found ? &found->row : nullptr;
+      const std::optional<TimingStats> t = found ? objective_time(*found) : std::nullopt;
       if (!timed || !timed->ok() || !t) continue;
       std::string problem;
-      Point p{id, wg, t->median, t->cv, {}, 0, timed->key};
+      Point p{id, wg, t->median, t->cv, {}, 0, timed->key, found->device};
       p.errors = train_errors(stage_name, app, s.v, wg, problem);
       if (!problem.empty()) continue;
       p.error = percentile(p.errors, cfg_.percentile);
@@ -581,6 +848,22 @@ nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
   j["primary_metric"] = metric_name(app.primary_metric);
   j["accurate_time_ns"] = base_time;
   j["paraprox_baseline_time_ns"] = number_or_null(global_time > 0 ? global_time : NAN);
+  if (cfg_.multi_device()) {
+    // Each device's accurate kernel at its best shape, per timed stage: how far apart the devices
+    // were, and the scale each one's sweep rows were put on.
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (int d = 0; d <= static_cast<int>(cfg_.worker_devices.size()); ++d) {
+      nlohmann::ordered_json dj = {{"slot", d}};
+      for (const char *origin : {"atom", "combination"}) {
+        const auto t = d == 0 ? best_baseline("sweep", app.name, 0)
+                              : best_baseline(std::string("sweep-baseline:") + origin, app.name, d);
+        dj[std::string(origin) + "_accurate_time_ns"] = number_or_null(t ? *t : NAN);
+        if (d == 0) break;
+      }
+      devices.push_back(dj);
+    }
+    j["device_baselines"] = devices;
+  }
   auto point_json = [&](const Point &p) {
     const State &s = m.at(p.id);
     nlohmann::ordered_json pj;
@@ -589,8 +872,9 @@ nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
     pj["origin"] = s.origin;
     pj["wg"] = shape_label(p.wg);
     pj["key"] = p.key;
-    pj["time_ns"] = p.time;
+    pj["time_ns"] = p.time;  // under --devices, on the first device's scale
     pj["cv"] = p.cv;
+    if (cfg_.multi_device()) pj["device_slot"] = p.device;
     pj["speedup"] = number_or_null(base_time > 0 ? base_time / p.time : NAN);
     pj["speedup_vs_global"] = number_or_null(global_time > 0 ? global_time / p.time : NAN);
     pj["train_error"] = p.error;
@@ -678,7 +962,9 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
     nlohmann::ordered_json per = nlohmann::ordered_json::object();
     std::string problem;
     for (const auto &src : cfg_.test) {
-      const ResultRow *r = find("test", app.name, c.point->id, shape_label(c.point->wg), src.name);
+      const TuneRow *found =
+          find("test", app.name, c.point->id, shape_label(c.point->wg), src.name);
+      const ResultRow *r = found ? &found->row : nullptr;
       if (!r || !r->ok() || !r->error) {
         problem = (r ? r->status + ": " + r->reason : "not measured") + " on " + src.name;
         break;
@@ -724,17 +1010,13 @@ nlohmann::ordered_json Tuner::accurate_outputs_json(const AppDescriptor &app) co
   if (base == m.end() || !base->second.best) return acc;
   const WorkGroup wg = *base->second.best;
   for (const auto &src : cfg_.test)
-    if (const ResultRow *r = find("test", app.name, base_id_, shape_label(wg), src.name))
-      acc[src.name] = {{"output_file", r->output_file}, {"key", r->key}};
+    if (const TuneRow *r = find("test", app.name, base_id_, shape_label(wg), src.name))
+      acc[src.name] = {{"output_file", r->row.output_file}, {"key", r->row.key}};
   return acc;
 }
 
 bool Tuner::run(const Checkpoint &checkpoint) {
-  base_ = default_variant();
-  base_id_ = variant_id(base_);
-  paraprox_ = base_;
-  paraprox_.load = &find_load("global");
-  paraprox_id_ = variant_id(paraprox_);
+  set_baselines();
   states_.clear();
   order_.clear();
   auto interrupted = [&]() {
@@ -746,14 +1028,15 @@ bool Tuner::run(const Checkpoint &checkpoint) {
   add_atoms(make_space(cfg_.axes));
   for (const char *origin : {"atom", "combination"}) {
     if (std::string(origin) == "combination") add_combinations();
-    if (!stage("probe", cfg_.train, plan_of(origin, false), false, false, checkpoint))
+    if (!stage("probe", StageInputs::kTrain, plan_of(origin, false), false, false, "", checkpoint))
       return interrupted();
     judge_probes(origin);
-    if (!stage("sweep", {cfg_.train[0]}, plan_of(origin, true), true, false, checkpoint))
+    if (!stage("sweep", StageInputs::kFirstTrain, plan_of(origin, true), true, false,
+               std::string("sweep-baseline:") + origin, checkpoint))
       return interrupted();
     judge_sweeps(origin);
   }
-  if (!stage("confirm", cfg_.train, confirm_plan(), false, false, checkpoint))
+  if (!stage("confirm", StageInputs::kTrain, confirm_plan(), false, false, "", checkpoint))
     return interrupted();
   // Points, fronts and choices; 5. the choices on the held-out inputs.
   nlohmann::ordered_json apps_json = nlohmann::ordered_json::object();
@@ -763,7 +1046,8 @@ bool Tuner::run(const Checkpoint &checkpoint) {
     choices[app->name] = choose(points);
     apps_json[app->name] = app_json(*app, points);
   }
-  if (!stage("test", cfg_.test, test_plan(choices), false, true, checkpoint)) return interrupted();
+  if (!stage("test", StageInputs::kTest, test_plan(choices), false, true, "", checkpoint))
+    return interrupted();
   for (auto *app : cfg_.apps) {
     apps_json[app->name]["choices"] =
         choices_json(*app, choices[app->name], apps_json[app->name]["points"]);

@@ -8,15 +8,17 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "apps.hpp"
 #include "cl_env.hpp"
-#include "results.hpp"
 #include "energy.hpp"
+#include "results.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
+#include "tune_devices.hpp"
 
 namespace kperf {
 
@@ -87,6 +89,11 @@ Variant default_variant();
 // The single-group deviations from the default (the default itself first): the
 // atoms whose errors decide what is combined.
 std::vector<Variant> atoms_of(const TuneSpace &space);
+// A variant as, per group of all_groups(), the index of its value among the space's donors (-1:
+// the default's): how a tune names a variant to a worker process, which builds the same space
+// from the same command line. Throws std::invalid_argument when the space cannot name it.
+std::vector<int> donor_indices(const TuneSpace &space, const Variant &v);
+Variant from_donor_indices(const TuneSpace &space, const std::vector<int> &indices);
 
 // An atom's measured standing, for building combinations.
 struct AtomStanding {
@@ -133,15 +140,27 @@ struct TuneConfig {
   std::string kernel_root, extra_build_options, outputs_dir;
   std::string compile_worker_exe;  // see RunConfig
   bool progress = false;
+  // kperf tune --devices: the devices after the first (the Tuner's own ClEnv), each a "P:D"
+  // selector on which a worker process measures a share of every stage (tune_devices.hpp), and
+  // the tune command's arguments, which the workers read again to set themselves up alike.
+  std::vector<std::string> worker_devices;
+  std::vector<std::string> command_args;
+  bool multi_device() const { return !worker_devices.empty(); }
 };
+
+// Which inputs a stage measures.
+enum class StageInputs { kTrain, kFirstTrain, kTest };
 
 // A measured row and the stage that measured it: "probe" (error on every
 // training input at one launch shape), "sweep" (timed over every launch shape
 // on the first training input), "confirm" (error on every training input at the
 // best shape), "test" (held-out inputs).
+// Under --devices, the baselines that another device measures for its own sweep rows are stage
+// "sweep-baseline:atom" or "sweep-baseline:combination".
 struct TuneRow {
   std::string stage;
   ResultRow row;
+  int device = 0;  // position in --devices of the device that measured it (0: the first)
 };
 
 class Tuner {
@@ -153,6 +172,11 @@ class Tuner {
   // Runs every stage; `checkpoint` receives the rows now and then. False when
   // interrupted.
   bool run(const std::function<void(const std::vector<TuneRow> &)> &checkpoint);
+
+  // A worker process's share of one stage (tune_devices.hpp): the units of `request`, measured
+  // on this Tuner's device; rows() holds them. False when interrupted.
+  bool run_share(const nlohmann::json &request,
+                 const std::function<void(const std::vector<TuneRow> &)> &checkpoint);
 
   const std::vector<TuneRow> &rows() const { return rows_; }
   // Per app: the points, the Pareto front, what was pruned and why, and per
@@ -185,6 +209,7 @@ class Tuner {
     std::vector<double> errors;
     double error = 0;
     std::string key;
+    int device = 0;  // where it was timed
   };
   struct Choice {
     double budget;
@@ -192,12 +217,30 @@ class Tuner {
   };
   using Checkpoint = std::function<void(const std::vector<TuneRow> &)>;
 
-  bool stage(const std::string &name, const std::vector<ImageSource> &inputs, const Plan &plan,
-             bool timed, bool save, const Checkpoint &checkpoint);
-  // The row's time under the objective (median and cv, ns); none when it has no such samples.
-  std::optional<TimingStats> objective_time(const ResultRow &row) const;
-  const ResultRow *find(const std::string &stage, const std::string &app, const std::string &id,
-                        const std::string &shape, const std::string &input) const;
+  // A stage: measured here, or under --devices spread over the devices, every other device also
+  // timing the accurate kernel (as `baseline_stage`) so that its rows can be put on this one's
+  // scale.
+  bool stage(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
+             const std::string &baseline_stage, const Checkpoint &checkpoint);
+  // The part of a stage measured in this process.
+  bool measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
+               const std::set<std::string> &skip_keys, const Checkpoint &checkpoint);
+  std::vector<ImageSource> inputs_of(StageInputs which) const;
+  void set_baselines();
+  // The searched values with Paraprox's baseline among the load values: the donors by which a
+  // variant is named to a worker process.
+  TuneSpace donor_space() const;
+  // The row's time under the objective (median and cv, ns), on the first device's scale; none
+  // when it has no such samples or its device has no baseline.
+  std::optional<TimingStats> objective_time(const TuneRow &row) const;
+  std::optional<TimingStats> raw_objective_time(const ResultRow &row) const;
+  // The first device's accurate time over that of the device that measured a sweep row, each at
+  // its best shape; 1 for the first device's rows.
+  std::optional<double> device_scale(const TuneRow &row) const;
+  std::optional<double> best_baseline(const std::string &stage, const std::string &app,
+                                      int device) const;
+  const TuneRow *find(const std::string &stage, const std::string &app, const std::string &id,
+                      const std::string &shape, const std::string &input, int device = 0) const;
   void index(std::size_t i);
 
   // The stages' bookkeeping (tune.cpp, in the order run() calls them).

@@ -78,6 +78,7 @@ std::vector<ImageSource> read_input_dir(const std::string &option, const std::st
 nlohmann::ordered_json tune_row_json(const TuneRow &r) {
   nlohmann::ordered_json j = to_json(r.row);
   j["stage"] = r.stage;
+  if (r.device != 0) j["device_slot"] = r.device;  // its position in --devices
   return j;
 }
 
@@ -107,6 +108,7 @@ cxxopts::Options tune_options() {
     ("reps", "timed launches per timed configuration", cxxopts::value<std::string>()->default_value("30"))
     ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for the test outputs of the choices and the accurate kernel (default: beside --out)", cxxopts::value<std::string>())
+    ("devices", "spread each stage over these devices of one model, one process each: a list of --device values (1:0,1:1) or all (every device of --device's platform and model)", cxxopts::value<std::string>())
     ("resume", "continue an interrupted tune from --out");
   // clang-format on
   add_axis_options(options, true);
@@ -183,7 +185,8 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
 
 // What changes a row's measurement: the timing, the build, the inputs and their size (the axes
 // and shapes searched, budgets and percentile only change which rows are measured).
-nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg) {
+nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg,
+                                        const nlohmann::ordered_json &devices) {
   auto names = [](const std::vector<ImageSource> &sources) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto &s : sources) list.push_back(s.name);
@@ -200,6 +203,8 @@ nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg)
   // Named only when not the kernel, so documents from before --objective still resume.
   if (cfg.end_to_end) measured["objective"] = "end-to-end";
   if (cfg.energy_objective) measured["objective"] = "energy";
+  // Which device measured a row (its position in --devices) decides its scale.
+  if (cfg.multi_device()) measured["devices"] = devices;
   if (cfg.energy_spec != "none")
     measured["energy"] = {{"source", cfg.energy ? cfg.energy->source() : "none"},
                           {"window_s", cfg.energy_options.window_s},
@@ -232,7 +237,8 @@ std::vector<TuneRow> resumed_tune_rows(const std::string &path,
   try {
     if (old["context"].contains("harness")) earlier_harness = old["context"]["harness"];
     for (const auto &j : old.at("results"))
-      rows.push_back({j.at("stage").get<std::string>(), row_from_json(j)});
+      rows.push_back(
+          {j.at("stage").get<std::string>(), row_from_json(j), j.value("device_slot", 0)});
   } catch (const nlohmann::json::exception &e) {
     throw UsageError("--resume: " + path + " has a row kperf cannot read (" + e.what() + ")");
   }
@@ -241,7 +247,8 @@ std::vector<TuneRow> resumed_tune_rows(const std::string &path,
 
 // The context's "tune" block: what was searched, on which inputs, and how.
 nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &train_dir,
-                                    const std::string &test_dir) {
+                                    const std::string &test_dir,
+                                    const nlohmann::ordered_json &devices) {
   auto inputs_json = [](const std::vector<ImageSource> &sources, const std::string &dir) {
     nlohmann::ordered_json names = nlohmann::ordered_json::array();
     for (const auto &s : sources) names.push_back(s.name);
@@ -259,43 +266,44 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
     if (const auto list = cfg.axes.kernel.find(axis.flag); list != cfg.axes.kernel.end())
       space[axis.field] = list->second;
   return {{"budgets", budgets},
-                   {"percentile", cfg.percentile},
-                   {"objective", cfg.energy_objective ? "energy"
-                                 : cfg.end_to_end     ? "end-to-end"
-                                                      : "kernel"},
-                   {"energy", cfg.energy_spec == "none" ? nlohmann::ordered_json(nullptr)
-                              : cfg.energy ? nlohmann::ordered_json{{"source", cfg.energy->source()},
-                                                                    {"counter", cfg.energy->describe()}}
-                                           : nlohmann::ordered_json{{"source", nullptr},
-                                                                    {"reason", cfg.energy_absent_reason}}},
-                   {"train", inputs_json(cfg.train, train_dir)},
-                   {"test", inputs_json(cfg.test, test_dir)},
-                   {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
-                                     : nlohmann::ordered_json(nullptr)},
-                   {"space", space},
-                   {"shapes", shapes},
-                   {"max_combinations", cfg.max_combinations},
-                   {"outputs_dir", cfg.outputs_dir},
-                   {"method",
-                    "probe: every single-axis variant (atom) at its largest "
-                    "valid block on every training "
-                    "input, error only; pruned when the percentile training "
-                    "error exceeds the largest "
-                    "budget. sweep: the survivors timed at every launch shape "
-                    "on the first training "
-                    "input. combinations: the cross product of each axis "
-                    "group's Pareto-optimal atoms, "
-                    "predicted (time ratios multiplied, errors added), within "
-                    "the largest budget, "
-                    "fastest predicted first, probed and swept like the atoms. "
-                    "confirm: each survivor's "
-                    "fastest shape on every training input. points: each "
-                    "survivor at its probe and best "
-                    "shapes; the choice is the fastest point within the budget; "
-                    "test: the choice on every "
-                    "held-out input, holds when the same percentile is within "
-                    "the budget. Relaxed "
-                    "(racing) variants count the worst of several launches."}};
+          {"percentile", cfg.percentile},
+          {"objective", cfg.energy_objective ? "energy"
+                        : cfg.end_to_end     ? "end-to-end"
+                                             : "kernel"},
+          {"energy", cfg.energy_spec == "none" ? nlohmann::ordered_json(nullptr)
+                     : cfg.energy ? nlohmann::ordered_json{{"source", cfg.energy->source()},
+                                                           {"counter", cfg.energy->describe()}}
+                                  : nlohmann::ordered_json{{"source", nullptr},
+                                                           {"reason", cfg.energy_absent_reason}}},
+          {"train", inputs_json(cfg.train, train_dir)},
+          {"test", inputs_json(cfg.test, test_dir)},
+          {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
+                            : nlohmann::ordered_json(nullptr)},
+          {"space", space},
+          {"shapes", shapes},
+          {"max_combinations", cfg.max_combinations},
+          {"devices", devices},
+          {"outputs_dir", cfg.outputs_dir},
+          {"method",
+           "probe: every single-axis variant (atom) at its largest "
+           "valid block on every training "
+           "input, error only; pruned when the percentile training "
+           "error exceeds the largest "
+           "budget. sweep: the survivors timed at every launch shape "
+           "on the first training "
+           "input. combinations: the cross product of each axis "
+           "group's Pareto-optimal atoms, "
+           "predicted (time ratios multiplied, errors added), within "
+           "the largest budget, "
+           "fastest predicted first, probed and swept like the atoms. "
+           "confirm: each survivor's "
+           "fastest shape on every training input. points: each "
+           "survivor at its probe and best "
+           "shapes; the choice is the fastest point within the budget; "
+           "test: the choice on every "
+           "held-out input, holds when the same percentile is within "
+           "the budget. Relaxed "
+           "(racing) variants count the worst of several launches."}};
 }
 
 // The choices as a table on stdout.
@@ -335,7 +343,16 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
   if (given("out")) require_writable(text("out"));
 
-  ClEnv env(choose_device_entry(text("device")));
+  // --devices: this process measures on the first; a worker process on each of the others.
+  std::vector<std::string> devices;
+  if (given("devices")) devices = resolve_tune_devices(text("devices"), text("device"));
+  if (devices.size() > 1) {
+    cfg.worker_devices.assign(devices.begin() + 1, devices.end());
+    cfg.command_args.assign(argv + 1, argv + argc);
+  }
+  const nlohmann::ordered_json devices_json =
+      devices.empty() ? nlohmann::ordered_json(nullptr) : tune_devices_json(devices);
+  ClEnv env(choose_device_entry(devices.empty() ? text("device") : devices[0]));
   const std::string binary_cache = binary_cache_dir(args);
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   cfg.shapes = tune_shapes(args, env.info().is_cpu());
@@ -353,7 +370,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                 .string();
   require_writable_dir("--save-outputs", cfg.outputs_dir);
 
-  const nlohmann::ordered_json fingerprint = tune_fingerprint(env, cfg);
+  const nlohmann::ordered_json fingerprint = tune_fingerprint(env, cfg, devices_json);
   std::vector<TuneRow> resumed;
   nlohmann::ordered_json earlier_harness;  // what the sessions before this --resume spent
   if (given("resume") && fs::exists(out_path))
@@ -370,7 +387,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     doc["kind"] = "tune";
     doc["tune_schema_version"] = kTuneSchemaVersion;
     nlohmann::ordered_json ctx = base_context(command_line, env);
-    ctx["tune"] = tune_context(cfg, text("train"), text("test"));
+    ctx["tune"] = tune_context(cfg, text("train"), text("test"), devices_json);
     ctx["warmup"] = cfg.warmup;
     ctx["reps"] = cfg.reps;
     ctx["extra_build_options"] = cfg.extra_build_options;
@@ -413,6 +430,44 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   std::fprintf(stderr, "done: %zu rows (%zu builds) written to %s\n", tuner.rows().size(),
                env.builds_done(), out_path.c_str());
   return 0;
+}
+
+int tune_stage_worker_main(int argc, char **argv) {
+  if (argc != 2)
+    throw UsageError("usage: kperf __tune-stage REQUEST (kperf tune --devices starts it)");
+  const nlohmann::json request = nlohmann::json::parse(read_document(argv[1]));
+  // The tune's own arguments, read as the tune read them, so that the apps, inputs, axes and
+  // shapes are the same; then this device and the share of the request.
+  std::vector<std::string> words = {"tune"};
+  for (const auto &a : request.at("args")) words.push_back(a.get<std::string>());
+  std::vector<char *> tune_argv;
+  for (auto &w : words) tune_argv.push_back(w.data());
+  tune_argv.push_back(nullptr);
+  cxxopts::Options options = tune_options();
+  const std::optional<cxxopts::ParseResult> parsed =
+      parse_command(options, static_cast<int>(words.size()), tune_argv.data());
+  if (!parsed) return kExitUsage;
+  const cxxopts::ParseResult &args = *parsed;
+  TuneConfig cfg = tune_config(args);
+  ClEnv env(choose_device_entry(request.at("device").get<std::string>()));
+  const std::string binary_cache = binary_cache_dir(args);
+  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
+  cfg.shapes = tune_shapes(args, env.info().is_cpu());
+  const std::unique_ptr<EnergyCounter> energy =
+      open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
+  cfg.energy = energy.get();
+  cfg.outputs_dir = request.at("outputs_dir").get<std::string>();
+  catch_interrupts();
+  Tuner tuner(env, cfg);
+  const std::string rows_path = request.at("rows").get<std::string>();
+  auto write = [&](const std::vector<TuneRow> &rows) {
+    std::vector<ResultRow> plain;
+    for (const auto &r : rows) plain.push_back(r.row);
+    write_stage_rows(rows_path, plain, tuner.copy_gbps(), tuner.phases_json()["phases_s"]);
+  };
+  const bool complete = tuner.run_share(request, write);
+  write(tuner.rows());
+  return complete ? 0 : kExitInterrupted;
 }
 
 }  // namespace kperf

@@ -9,7 +9,11 @@ search over generated .npy inputs, then, from the JSON and the saved outputs alo
 - the report renders; a tune interrupted by SIGINT resumes to a complete file with every row
   once; resuming a complete file measures nothing new;
 - --objective end-to-end ranks each point by its end-to-end median (host packing or conversion,
-  upload, launches, download), and a kernel-objective document does not resume as one.
+  upload, launches, download), and a kernel-objective document does not resume as one;
+- --devices over two PoCL devices (POCL_DEVICES="pthread pthread"): every configuration measured
+  once, on one of them; the other device's sweep rows put on the first's scale by its own
+  accurate kernel; training errors equal to the one-device tune's; an interrupted two-device tune
+  resumes; bad --devices values are refused.
 
 usage: tune_test.py KPERF_BINARY REPORT_PY
 Exit 0 on success, 1 on a failed check, 77 when numpy is unavailable.
@@ -108,6 +112,97 @@ def check_document(doc, test_dir):
     check(sorted(budgets) == budgets, "budgets ascending")
 
 
+def check_devices(binary, args, one_device_out, test_dir, tmp):
+    """kperf tune --devices on two PoCL devices of one model."""
+    env = dict(os.environ, POCL_DEVICES="pthread pthread")
+    listed = subprocess.run([binary, "devices"], capture_output=True, text=True, env=env)
+    if "0:1" not in listed.stdout or "pthread" not in listed.stdout:
+        print("tune_test: PoCL does not give two pthread devices here; --devices not checked",
+              file=sys.stderr)
+        return
+    out = os.path.join(tmp, "two-devices.json")
+    two_args = [a if a != one_device_out else out for a in args] + ["--devices", "all"]
+    run = subprocess.run(two_args, capture_output=True, text=True, env=env)
+    check(run.returncode == 0, f"tune --devices all: {run.stderr}")
+    if run.returncode != 0:
+        return
+    doc = json.load(open(out))
+    check_document(doc, test_dir)
+    devices = doc["context"]["tune"]["devices"]
+    check([d["device"] for d in devices] == ["0:0", "0:1"], f"devices in the context: {devices}")
+    rows = doc["results"]
+    slot = lambda r: r.get("device_slot", 0)
+    # Each configuration of a stage once, on one device; the accurate kernel swept on the first.
+    measured = [(r["stage"], r["key"]) for r in rows if not r["stage"].startswith("sweep-baseline:")]
+    check(len(measured) == len(set(measured)), "a configuration measured twice across devices")
+    for stage in ("probe", "sweep", "confirm", "test"):
+        check({slot(r) for r in rows if r["stage"] == stage} == {0, 1}, f"{stage} spread over both")
+    check(all(slot(r) == 0 for r in rows if r["stage"] == "sweep" and r["variant"] == "accurate/none"),
+          "the accurate kernel is swept on the first device")
+    # The second device's points are on the first's scale: its row's median times the first
+    # device's accurate best over its own accurate best (measured in the same stage).
+    by_key = {r["key"]: r for r in rows if r["stage"] == "sweep"}
+
+    def best(app, stage, device):
+        t = [r["time_ns"]["median"] for r in rows if r["stage"] == stage and slot(r) == device and
+             r["app"] == app and r["variant"] == "accurate/none" and r["status"] == "ok"]
+        return min(t) if t else None
+
+    scaled = 0
+    for app, t in doc["tune"].items():
+        first = best(app, "sweep", 0)
+        for p in t["points"]:
+            row = by_key[p["key"]]
+            check(p.get("device_slot") == slot(row), f"{p['key']}: point's device")
+            want = row["time_ns"]["median"]
+            if slot(row) == 1:
+                origin = "combination" if p["origin"] == "combination" else "atom"
+                own = best(app, "sweep-baseline:" + origin, 1)
+                check(own is not None, f"{app}: second device's {origin} baseline")
+                want = want * first / own if own else float("nan")
+                scaled += 1
+            check(abs(p["time_ns"] - want) <= 1e-9 * want, f"{p['key']}: time {p['time_ns']}, want {want}")
+        base = {d["slot"]: d for d in t["device_baselines"]}
+        check(base[0]["atom_accurate_time_ns"] == first, f"{app}: device_baselines")
+    check(scaled > 0, "some point was timed on the second device")
+    # Errors do not depend on which device of a model measured them.
+    one = {(r["stage"], r["key"]): r for r in json.load(open(one_device_out))["results"]}
+    same = [(r, one[(r["stage"], r["key"])]) for r in rows if r["stage"] == "probe" and
+            (r["stage"], r["key"]) in one and r["status"] == "ok"]
+    check(len(same) >= 10 and all(a["error"] == b["error"] for a, b in same),
+          f"probe errors equal to the one-device tune's ({len(same)} compared)")
+
+    # Interrupted, then resumed: complete, each configuration once, on the same devices only.
+    cut = os.path.join(tmp, "two-cut.json")
+    cut_args = [a if a != out else cut for a in two_args]
+    proc = subprocess.Popen(cut_args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate()
+    check(proc.returncode in (0, 130), f"interrupted two-device tune exit {proc.returncode}: {err}")
+    res = subprocess.run(cut_args + ["--resume"], capture_output=True, text=True, env=env)
+    check(res.returncode == 0, f"resumed two-device tune: {res.stderr}")
+    final = json.load(open(cut))
+    keys = [(r["stage"], r["key"], r.get("device_slot", 0)) for r in final["results"]]
+    check(len(keys) == len(set(keys)), "resumed two-device tune repeats rows")
+    check(final["context"]["complete"], "resumed two-device tune complete")
+    check_document(final, test_dir)
+    before = open(cut, "rb").read()
+    other = subprocess.run([a for a in cut_args if a not in ("--devices", "all")] + ["--resume"],
+                           capture_output=True, text=True, env=env)
+    check(other.returncode == 2 and "devices" in other.stderr and open(cut, "rb").read() == before,
+          f"a two-device tune resumed on one device: exit {other.returncode}, {other.stderr}")
+
+    # Bad --devices: one line, exit 2, no file.
+    for bad, says in (("0:7", "no device 0:7"), ("0:0,0:0", "twice"), (",", "expected all")):
+        path = os.path.join(tmp, "bad-devices.json")
+        r = subprocess.run([a if a != one_device_out else path for a in args] + ["--devices", bad],
+                           capture_output=True, text=True, env=env)
+        check(r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1 and
+              not os.path.exists(path), f"--devices {bad}: exit {r.returncode}, {r.stderr!r}")
+
+
 def main():
     binary, report = sys.argv[1], sys.argv[2]
     rng = np.random.default_rng(2026)
@@ -203,6 +298,7 @@ def main():
         check(mixed.returncode == 2 and "objective" in mixed.stderr and mixed.stderr.count("\n") == 1
               and open(out, "rb").read() == before,
               f"kernel-objective document resumed as end-to-end: exit {mixed.returncode}, {mixed.stderr}")
+        check_devices(binary, args, out, test, tmp)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
         return 1

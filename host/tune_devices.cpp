@@ -1,0 +1,176 @@
+// kperf tune --devices: device resolution and the stage workers (see tune_devices.hpp).
+#include "tune_devices.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "cl_env.hpp"
+#include "command_support.hpp"
+#include "compile_workers.hpp"
+#include "gzip.hpp"
+#include "kernel_root.hpp"
+#include "strings.hpp"
+
+extern char **environ;
+
+namespace kperf {
+
+namespace {
+
+std::string selector_of(const DeviceInfo &info) {
+  return std::to_string(info.platform_index) + ":" + std::to_string(info.device_index);
+}
+
+std::size_t chosen(const std::vector<DeviceInfo> &infos, const std::string &option,
+                   const std::string &text) {
+  try {
+    return choose_device(infos, parse_device_selector(text));
+  } catch (const DeviceError &e) {
+    throw UsageError(option + " " + text + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> resolve_tune_devices(const std::string &list, const std::string &device) {
+  std::vector<DeviceInfo> infos;
+  for (const auto &entry : enumerate_devices()) infos.push_back(entry.info);
+  std::vector<std::size_t> picked;
+  if (list == "all") {
+    const DeviceInfo &first = infos[chosen(infos, "--device", device)];
+    for (std::size_t i = 0; i < infos.size(); ++i)
+      if (infos[i].platform_index == first.platform_index && infos[i].name == first.name)
+        picked.push_back(i);
+  } else {
+    const std::vector<std::string> items = split_list(list);
+    if (items.empty() || std::count(items.begin(), items.end(), std::string()) > 0)
+      throw UsageError("--devices " + list +
+                       ": expected all or a list of --device values (1:0,1:1)");
+    std::set<std::size_t> seen;
+    for (const auto &item : items) {
+      const std::size_t i = chosen(infos, "--devices", item);
+      if (!seen.insert(i).second)
+        throw UsageError("--devices names device " + selector_of(infos[i]) + " (" + infos[i].name +
+                         ") twice");
+      picked.push_back(i);
+    }
+  }
+  std::vector<std::string> selectors;
+  for (std::size_t i : picked) {
+    if (infos[i].name != infos[picked[0]].name)
+      throw UsageError("--devices: " + selector_of(infos[picked[0]]) + " is " +
+                       infos[picked[0]].name + " but " + selector_of(infos[i]) + " is " +
+                       infos[i].name + " (a tune compares speedups within one model)");
+    selectors.push_back(selector_of(infos[i]));
+  }
+  return selectors;
+}
+
+nlohmann::ordered_json tune_devices_json(const std::vector<std::string> &selectors) {
+  std::vector<DeviceInfo> infos;
+  for (const auto &entry : enumerate_devices()) infos.push_back(entry.info);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (std::size_t slot = 0; slot < selectors.size(); ++slot) {
+    const DeviceInfo &info = infos[choose_device(infos, parse_device_selector(selectors[slot]))];
+    nlohmann::ordered_json d = {{"slot", slot}, {"device", selectors[slot]}, {"name", info.name}};
+    if (!info.uuid.empty()) d["uuid"] = info.uuid;
+    if (!info.pci_bus_id.empty()) d["pci_bus_id"] = info.pci_bus_id;
+    list.push_back(d);
+  }
+  return list;
+}
+
+StageWorker::StageWorker(nlohmann::ordered_json request, int slot, const std::string &selector)
+    : slot_(slot), selector_(selector) {
+  const std::string base = scratch_dir() + "/stage-" + std::to_string(slot) + "-" +
+                           request.value("stage", std::string("stage"));
+  request_path_ = base + ".request.json";
+  rows_path_ = base + ".rows.json";
+  std::remove(rows_path_.c_str());
+  request["device"] = selector;
+  request["rows"] = rows_path_;
+  {
+    std::ofstream out(request_path_, std::ios::trunc);
+    out << request.dump();
+    if (!out) {
+      spawn_error_ = "cannot write " + request_path_;
+      return;
+    }
+  }
+  // Its stdout (the progress of nothing) is dropped; its stderr (warnings, errors) is the user's.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  std::string exe = executable_path().string(), command = "__tune-stage";
+  char *argv[] = {exe.data(), command.data(), request_path_.data(), nullptr};
+  const int rc = posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    pid_ = -1;
+    spawn_error_ = "cannot start a worker for device " + selector + ": " + std::strerror(rc);
+  }
+}
+
+StageWorker::~StageWorker() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+StageWorker::Result StageWorker::finish(bool stop) {
+  Result result;
+  const std::string who = "the tune's worker on device " + selector_ + " (--devices position " +
+                          std::to_string(slot_) + ")";
+  int status = 0;
+  if (pid_ > 0) {
+    if (stop) ::kill(pid_, SIGTERM);
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+  }
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(read_document(rows_path_));
+    for (const auto &j : doc.at("rows")) result.rows.push_back(row_from_json(j));
+    result.copy_gbps = doc.value("copy_gbps", 0.0);
+    result.phases = doc.value("phases", nlohmann::json::object());
+  } catch (const std::exception &) {
+    // No rows yet (it failed before its first checkpoint): the status says why.
+  }
+  if (!spawn_error_.empty()) {
+    result.problem = spawn_error_;
+  } else if ((WIFEXITED(status) && WEXITSTATUS(status) == kExitInterrupted) ||
+             (stop && WIFSIGNALED(status))) {
+    result.interrupted = true;
+  } else if (WIFSIGNALED(status)) {
+    result.problem = who + " was killed by signal " + std::to_string(WTERMSIG(status));
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    result.problem = who + " exited with status " + std::to_string(WEXITSTATUS(status)) +
+                     " (its message is above)";
+  }
+  std::remove(request_path_.c_str());
+  std::remove(rows_path_.c_str());
+  return result;
+}
+
+void write_stage_rows(const std::string &path, const std::vector<ResultRow> &rows, double copy_gbps,
+                      const nlohmann::ordered_json &phases) {
+  nlohmann::ordered_json doc;
+  doc["rows"] = nlohmann::ordered_json::array();
+  for (const auto &r : rows) doc["rows"].push_back(to_json(r));
+  doc["copy_gbps"] = copy_gbps;
+  doc["phases"] = phases;
+  write_document_atomic(path, doc.dump());
+}
+
+}  // namespace kperf

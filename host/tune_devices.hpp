@@ -1,0 +1,56 @@
+// kperf tune --devices: the GPUs of one host that a tune spreads each stage over, and the worker
+// processes (`kperf __tune-stage REQUEST`, one per device after the first) that measure their
+// shares.
+#pragma once
+
+#include <sys/types.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "results.hpp"
+
+namespace kperf {
+
+// The devices that --devices names, as "P:D" selectors; the tune itself runs on the first. "all"
+// is every device of --device's platform of the same model as --device's; otherwise a list of
+// --device values. Throws UsageError for a device that does not exist, one named twice, or two
+// models (a tune ranks speedups within one model).
+std::vector<std::string> resolve_tune_devices(const std::string &list, const std::string &device);
+
+// What those devices are (selector, name, UUID, PCI bus), for the fingerprint and the context.
+nlohmann::ordered_json tune_devices_json(const std::vector<std::string> &selectors);
+
+// One device's share of a stage, measured by a worker process.
+class StageWorker {
+ public:
+  // Writes `request` to a scratch file, adding the device and where the rows go, and starts the
+  // worker. A worker that cannot start is reported by finish().
+  StageWorker(nlohmann::ordered_json request, int slot, const std::string &selector);
+  ~StageWorker();  // stops and reaps a worker that finish() did not
+  StageWorker(const StageWorker &) = delete;
+  StageWorker &operator=(const StageWorker &) = delete;
+
+  struct Result {
+    std::vector<ResultRow> rows;  // whatever it measured, also when it failed
+    double copy_gbps = 0;
+    nlohmann::json phases = nlohmann::json::object();
+    bool interrupted = false;
+    std::string problem;  // why it failed ("" when it did not)
+  };
+  // Waits for the worker, first asking it to stop when `stop`.
+  Result finish(bool stop);
+  int slot() const { return slot_; }
+
+ private:
+  pid_t pid_ = -1;
+  int slot_ = 0;
+  std::string selector_, request_path_, rows_path_, spawn_error_;
+};
+
+// The worker's side: the rows measured so far, written atomically where finish() reads them.
+void write_stage_rows(const std::string &path, const std::vector<ResultRow> &rows, double copy_gbps,
+                      const nlohmann::ordered_json &phases);
+
+}  // namespace kperf
