@@ -388,17 +388,28 @@ std::optional<double> Tuner::best_baseline(const std::string &stage, const std::
 std::optional<double> Tuner::device_scale(const TuneRow &row) const {
   if (row.device == 0 || row.stage != "sweep") return 1.0;
   // The accurate kernel is always swept on the first device; another device times it again in
-  // each timed stage it takes part in (the atoms' or the combinations').
+  // each timed stage it takes part in (the atoms' or the combinations'). The scale is the median
+  // over the shapes of the first device's time over this one's: near the launch floor one
+  // shape's time can be 10 % off, and a scale from the best shapes alone would carry that error
+  // into every row of the device.
   const auto app = states_.find(row.row.app);
   if (app == states_.end()) return std::nullopt;
   const auto state = app->second.find(variant_id(row.row));
   const bool combination = state != app->second.end() && state->second.origin == "combination";
-  const auto first = best_baseline("sweep", row.row.app, 0);
-  const auto own =
-      best_baseline(std::string("sweep-baseline:") + (combination ? "combination" : "atom"),
-                    row.row.app, row.device);
-  if (!first || !own || *own <= 0) return std::nullopt;
-  return *first / *own;
+  const std::string own_stage =
+      std::string("sweep-baseline:") + (combination ? "combination" : "atom");
+  std::vector<double> ratios;
+  for (const auto &wg : cfg_.shapes) {
+    const std::string shape = shape_label(wg), input = cfg_.train[0].name;
+    const TuneRow *first = find("sweep", row.row.app, base_id_, shape, input, 0);
+    const TuneRow *own = find(own_stage, row.row.app, base_id_, shape, input, row.device);
+    if (!first || !own || !first->row.ok() || !own->row.ok()) continue;
+    const auto t_first = raw_objective_time(first->row), t_own = raw_objective_time(own->row);
+    if (t_first && t_own && t_first->median > 0 && t_own->median > 0)
+      ratios.push_back(t_first->median / t_own->median);
+  }
+  if (ratios.empty()) return std::nullopt;
+  return percentile(ratios, 50);
 }
 
 std::vector<ImageSource> Tuner::inputs_of(StageInputs which) const {

@@ -234,8 +234,8 @@ class Tuner {
   // when it has no such samples or its device has no baseline.
   std::optional<TimingStats> objective_time(const TuneRow &row) const;
   std::optional<TimingStats> raw_objective_time(const ResultRow &row) const;
-  // The first device's accurate time over that of the device that measured a sweep row, each at
-  // its best shape; 1 for the first device's rows.
+  // The first device's accurate time over that of the device that measured a sweep row (the
+  // median over the launch shapes of their ratio); 1 for the first device's rows.
   std::optional<double> device_scale(const TuneRow &row) const;
   std::optional<double> best_baseline(const std::string &stage, const std::string &app,
                                       int device) const;

@@ -139,31 +139,36 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
         check({slot(r) for r in rows if r["stage"] == stage} == {0, 1}, f"{stage} spread over both")
     check(all(slot(r) == 0 for r in rows if r["stage"] == "sweep" and r["variant"] == "accurate/none"),
           "the accurate kernel is swept on the first device")
-    # The second device's points are on the first's scale: its row's median times the first
-    # device's accurate best over its own accurate best (measured in the same stage).
+    # The second device's points are on the first's scale: its row's median times the median over
+    # the shapes of the first device's accurate time over its own (measured in the same stage).
     by_key = {r["key"]: r for r in rows if r["stage"] == "sweep"}
 
-    def best(app, stage, device):
-        t = [r["time_ns"]["median"] for r in rows if r["stage"] == stage and slot(r) == device and
-             r["app"] == app and r["variant"] == "accurate/none" and r["status"] == "ok"]
-        return min(t) if t else None
+    def accurate(app, stage, device):
+        return {(tuple(r["wg"]), r["vec"], r["py"]): r["time_ns"]["median"] for r in rows
+                if r["stage"] == stage and slot(r) == device and r["app"] == app and
+                r["variant"] == "accurate/none" and r["status"] == "ok"}
+
+    def scale(app, stage):
+        first, own = accurate(app, "sweep", 0), accurate(app, stage, 1)
+        ratios = [first[s] / own[s] for s in first if s in own]
+        return float(np.median(ratios)) if ratios else None
 
     scaled = 0
     for app, t in doc["tune"].items():
-        first = best(app, "sweep", 0)
         for p in t["points"]:
             row = by_key[p["key"]]
             check(p.get("device_slot") == slot(row), f"{p['key']}: point's device")
             want = row["time_ns"]["median"]
             if slot(row) == 1:
                 origin = "combination" if p["origin"] == "combination" else "atom"
-                own = best(app, "sweep-baseline:" + origin, 1)
-                check(own is not None, f"{app}: second device's {origin} baseline")
-                want = want * first / own if own else float("nan")
+                factor = scale(app, "sweep-baseline:" + origin)
+                check(factor is not None, f"{app}: second device's {origin} baseline")
+                want = want * factor if factor else float("nan")
                 scaled += 1
             check(abs(p["time_ns"] - want) <= 1e-9 * want, f"{p['key']}: time {p['time_ns']}, want {want}")
         base = {d["slot"]: d for d in t["device_baselines"]}
-        check(base[0]["atom_accurate_time_ns"] == first, f"{app}: device_baselines")
+        check(base[0]["atom_accurate_time_ns"] == min(accurate(app, "sweep", 0).values()),
+              f"{app}: device_baselines")
     check(scaled > 0, "some point was timed on the second device")
     # Errors do not depend on which device of a model measured them.
     one = {(r["stage"], r["key"]): r for r in json.load(open(one_device_out))["results"]}
