@@ -386,8 +386,8 @@ std::optional<double> Tuner::best_baseline(const std::string &stage, const std::
 }
 
 std::optional<double> Tuner::device_scale(const TuneRow &row) const {
-  if (row.device == 0 || row.stage != "sweep") return 1.0;
-  // The accurate kernel is always swept on the first device; another device times it again in
+  if (row.stage != "sweep" || row.device == home_device(row.row.app)) return 1.0;
+  // The accurate kernel is always swept on the app's home device; another device times it again in
   // each timed stage it takes part in (the atoms' or the combinations'). The scale is the median
   // over the shapes of the first device's time over this one's: near the launch floor one
   // shape's time can be 10 % off, and a scale from the best shapes alone would carry that error
@@ -401,7 +401,7 @@ std::optional<double> Tuner::device_scale(const TuneRow &row) const {
   std::vector<double> ratios;
   for (const auto &wg : cfg_.shapes) {
     const std::string shape = shape_label(wg), input = cfg_.train[0].name;
-    const TuneRow *first = find("sweep", row.row.app, base_id_, shape, input, 0);
+    const TuneRow *first = find("sweep", row.row.app, base_id_, shape, input);
     const TuneRow *own = find(own_stage, row.row.app, base_id_, shape, input, row.device);
     if (!first || !own || !first->row.ok() || !own->row.ok()) continue;
     const auto t_first = raw_objective_time(first->row), t_own = raw_objective_time(own->row);
@@ -442,6 +442,17 @@ TuneSpace Tuner::donor_space() const {
   return space;
 }
 
+bool Tuner::apps_have_homes() const {
+  return cfg_.multi_device() && cfg_.apps.size() >= 1 + cfg_.worker_devices.size();
+}
+
+int Tuner::home_device(const std::string &app) const {
+  if (!apps_have_homes()) return 0;
+  for (std::size_t i = 0; i < cfg_.apps.size(); ++i)
+    if (cfg_.apps[i]->name == app) return static_cast<int>(i % (1 + cfg_.worker_devices.size()));
+  return 0;
+}
+
 bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
                   bool save, const std::string &baseline_stage, const Checkpoint &checkpoint) {
   if (plan.empty()) return true;
@@ -450,8 +461,11 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
     if (r.stage == name) skip_keys.insert(r.row.key);
   if (!cfg_.multi_device()) return measure(name, inputs, plan, timed, save, skip_keys, checkpoint);
 
-  // Units (an app's variant at its shapes) go to the least loaded device, largest first; the
-  // accurate kernel stays on the first device, whose times are the scale of the others.
+  // With at least as many apps as devices, each app lives on its home device in every stage:
+  // no process computes another's references, and every speedup is within one device, as in a
+  // one-device tune. Otherwise units (an app's variant at its shapes) go to the least loaded
+  // device, largest first, and the accurate kernel stays on the first, whose times are the scale
+  // of the others.
   const std::size_t devices = 1 + cfg_.worker_devices.size();
   const TuneSpace space = donor_space();
   std::vector<Plan> shares(devices);
@@ -463,17 +477,20 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
   std::vector<Unit> units;
   for (const auto &[app, variants] : plan.apps)
     for (const auto &[id, entry] : variants) {
-      bool sendable = id != base_id_;
+      const int home = home_device(app);
+      bool sendable = id != base_id_ || home != 0;
       if (sendable) try {
           donor_indices(space, entry.first);
         } catch (const std::invalid_argument &) {
           sendable = false;  // measured here
         }
-      if (sendable) {
-        units.push_back({app, id, &entry});
+      if (!sendable && home != 0)
+        throw std::logic_error("kperf tune cannot name " + id + " to the worker of " + app);
+      if (apps_have_homes() || !sendable) {
+        shares[home].apps[app][id] = entry;
+        load[home] += entry.second.size();
       } else {
-        shares[0].apps[app][id] = entry;
-        load[0] += entry.second.size();
+        units.push_back({app, id, &entry});
       }
     }
   std::stable_sort(units.begin(), units.end(), [](const Unit &a, const Unit &b) {
@@ -504,15 +521,19 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
     for (const auto &[app, variants] : shares[d].apps)
       for (const auto &[id, entry] : variants) {
         add_unit(app, entry.first, entry.second);
-        apps_here.insert(app);
+        if (home_device(app) != static_cast<int>(d)) apps_here.insert(app);
       }
-    // What it measured before an interruption is not measured again; its own accurate kernel,
-    // for its scale, is measured whatever the first device's sweep holds.
+    // What it measured before an interruption is not measured again. For an app whose home is
+    // another device, it measures its own accurate kernel, for its scale, whatever the home
+    // device's sweep holds.
     std::set<std::string> skip;
-    for (const auto &r : rows_)
-      if ((r.stage == name && r.row.variant != base_id_) ||
+    for (const auto &r : rows_) {
+      const bool scale_of_another =
+          timed && r.row.variant == base_id_ && apps_here.count(r.row.app);
+      if ((r.stage == name && !scale_of_another) ||
           (timed && r.stage == baseline_stage && r.device == static_cast<int>(d)))
         skip.insert(r.row.key);
+    }
     if (timed)
       for (const auto &app : apps_here) add_unit(app, base_, cfg_.shapes);
     nlohmann::ordered_json request = {{"args", cfg_.command_args},
@@ -531,7 +552,7 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
   for (auto &w : workers) {
     StageWorker::Result result = w->finish(interrupt_requested());
     for (auto &row : result.rows) {
-      const bool baseline = timed && row.variant == base_id_;
+      const bool baseline = timed && row.variant == base_id_ && home_device(row.app) != w->slot();
       rows_.push_back({baseline ? baseline_stage : name, std::move(row), w->slot()});
       index(rows_.size() - 1);
     }
@@ -859,7 +880,9 @@ nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
   j["primary_metric"] = metric_name(app.primary_metric);
   j["accurate_time_ns"] = base_time;
   j["paraprox_baseline_time_ns"] = number_or_null(global_time > 0 ? global_time : NAN);
-  if (cfg_.multi_device()) {
+  if (apps_have_homes()) {
+    j["device_slot"] = home_device(app.name);  // where every row of the app was measured
+  } else if (cfg_.multi_device()) {
     // Each device's accurate kernel at its best shape, per timed stage: how far apart the devices
     // were, and the scale each one's sweep rows were put on.
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();

@@ -226,6 +226,11 @@ class Tuner {
   bool measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
                const std::set<std::string> &skip_keys, const Checkpoint &checkpoint);
   std::vector<ImageSource> inputs_of(StageInputs which) const;
+  // Under --devices with at least as many apps as devices, each app has a home device (apps in
+  // turn) that measures all of its rows; otherwise every app's home is the first device, which
+  // sweeps its accurate kernel, and the other devices' sweep rows are put on its scale.
+  bool apps_have_homes() const;
+  int home_device(const std::string &app) const;
   void set_baselines();
   // The searched values with Paraprox's baseline among the load values: the donors by which a
   // variant is named to a worker process.
@@ -234,8 +239,8 @@ class Tuner {
   // when it has no such samples or its device has no baseline.
   std::optional<TimingStats> objective_time(const TuneRow &row) const;
   std::optional<TimingStats> raw_objective_time(const ResultRow &row) const;
-  // The first device's accurate time over that of the device that measured a sweep row (the
-  // median over the launch shapes of their ratio); 1 for the first device's rows.
+  // The app's home device's accurate time over that of the device that measured a sweep row (the
+  // median over the launch shapes of their ratio); 1 for the home device's rows.
   std::optional<double> device_scale(const TuneRow &row) const;
   std::optional<double> best_baseline(const std::string &stage, const std::string &app,
                                       int device) const;

@@ -228,6 +228,19 @@ std::vector<WorkGroup> tune_shapes(const cxxopts::ParseResult &args, bool cpu_de
                                parse_py_list(given("py") ? text("py") : default_py));
 }
 
+// What depends on the device: the binary cache, the launch shapes and the energy counter (the
+// tune's and each --devices worker's alike).
+std::unique_ptr<EnergyCounter> set_up_on_device(const cxxopts::ParseResult &args, ClEnv &env,
+                                                TuneConfig &cfg) {
+  const std::string binary_cache = binary_cache_dir(args);
+  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
+  cfg.shapes = tune_shapes(args, env.info().is_cpu());
+  std::unique_ptr<EnergyCounter> energy =
+      open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
+  cfg.energy = energy.get();
+  return energy;
+}
+
 // The rows of the tune document --resume continues, and what its sessions spent.
 std::vector<TuneRow> resumed_tune_rows(const std::string &path,
                                        const nlohmann::ordered_json &fingerprint,
@@ -354,11 +367,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
       devices.empty() ? nlohmann::ordered_json(nullptr) : tune_devices_json(devices);
   ClEnv env(choose_device_entry(devices.empty() ? text("device") : devices[0]));
   const std::string binary_cache = binary_cache_dir(args);
-  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
-  cfg.shapes = tune_shapes(args, env.info().is_cpu());
-  const std::unique_ptr<EnergyCounter> energy =
-      open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
-  cfg.energy = energy.get();
+  const std::unique_ptr<EnergyCounter> energy = set_up_on_device(args, env, cfg);
   if (cfg.energy_objective && !cfg.energy)
     throw UsageError("--objective energy: " + cfg.energy_absent_reason);
 
@@ -450,12 +459,7 @@ int tune_stage_worker_main(int argc, char **argv) {
   const cxxopts::ParseResult &args = *parsed;
   TuneConfig cfg = tune_config(args);
   ClEnv env(choose_device_entry(request.at("device").get<std::string>()));
-  const std::string binary_cache = binary_cache_dir(args);
-  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
-  cfg.shapes = tune_shapes(args, env.info().is_cpu());
-  const std::unique_ptr<EnergyCounter> energy =
-      open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
-  cfg.energy = energy.get();
+  const std::unique_ptr<EnergyCounter> energy = set_up_on_device(args, env, cfg);
   cfg.outputs_dir = request.at("outputs_dir").get<std::string>();
   catch_interrupts();
   Tuner tuner(env, cfg);

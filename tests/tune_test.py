@@ -120,27 +120,50 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
         print("tune_test: PoCL does not give two pthread devices here; --devices not checked",
               file=sys.stderr)
         return
-    out = os.path.join(tmp, "two-devices.json")
-    two_args = [a if a != one_device_out else out for a in args] + ["--devices", "all"]
-    run = subprocess.run(two_args, capture_output=True, text=True, env=env)
-    check(run.returncode == 0, f"tune --devices all: {run.stderr}")
-    if run.returncode != 0:
-        return
-    doc = json.load(open(out))
-    check_document(doc, test_dir)
-    devices = doc["context"]["tune"]["devices"]
-    check([d["device"] for d in devices] == ["0:0", "0:1"], f"devices in the context: {devices}")
-    rows = doc["results"]
     slot = lambda r: r.get("device_slot", 0)
-    # Each configuration of a stage once, on one device; the accurate kernel swept on the first.
-    measured = [(r["stage"], r["key"]) for r in rows if not r["stage"].startswith("sweep-baseline:")]
-    check(len(measured) == len(set(measured)), "a configuration measured twice across devices")
-    for stage in ("probe", "sweep", "confirm", "test"):
+
+    def tune_on_two(name, app_list):
+        out = os.path.join(tmp, name)
+        run_args = [a if a != one_device_out else out for a in args] + ["--devices", "all"]
+        run_args[run_args.index("--apps") + 1] = app_list
+        run = subprocess.run(run_args, capture_output=True, text=True, env=env)
+        check(run.returncode == 0, f"tune --apps {app_list} --devices all: {run.stderr}")
+        if run.returncode != 0:
+            return None, run_args
+        doc = json.load(open(out))
+        check_document(doc, test_dir)
+        devices = doc["context"]["tune"]["devices"]
+        check([d["device"] for d in devices] == ["0:0", "0:1"], f"devices in the context: {devices}")
+        measured = [(r["stage"], r["key"]) for r in doc["results"]
+                    if not r["stage"].startswith("sweep-baseline:")]
+        check(len(measured) == len(set(measured)), "a configuration measured twice across devices")
+        return doc, run_args
+
+    # Two apps on two devices: each app at home on one device, every row of it measured there, so
+    # its points are its raw times, as in a one-device tune.
+    doc, _ = tune_on_two("two-devices.json", "gaussian3,median")
+    if doc:
+        rows = doc["results"]
+        homes = {app: {slot(r) for r in rows if r["app"] == app} for app in doc["tune"]}
+        check(sorted(map(tuple, homes.values())) == [(0,), (1,)], f"apps at home: {homes}")
+        check(not any(r["stage"].startswith("sweep-baseline:") for r in rows), "no scale rows")
+        by_key = {r["key"]: r for r in rows if r["stage"] == "sweep"}
+        for app, t in doc["tune"].items():
+            check((t["device_slot"],) == tuple(homes[app]), f"{app}: device_slot {t['device_slot']}")
+            for p in t["points"]:
+                check(p["time_ns"] == by_key[p["key"]]["time_ns"]["median"], f"{p['key']}: raw time")
+
+    # One app on two devices: its units spread over both; the accurate kernel swept on the first.
+    # The second device's points are on the first's scale: its row's median times the median over
+    # the shapes of the first device's accurate time over its own (measured in the same stage).
+    doc, unit_args = tune_on_two("one-app-two-devices.json", "gaussian3")
+    if not doc:
+        return
+    rows = doc["results"]
+    for stage in ("probe", "sweep", "confirm"):
         check({slot(r) for r in rows if r["stage"] == stage} == {0, 1}, f"{stage} spread over both")
     check(all(slot(r) == 0 for r in rows if r["stage"] == "sweep" and r["variant"] == "accurate/none"),
           "the accurate kernel is swept on the first device")
-    # The second device's points are on the first's scale: its row's median times the median over
-    # the shapes of the first device's accurate time over its own (measured in the same stage).
     by_key = {r["key"]: r for r in rows if r["stage"] == "sweep"}
 
     def accurate(app, stage, device):
@@ -179,7 +202,8 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
 
     # Interrupted, then resumed: complete, each configuration once, on the same devices only.
     cut = os.path.join(tmp, "two-cut.json")
-    cut_args = [a if a != out else cut for a in two_args]
+    cut_args = unit_args[:]
+    cut_args[cut_args.index("--out") + 1] = cut
     proc = subprocess.Popen(cut_args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=env)
     time.sleep(1.0)
