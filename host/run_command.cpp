@@ -262,12 +262,18 @@ std::set<std::string> restrict_to_shard(RunConfig& cfg, const ShardSpec& shard) 
   double pixels = 0;
   for (const auto& [w, h] : cfg.sizes) pixels += static_cast<double>(w) * h;
   if (pixels == 0) pixels = 1;
+  // A baseline: accurate with every axis at its default, or on the global load path (Paraprox).
+  auto baseline = [](const Variant& v) {
+    return v.is_accurate() && (v.axes_key().empty() || v.axes_key() == "load:global");
+  };
   std::vector<ShardUnit> units;
   for (const AppDescriptor* app : cfg.apps)
     for (const Variant& v : cfg.variants) {
       std::size_t shapes = 0;
       for (const WorkGroup& wg : cfg.wgs) shapes += !cfg.only || cfg.only(*app, v, wg) ? 1 : 0;
-      if (shapes) units.push_back({app->name + "/" + v.id(), static_cast<double>(shapes) * pixels});
+      if (shapes)
+        units.push_back({app->name + "/" + v.id(), static_cast<double>(shapes) * pixels, app->name,
+                         baseline(v)});
     }
   const std::vector<int> assigned = assign_shards(units, shard.count);
   std::set<std::string> owned, owned_apps;
@@ -280,10 +286,6 @@ std::set<std::string> restrict_to_shard(RunConfig& cfg, const ShardSpec& shard) 
     owned_ids.push_back(units[i].id);
     owned_apps.insert(units[i].id.substr(0, units[i].id.find('/')));
   }
-  // A baseline: accurate with every axis at its default, or on the global load path (Paraprox).
-  auto baseline = [](const Variant& v) {
-    return v.is_accurate() && (v.axes_key().empty() || v.axes_key() == "load:global");
-  };
   auto before = cfg.only;
   cfg.only = [before, owned, owned_apps, baseline](const AppDescriptor& app, const Variant& v,
                                                    const WorkGroup& wg) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "app_manifest.hpp"
@@ -1323,6 +1324,47 @@ TEST(Shard, PartitionIsDeterministicCompleteAndBalanced) {
   }
   const auto [lo, hi] = std::minmax_element(load.begin(), load.end());
   EXPECT_LE(*hi - *lo, 7.0);  // at most the largest unit apart
+}
+
+// A shard that holds a unit of an app whose accurate kernel is elsewhere measures that kernel
+// again: apps stay whole where that balances, and are split, paying the copies, where it does not.
+TEST(Shard, AppsStayWithTheirBaselines) {
+  auto measured = [](const std::vector<ShardUnit>& units, int count) {
+    const std::vector<int> shard = assign_shards(units, count);
+    std::vector<double> load(static_cast<std::size_t>(count), 0);
+    std::map<std::string, std::set<int>> where, baseline_on;
+    for (std::size_t i = 0; i < units.size(); ++i) {
+      load[static_cast<std::size_t>(shard[i])] += units[i].cost;
+      (units[i].baseline ? baseline_on : where)[units[i].app].insert(shard[i]);
+    }
+    double copies = 0;
+    for (const auto& [app, shards] : where)
+      for (int s : shards)
+        if (!baseline_on[app].count(s)) {
+          load[static_cast<std::size_t>(s)] += 36;  // the app's accurate kernel again
+          ++copies;
+        }
+    return std::make_pair(load, copies);
+  };
+  std::vector<ShardUnit> six_apps;
+  for (const char* app : {"gaussian3", "gaussian5", "sobel3", "sobel5", "median", "inversion"}) {
+    six_apps.push_back({std::string(app) + "/accurate/none", 36, app, true});
+    for (const char* v : {"stencil/nn", "rows:2/nn", "rows:3/nn"})
+      six_apps.push_back({std::string(app) + "/" + v, 36, app, false});
+  }
+  for (int count : {2, 3}) {
+    const auto [load, copies] = measured(six_apps, count);
+    EXPECT_EQ(copies, 0) << count << " shards";
+    for (double l : load) EXPECT_EQ(l, 24.0 * 36 / count) << count << " shards";
+  }
+  // One app over three shards: its units spread, each other shard measuring one copy.
+  std::vector<ShardUnit> one_app = {{"median/accurate/none", 36, "median", true}};
+  for (int i = 0; i < 11; ++i)
+    one_app.push_back({"median/v" + std::to_string(i), 36, "median", false});
+  const auto [load, copies] = measured(one_app, 3);
+  EXPECT_EQ(copies, 2);
+  const auto [lo, hi] = std::minmax_element(load.begin(), load.end());
+  EXPECT_LE(*hi - *lo, 36.0);
 }
 
 }  // namespace
