@@ -195,16 +195,14 @@ std::vector<Variant> atoms_of(const TuneSpace &space) {
 std::vector<int> donor_indices(const TuneSpace &space, const Variant &v) {
   const std::string id = variant_id(v);
   std::vector<int> indices;
-  Variant rebuilt = default_variant();
   for (const AxisGroup g : all_groups()) {
     int index = -1;
     if (const auto it = space.values.find(g); it != space.values.end())
       for (std::size_t i = 0; i < it->second.size() && index < 0; ++i)
         if (variant_id(with_group(v, g, it->second[i])) == id) index = static_cast<int>(i);
-    if (index >= 0) rebuilt = with_group(rebuilt, g, space.values.at(g)[index]);
     indices.push_back(index);
   }
-  if (variant_id(rebuilt) != id)
+  if (variant_id(from_donor_indices(space, indices)) != id)
     throw std::invalid_argument("variant " + id + " is not made of the searched values");
   return indices;
 }
@@ -314,22 +312,22 @@ std::string index_key(const std::string &stage, const std::string &app, const st
          (is_baseline_stage(stage) ? "|" + std::to_string(device) : std::string());
 }
 
+// What a stage request calls its inputs.
+constexpr std::pair<StageInputs, const char *> kStageInputNames[] = {
+    {StageInputs::kTrain, "train"},
+    {StageInputs::kFirstTrain, "first-train"},
+    {StageInputs::kTest, "test"}};
+
 const char *inputs_name(StageInputs which) {
-  switch (which) {
-    case StageInputs::kTrain:
-      return "train";
-    case StageInputs::kFirstTrain:
-      return "first-train";
-    case StageInputs::kTest:
-      return "test";
-  }
+  for (const auto &[inputs, name] : kStageInputNames)
+    if (inputs == which) return name;
   return "";
 }
 
-StageInputs inputs_from_name(const std::string &name) {
-  for (StageInputs which : {StageInputs::kTrain, StageInputs::kFirstTrain, StageInputs::kTest})
-    if (name == inputs_name(which)) return which;
-  throw std::invalid_argument("unknown stage inputs '" + name + "'");
+StageInputs inputs_from_name(const std::string &text) {
+  for (const auto &[inputs, name] : kStageInputNames)
+    if (text == name) return inputs;
+  throw std::invalid_argument("unknown stage inputs '" + text + "'");
 }
 
 }  // namespace
