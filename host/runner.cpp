@@ -191,6 +191,10 @@ double Runner::copy_gbps_for(int width, int height) {
     };
     result.scalar_gbps = measure("copy_scalar", n, 2.0 * n * sizeof(float));
     result.vec4_gbps = measure("copy_vec4", n / 4, 2.0 * (n / 4) * 4 * sizeof(float));
+    const double halves = static_cast<double>(n / 8 * 8);
+    result.half_gbps = measure("copy_half8", n / 8, 2.0 * halves * 2);
+    result.half_convert_gbps = measure("copy_half8_convert", n / 8, 2.0 * halves * 2);
+    result.half_to_float_gbps = measure("copy_half8_to_float", n / 8, halves * (2 + 4));
   } catch (const cl::Error& e) {
     result.status = describe(e);
   } catch (const BuildError& e) {
@@ -208,6 +212,9 @@ nlohmann::ordered_json Runner::copy_json() const {
                     {"scalar_gbps", c.scalar_gbps},
                     {"float4_gbps", c.vec4_gbps},
                     {"copy_gbps", std::max(c.scalar_gbps, c.vec4_gbps)},
+                    {"half_gbps", c.half_gbps},
+                    {"half_convert_gbps", c.half_convert_gbps},
+                    {"half_to_float_gbps", c.half_to_float_gbps},
                     {"status", c.status}});
   return list;
 }

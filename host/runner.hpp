@@ -130,6 +130,9 @@ class Runner {
     int width, height;
     double scalar_gbps, vec4_gbps;
     std::string status;
+    // Copies of halves at the half precisions' stored sizes (copy.cl): raw, through float and
+    // back, half to float. Context only: the roofline stays the float copy's.
+    double half_gbps = 0, half_convert_gbps = 0, half_to_float_gbps = 0;
   };
 
   void run_workload(Workload& w, const std::function<void(ResultRow)>& sink);

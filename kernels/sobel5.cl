@@ -1,7 +1,8 @@
 // sobel5: gradient magnitude with smoothing [1 4 6 4 1] and derivative [-1 -2 0 2 1]
 // (OpenCV ksize 5); gx derives along x, gy along y. Evaluated separably over each work-item's
 // window: per window row the horizontal derivative and smoothing, shared by the PY outputs
-// below it, then the vertical passes (about half the arithmetic of 2 x 25 taps).
+// below it, then the vertical passes (about half the arithmetic of 2 x 25 taps). The horizontal passes
+// are linear, so under rows:k li they run on kept rows only (KPERF_IMAGE_KERNEL_ROWS).
 //
 // @name sobel5
 // @radius 2
@@ -10,27 +11,30 @@
 #define RADIUS 2
 #include "kperf_tile.cl"
 
-inline void sobel5_block(const float* win, float* result) {
-  float dx[KPERF_WIN_H * VEC];  // horizontal [-1 -2 0 2 1] per window row and output column
-  float sx[KPERF_WIN_H * VEC];  // horizontal [1 4 6 4 1]
+// Per output column of a window row: the horizontal derivative [-1 -2 0 2 1] at h[v] and the
+// horizontal smoothing [1 4 6 4 1] at h[VEC + v].
+inline void sobel5_row(const float* row, float* h) {
 #pragma unroll
-  for (int r = 0; r < KPERF_WIN_H; ++r)
-#pragma unroll
-    for (int v = 0; v < VEC; ++v) {
-      const float* c = &win[r * KPERF_WIN_W + RADIUS + v];
-      dx[r * VEC + v] = (c[2] - c[-2]) + 2.0f * (c[1] - c[-1]);
-      sx[r * VEC + v] = (c[-2] + c[2]) + 4.0f * (c[-1] + c[1]) + 6.0f * c[0];
-    }
+  for (int v = 0; v < VEC; ++v) {
+    const float* c = &row[RADIUS + v];
+    h[v] = (c[2] - c[-2]) + 2.0f * (c[1] - c[-1]);
+    h[VEC + v] = (c[-2] + c[2]) + 4.0f * (c[-1] + c[1]) + 6.0f * c[0];
+  }
+}
+
+inline void sobel5_cols(const float* h, float* result) {
+#define SOBEL5_ROW (2 * VEC)  // numbers per window row
 #pragma unroll
   for (int p = 0; p < PY; ++p)
 #pragma unroll
     for (int v = 0; v < VEC; ++v) {
-      const float* d = &dx[(p + RADIUS) * VEC + v];
-      const float* s = &sx[(p + RADIUS) * VEC + v];
-      const float gx = (d[-2 * VEC] + d[2 * VEC]) + 4.0f * (d[-VEC] + d[VEC]) + 6.0f * d[0];
-      const float gy = (s[2 * VEC] - s[-2 * VEC]) + 2.0f * (s[VEC] - s[-VEC]);
+      const float* d = &h[(p + RADIUS) * SOBEL5_ROW + v];
+      const float* s = d + VEC;
+      const float gx = (d[-2 * SOBEL5_ROW] + d[2 * SOBEL5_ROW]) +
+                       4.0f * (d[-SOBEL5_ROW] + d[SOBEL5_ROW]) + 6.0f * d[0];
+      const float gy = (s[2 * SOBEL5_ROW] - s[-2 * SOBEL5_ROW]) + 2.0f * (s[SOBEL5_ROW] - s[-SOBEL5_ROW]);
       result[p * VEC + v] = sqrt(gx * gx + gy * gy);
     }
 }
 
-KPERF_IMAGE_KERNEL_BLOCK(sobel5_block)
+KPERF_IMAGE_KERNEL_ROWS(sobel5_row, sobel5_cols, 2 * VEC)

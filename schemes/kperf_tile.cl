@@ -289,69 +289,96 @@ inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width
 #define KPERF_WIN_H (PY + 2 * RADIUS)
 #define KPERF_AT(c, dy, dx) (c)[(dy) * KPERF_WIN_W + (dx)]
 
-// From the local tile: the window whose first element is tile element (row0, col0).
-inline void kperf_gather_window(__local const float* tile, float* win, int row0, int col0) {
+// Tile row r's elements col0 .. col0 + KPERF_WIN_W - 1 (one window row).
+inline void kperf_tile_row(__local const float* tile, int r, int col0, float* row) {
 #if KPERF_VEC_ROWS && VEC % 4 == 0
-  // The window's columns sit at local offsets TILE_OFF .. TILE_OFF + KPERF_WIN_W - 1 from the
-  // aligned index col0 of each row (VEC 4 or 8 implies OUT_KX 1, so col0 = VEC lx): read the
-  // float4s covering them (no bank conflicts).
-  const int lx = col0 / 4;
+  // The columns sit at local offsets TILE_OFF .. TILE_OFF + KPERF_WIN_W - 1 from the aligned
+  // index col0 (VEC 4 or 8 implies OUT_KX 1, so col0 = VEC lx): read the float4s covering them
+  // (no bank conflicts).
 #define KPERF_FIRST_CHUNK (TILE_OFF / 4)
 #define KPERF_N_CHUNKS ((TILE_OFF + KPERF_WIN_W - 1) / 4 - KPERF_FIRST_CHUNK + 1)
+  float chunks[KPERF_N_CHUNKS * 4];
+#pragma unroll
+  for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch)
+    vstore4(((__local const float4*)tile)[r * TILE_CHUNKS + col0 / 4 + KPERF_FIRST_CHUNK + ch], ch,
+            chunks);
+#pragma unroll
+  for (int dx = 0; dx < KPERF_WIN_W; ++dx) row[dx] = chunks[TILE_OFF - 4 * KPERF_FIRST_CHUNK + dx];
+#else
+#pragma unroll
+  for (int dx = 0; dx < KPERF_WIN_W; ++dx) row[dx] = TILE_AT(tile, r, col0 + dx);
+#endif
+}
+
+// From the local tile: the window whose first element is tile element (row0, col0).
+inline void kperf_gather_window(__local const float* tile, float* win, int row0, int col0) {
 #pragma unroll
   for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
-    float row[KPERF_N_CHUNKS * 4];
 #ifdef KPERF_FUSED_ROWS
     int above, below, mix;
     float w;
     kperf_window_row_source(row0, dy, &above, &below, &w, &mix);
-#pragma unroll
-    for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch) {
-      float4 a = ((__local const float4*)tile)[above * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
+    kperf_tile_row(tile, above, col0, &win[dy * KPERF_WIN_W]);
 #if RECON_LI  // nn always has above == below: one read
-      if (above != below) {
-        const float4 b = ((__local const float4*)tile)[below * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch];
-        const float4 mixed = mad((float4)(w), b - a, a);
-        a = mix ? mixed : a;
+    if (above != below) {
+      float b[KPERF_WIN_W];
+      kperf_tile_row(tile, below, col0, b);
+#pragma unroll
+      for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
+        const float a = win[dy * KPERF_WIN_W + dx];
+        const float mixed = mad(w, b[dx] - a, a);
+        win[dy * KPERF_WIN_W + dx] = mix ? mixed : a;
       }
-#endif
-      vstore4(a, ch, row);
     }
-#else
-#pragma unroll
-    for (int ch = 0; ch < KPERF_N_CHUNKS; ++ch)
-      vstore4(((__local const float4*)tile)[(row0 + dy) * TILE_CHUNKS + lx + KPERF_FIRST_CHUNK + ch],
-              ch, row);
 #endif
-#pragma unroll
-    for (int dx = 0; dx < KPERF_WIN_W; ++dx)
-      win[dy * KPERF_WIN_W + dx] = row[TILE_OFF - 4 * KPERF_FIRST_CHUNK + dx];
-  }
 #else
-#pragma unroll
-  for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
-#ifdef KPERF_FUSED_ROWS
-    int above, below, mix;
-    float w;
-    kperf_window_row_source(row0, dy, &above, &below, &w, &mix);
-#pragma unroll
-    for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
-      float a = TILE_AT(tile, above, col0 + dx);
-#if RECON_LI
-      if (above != below) {
-        const float mixed = mad(w, TILE_AT(tile, below, col0 + dx) - a, a);
-        a = mix ? mixed : a;
-      }
-#endif
-      win[dy * KPERF_WIN_W + dx] = a;
-    }
-#else
-#pragma unroll
-    for (int dx = 0; dx < KPERF_WIN_W; ++dx)
-      win[dy * KPERF_WIN_W + dx] = TILE_AT(tile, row0 + dy, col0 + dx);
+    kperf_tile_row(tile, row0 + dy, col0, &win[dy * KPERF_WIN_W]);
 #endif
   }
+}
+
+// The global load path reads window rows as wide loads (kperf_gather_window_global) where the
+// columns need no reconstruction (the scheme says KPERF_COLS_OWN_SOURCE) and sit unpacked in
+// the input buffer (KPERF_SRC_COLS_DIRECT), with VEC 4 or 8; -DKPERF_GLOBAL_VEC_ROWS=0 turns it
+// off for comparison.
+#ifndef KPERF_GLOBAL_VEC_ROWS
+#if defined(KPERF_COLS_OWN_SOURCE) && KPERF_SRC_COLS_DIRECT && KPERF_LOAD_BUFFER && \
+    (VEC == 4 || VEC == 8)
+#define KPERF_GLOBAL_VEC_ROWS 1
+#else
+#define KPERF_GLOBAL_VEC_ROWS 0
 #endif
+#endif
+#if KPERF_GLOBAL_VEC_ROWS
+// Window row elements from global index i (the first output's column): VEC as one aligned load,
+// RADIUS on each side one by one.
+inline void kperf_read_window_row(KPERF_INPUT_PARAM in, int i, float* row) {
+#if VEC == 8
+  vstore8(kperf_read_in8(in, i / 8), 0, row + RADIUS);
+#else
+  vstore4(kperf_read_in4(in, i / 4), 0, row + RADIUS);
+#endif
+#pragma unroll
+  for (int r = 0; r < RADIUS; ++r) {
+    row[r] = kperf_read_in(in, i - RADIUS + r);
+    row[RADIUS + VEC + r] = kperf_read_in(in, i + VEC + r);
+  }
+}
+#endif
+
+// Elements col0 .. col0 + KPERF_WIN_W - 1 of row t of this group's tile, a row that is its own
+// source, read from global memory (the global load path's kept rows).
+inline void kperf_global_row(KPERF_INPUT_PARAM in, int width, int height, int t, int col0,
+                             float* row) {
+  const int gy = kperf_tile_origin_y() + t, gx = kperf_tile_origin_x() + col0;
+#if KPERF_GLOBAL_VEC_ROWS
+  if (width % VEC == 0 && (gx + RADIUS) % VEC == 0 && gx >= 0 && gx + KPERF_WIN_W <= width) {
+    kperf_read_window_row(in, kperf_src_row(gy, height) * width + gx + RADIUS, row);
+    return;
+  }
+#endif
+#pragma unroll
+  for (int dx = 0; dx < KPERF_WIN_W; ++dx) row[dx] = kperf_load(in, width, height, gy, gx + dx);
 }
 
 // The global load path: no tile. Each window element is read from global memory where the
@@ -362,6 +389,44 @@ inline void kperf_gather_window(__local const float* tile, float* win, int row0,
 inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
                                        int group_y, int group_x, int row0, int col0) {
   const int gy0 = group_y * BLOCK_Y - RADIUS, gx0 = group_x * BLOCK_X - RADIUS;
+#if KPERF_GLOBAL_VEC_ROWS
+  // Where every column is its own source and the window's row lies inside the grid, each window
+  // row is one aligned VEC-wide load of the outputs' own columns and RADIUS elements on each
+  // side (neighbouring work-items' columns, which the caches serve): a few wide loads instead of
+  // one narrow load per tap. The same sources and arithmetic as the general path below.
+  const int gxo = gx0 + col0 + RADIUS;  // the window's first output column
+  if (width % VEC == 0 && gxo % VEC == 0 && gxo >= RADIUS && gxo + VEC + RADIUS <= width) {
+#pragma unroll
+    for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
+      int ra, rb, mix;
+      float wr;
+#if defined(KPERF_FUSED_ROWS) && OUT_KY == 1 && PY % SKIP == 0
+      // The fused local gather's compile-time row sources: rows that repeat a kept row read the
+      // same addresses, and the compiler merges their loads and arithmetic.
+      kperf_window_row_source(row0, dy, &ra, &rb, &wr, &mix);
+#else
+      kperf_scheme_row_source(group_y, row0 + dy, &ra, &rb, &wr);
+      mix = ra != rb;
+#endif
+      float row[KPERF_WIN_W];
+      kperf_read_window_row(in, kperf_src_row(gy0 + ra, height) * width + gxo, row);
+#if RECON_LI
+      if (ra != rb) {
+        float below[KPERF_WIN_W];
+        kperf_read_window_row(in, kperf_src_row(gy0 + rb, height) * width + gxo, below);
+#pragma unroll
+        for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
+          const float mixed = mad(wr, below[dx] - row[dx], row[dx]);
+          row[dx] = mix ? mixed : row[dx];
+        }
+      }
+#endif
+#pragma unroll
+      for (int dx = 0; dx < KPERF_WIN_W; ++dx) win[dy * KPERF_WIN_W + dx] = row[dx];
+    }
+    return;
+  }
+#endif
 #pragma unroll
   for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
     int ra, rb;
@@ -650,5 +715,67 @@ inline void kperf_pipe_commit(const float4* staged, __local float* tile) {
         point_fn(&win[(RADIUS + p) * KPERF_WIN_W + RADIUS + v]);                           \
   }                                                                                        \
   KPERF_IMAGE_KERNEL_BLOCK(point_fn##_block)
+
+// An app whose window rows each go through one linear row pass before a column pass (separable
+// filters, Sobel's two passes) is declared with KPERF_IMAGE_KERNEL_ROWS(row_fn, col_fn, values):
+// row_fn(const float* row, float* h) maps one window row (KPERF_WIN_W elements) to `values`
+// numbers; col_fn(const float* h, float* result) combines the KPERF_WIN_H rows' numbers (row r's
+// at h + r * values) into the PY x VEC outputs. Under rows:k li in the fused local gather, an
+// interpolated window row's pass is then the interpolation of its kept rows' passes (the pass is
+// linear; the outputs differ by float rounding only), so only kept rows are passed: li costs nn's
+// work plus one mad per number, where interpolating the window first repeats the pass on every
+// interpolated row. -DKPERF_LI_AFTER_ROW_PASS=0 interpolates the window first, for comparison.
+#ifndef KPERF_LI_AFTER_ROW_PASS
+#if defined(KPERF_FUSED_ROWS) && RECON_LI && OUT_KY == 1 && OUT_KX == 1 && PY % SKIP == 0 && \
+    !KPERF_PROBE_LOADS_ONLY && KPERF_PIPELINE_BLOCKS == 1
+#define KPERF_LI_AFTER_ROW_PASS 1
+#else
+#define KPERF_LI_AFTER_ROW_PASS 0
+#endif
+#endif
+#if KPERF_LI_AFTER_ROW_PASS
+#if KPERF_LOAD_TILE
+#define KPERF_KEPT_ROW(t, col0, row) kperf_tile_row(kperf_tile, t, col0, row)
+#else
+#define KPERF_KEPT_ROW(t, col0, row) kperf_global_row(in, width, height, t, col0, row)
+#endif
+// Kept window rows are passed, and the one below the window where the last rows need it (the
+// tile has KPERF_TILE_EXTRA_ROWS for it; past the tile's last kept row the value is selected
+// away, as in the gather).
+#define KPERF_IMAGE_KERNEL_ROWS(row_fn, col_fn, values)                                        \
+  __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T* out,      \
+                                        int width, int height) {                              \
+    KPERF_TILE_FILL(in, width, height);                                                       \
+    const int row0 = kperf_item_row(0), col0 = kperf_item_col(0);                             \
+    float h[(KPERF_WIN_H + SKIP - 1) * (values)];                                             \
+    _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H + SKIP - 1; dy += SKIP) {             \
+      float row[KPERF_WIN_W];                                                                 \
+      KPERF_KEPT_ROW(row0 + dy, col0, row);                                                  \
+      row_fn(row, &h[dy * (values)]);                                                         \
+    }                                                                                         \
+    _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H; ++dy) if (dy % SKIP != 0) {          \
+      int above, below, mix;                                                                  \
+      float w;                                                                                \
+      kperf_window_row_source(row0, dy, &above, &below, &w, &mix);                            \
+      _Pragma("unroll") for (int k = 0; k < (values); ++k) {                                  \
+        const float a = h[(above - row0) * (values) + k];                                     \
+        const float mixed = mad(w, h[(below - row0) * (values) + k] - a, a);                  \
+        h[dy * (values) + k] = mix ? mixed : a;                                               \
+      }                                                                                       \
+    }                                                                                         \
+    float result[PY * VEC];                                                                   \
+    col_fn(h, result);                                                                        \
+    KPERF_STORE(out, width, height, result);                                                  \
+  }
+#else
+#define KPERF_IMAGE_KERNEL_ROWS(row_fn, col_fn, values)                \
+  inline void row_fn##_block(const float* win, float* result) {       \
+    float h[KPERF_WIN_H * (values)];                                   \
+    _Pragma("unroll") for (int r = 0; r < KPERF_WIN_H; ++r)            \
+      row_fn(&win[r * KPERF_WIN_W], &h[r * (values)]);                 \
+    col_fn(h, result);                                                 \
+  }                                                                    \
+  KPERF_IMAGE_KERNEL_BLOCK(row_fn##_block)
+#endif
 
 #endif  // KPERF_TILE_CL

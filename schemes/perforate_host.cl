@@ -9,6 +9,7 @@
 #define KPERF_PACKED_ROWS 1
 #endif
 inline int kperf_packed_lines(int n) { return (n - 1 + RADIUS + SKIP - 1) / SKIP + 1; }
+#define KPERF_SRC_COLS_DIRECT KPERF_PACKED_ROWS  // columns packed within rows otherwise
 #if KPERF_PACKED_ROWS
 inline int kperf_src_row(int gy, int height) { return min((gy + RADIUS) / SKIP, kperf_packed_lines(height) - 1); }
 inline int kperf_src_col(int gx, int width) { return clamp(gx, 0, width - 1); }

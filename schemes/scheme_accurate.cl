@@ -21,3 +21,4 @@ inline void kperf_fill_tile(__local float* tile, KPERF_INPUT_PARAM in, int width
 
 #define kperf_scheme_row_source kperf_identity_source
 #define kperf_scheme_col_source kperf_identity_source
+#define KPERF_COLS_OWN_SOURCE 1  // no column is rebuilt

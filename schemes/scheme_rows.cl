@@ -3,3 +3,4 @@
 #include "perforate_lines.cl"
 #define kperf_scheme_row_source kperf_line_source
 #define kperf_scheme_col_source kperf_identity_source
+#define KPERF_COLS_OWN_SOURCE 1  // no column is rebuilt

@@ -98,9 +98,9 @@ def main():
         check(run.returncode == 0, f"report.py reads --transfers rows ({run.stderr.strip()})")
         md3 = open(os.path.join(out3, "report.md")).read() if run.returncode == 0 else ""
         table_rows = [l for l in md3.splitlines() if l.startswith("| ") and "| gaussian3 | 64x48 |" in l]
-        sy_rows = [l for l in table_rows if l.count(" | ") == 14]
+        sy_rows = [l for l in table_rows if l.count(" | ") == 15]
         check("## SYprox" in md3 and len(sy_rows) == 6, f"SYprox table has the 6 ok rows ({len(sy_rows)})")
-        check(any("| rows:2/nn | f16 | host |" in l and "| 2.6" in l for l in sy_rows),
+        check(any("| rows:2/nn | f16 | host | local |" in l and "| 2.6" in l for l in sy_rows),
               "rows:2 f16 host row shows its byte bound (about 2.6x)")
         hv_rows = [l for l in table_rows if l.count(" | ") == 8]
         families = {l.split(" | ")[3] for l in hv_rows}

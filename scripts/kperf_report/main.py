@@ -139,9 +139,9 @@ def main(argv=None):
                "kernel over this one; byte bound: accurate f32 bytes over this configuration's (stored sizes: "
                "half input halves the input bytes); transfer speedup: accurate f32 (upload + download) over "
                "this one's; end to end: host packing + upload + kernels + download, medians.", "",
-               "| device | app | size | scheme | precision | perforate | kernel us | kernel speedup | byte bound "
-               "| of bound | transfer speedup | host pack ms | end-to-end ms | end-to-end speedup | error |",
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"] + syprox
+               "| device | app | size | scheme | precision | perforate | load | kernel us | kernel speedup | byte "
+               "bound | of bound | transfer speedup | host pack ms | end-to-end ms | end-to-end speedup | error |",
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"] + syprox
         md += ["", "Published (SYprox, ICS'25, other hardware): " + PUBLISHED_SYPROX + "."]
     if energy:
         md += ["", "## Energy beside time (`--energy`)", "",

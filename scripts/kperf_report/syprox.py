@@ -34,7 +34,8 @@ def syprox_table(all_rows):
         recon = "" if r["scheme"] == "accurate" else "/" + r["recon"]
         lines.append(
             f"| {r['device']} | {r['app']} | {r['input']['width']}x{r['input']['height']} | {r['scheme']}{recon} | "
-            f"{r.get('precision', 'f32')} | {r.get('perforate', 'device')} | {r['time_ns']['median'] / 1e3:.1f} | "
+            f"{r.get('precision', 'f32')} | {r.get('perforate', 'device')} | {r.get('load', 'local')} | "
+            f"{r['time_ns']['median'] / 1e3:.1f} | "
             f"{speed:.2f}x | {bound:.2f}x | {speed / bound:.2f} | {r.get('speedup_transfer') or float('nan'):.2f}x | "
             f"{r['host_pack_ns'] / 1e6:.2f} | {r['end_to_end_ns'] / 1e6:.2f} | "
             f"{r.get('speedup_end_to_end') or float('nan'):.2f}x | {100 * primary_error(r):.3g} % |")
