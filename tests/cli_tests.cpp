@@ -189,6 +189,13 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
     EXPECT_TRUE(doc.at("context").contains(k)) << k;
   EXPECT_EQ(doc["context"]["reps"], 3);
   EXPECT_TRUE(doc["context"]["device"].contains("local_mem_type"));
+  // The copy yardsticks of the input's size: the float copy and the three copies of halves at
+  // the half precisions' stored sizes, each measured (a positive bandwidth).
+  ASSERT_EQ(doc["context"]["copy"].size(), 1u);
+  const auto& copy = doc["context"]["copy"][0];
+  EXPECT_EQ(copy["status"], "ok");
+  for (const char* k : {"float4_gbps", "half_gbps", "half_convert_gbps", "half_to_float_gbps"})
+    EXPECT_GT(copy.at(k).get<double>(), 0.0) << k;
   // The harness's wall time broken down by phase: every phase present, none negative, and
   // together no more than the wall time; this run saved outputs, so that phase took time.
   const auto& harness = doc["context"]["harness"];
