@@ -54,13 +54,15 @@ class LoadPath : public ::testing::TestWithParam<std::string> {};
 TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
-  const std::vector<WorkGroup> wgs = {{8, 4}, {5, 3}, {4, 2, 4, 2}};
+  // 4x2 at vec 4 and 8: the global path's wide row loads (float4 / float8, halves as 8 or 16
+  // bytes) against the tile's.
+  const std::vector<WorkGroup> wgs = {{8, 4}, {5, 3}, {4, 2, 4, 2}, {4, 2, 8, 2}};
   const auto variants = parse_variants(
       axes("accurate,stencil,rows:2,rows:3,cols:2,cols:3", "nn,li", "local,global,image"));
   const test::ShapeSample sample(
       variants, [](const Variant& v) { return v.label(); }, wgs, 1,
       test::app_index(find_app(GetParam())));
-  const int w = 52, h = 29;  // rows 16-byte aligned: vec 4 takes its float4 paths
+  const int w = 56, h = 29;  // rows 16-byte aligned and a multiple of 8: vec 4 and 8 go wide
   const AppInput input = input_for(app, w, h, 61);
   const int iterations = app.traits.iterated ? 3 : 1;
   const Outcome o =
