@@ -310,6 +310,18 @@ inline void kperf_tile_row(__local const float* tile, int r, int col0, float* ro
 #endif
 }
 
+#if RECON_LI
+// An interpolated window row: row moves to weight w towards below where mix is set (a select,
+// so that a below that is not loaded never reaches the output).
+inline void kperf_mix_row(float* row, const float* below, float w, int mix) {
+#pragma unroll
+  for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
+    const float mixed = mad(w, below[dx] - row[dx], row[dx]);
+    row[dx] = mix ? mixed : row[dx];
+  }
+}
+#endif
+
 // From the local tile: the window whose first element is tile element (row0, col0).
 inline void kperf_gather_window(__local const float* tile, float* win, int row0, int col0) {
 #pragma unroll
@@ -323,12 +335,7 @@ inline void kperf_gather_window(__local const float* tile, float* win, int row0,
     if (above != below) {
       float b[KPERF_WIN_W];
       kperf_tile_row(tile, below, col0, b);
-#pragma unroll
-      for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
-        const float a = win[dy * KPERF_WIN_W + dx];
-        const float mixed = mad(w, b[dx] - a, a);
-        win[dy * KPERF_WIN_W + dx] = mix ? mixed : a;
-      }
+      kperf_mix_row(&win[dy * KPERF_WIN_W], b, w, mix);
     }
 #endif
 #else
@@ -350,19 +357,43 @@ inline void kperf_gather_window(__local const float* tile, float* win, int row0,
 #endif
 #endif
 #if KPERF_GLOBAL_VEC_ROWS
-// Window row elements from global index i (the first output's column): VEC as one aligned load,
-// RADIUS on each side one by one.
+// The RADIUS elements on each side of a window row as one aligned 4-element load per side, where
+// RADIUS is 2 to 4: a warp's narrow load touches the same cache lines as a 4-wide one, so this
+// halves the side loads of a 5x5 window. Radius 1 keeps one element per side (a 4-wide load would
+// convert three halves it drops). -DKPERF_GLOBAL_SIDE_CHUNKS=0 reads every side element alone.
+#ifndef KPERF_GLOBAL_SIDE_CHUNKS
+#define KPERF_GLOBAL_SIDE_CHUNKS (RADIUS >= 2 && RADIUS <= 4)
+#endif
+// Whether the window row whose first output column is gxo reads wide: rows of whole VEC blocks,
+// gxo a block's first column, neither the row's first block nor its last (the side loads stay in
+// the row).
+inline bool kperf_wide_row_inside(int width, int gxo) {
+  return width % VEC == 0 && gxo % VEC == 0 && gxo >= RADIUS && gxo + VEC + RADIUS <= width;
+}
+// Window row elements from global index i (the first output's column, where
+// kperf_wide_row_inside holds): VEC as one aligned load, RADIUS on each side.
 inline void kperf_read_window_row(KPERF_INPUT_PARAM in, int i, float* row) {
 #if VEC == 8
   vstore8(kperf_read_in8(in, i / 8), 0, row + RADIUS);
 #else
   vstore4(kperf_read_in4(in, i / 4), 0, row + RADIUS);
 #endif
+#if KPERF_GLOBAL_SIDE_CHUNKS
+  float sides[8];
+  vstore4(kperf_read_in4(in, i / 4 - 1), 0, sides);
+  vstore4(kperf_read_in4(in, (i + VEC) / 4), 1, sides);
+#pragma unroll
+  for (int r = 0; r < RADIUS; ++r) {
+    row[r] = sides[4 - RADIUS + r];
+    row[RADIUS + VEC + r] = sides[4 + r];
+  }
+#else
 #pragma unroll
   for (int r = 0; r < RADIUS; ++r) {
     row[r] = kperf_read_in(in, i - RADIUS + r);
     row[RADIUS + VEC + r] = kperf_read_in(in, i + VEC + r);
   }
+#endif
 }
 #endif
 
@@ -372,7 +403,7 @@ inline void kperf_global_row(KPERF_INPUT_PARAM in, int width, int height, int t,
                              float* row) {
   const int gy = kperf_tile_origin_y() + t, gx = kperf_tile_origin_x() + col0;
 #if KPERF_GLOBAL_VEC_ROWS
-  if (width % VEC == 0 && (gx + RADIUS) % VEC == 0 && gx >= 0 && gx + KPERF_WIN_W <= width) {
+  if (kperf_wide_row_inside(width, gx + RADIUS)) {
     kperf_read_window_row(in, kperf_src_row(gy, height) * width + gx + RADIUS, row);
     return;
   }
@@ -395,7 +426,7 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
   // side (neighbouring work-items' columns, which the caches serve): a few wide loads instead of
   // one narrow load per tap. The same sources and arithmetic as the general path below.
   const int gxo = gx0 + col0 + RADIUS;  // the window's first output column
-  if (width % VEC == 0 && gxo % VEC == 0 && gxo >= RADIUS && gxo + VEC + RADIUS <= width) {
+  if (kperf_wide_row_inside(width, gxo)) {
 #pragma unroll
     for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
       int ra, rb, mix;
@@ -414,11 +445,7 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
       if (ra != rb) {
         float below[KPERF_WIN_W];
         kperf_read_window_row(in, kperf_src_row(gy0 + rb, height) * width + gxo, below);
-#pragma unroll
-        for (int dx = 0; dx < KPERF_WIN_W; ++dx) {
-          const float mixed = mad(wr, below[dx] - row[dx], row[dx]);
-          row[dx] = mix ? mixed : row[dx];
-        }
+        kperf_mix_row(row, below, wr, mix);
       }
 #endif
 #pragma unroll
@@ -720,49 +747,72 @@ inline void kperf_pipe_commit(const float4* staged, __local float* tile) {
 // filters, Sobel's two passes) is declared with KPERF_IMAGE_KERNEL_ROWS(row_fn, col_fn, values):
 // row_fn(const float* row, float* h) maps one window row (KPERF_WIN_W elements) to `values`
 // numbers; col_fn(const float* h, float* result) combines the KPERF_WIN_H rows' numbers (row r's
-// at h + r * values) into the PY x VEC outputs. Under rows:k li in the fused local gather, an
-// interpolated window row's pass is then the interpolation of its kept rows' passes (the pass is
-// linear; the outputs differ by float rounding only), so only kept rows are passed: li costs nn's
-// work plus one mad per number, where interpolating the window first repeats the pass on every
-// interpolated row. -DKPERF_LI_AFTER_ROW_PASS=0 interpolates the window first, for comparison.
-#ifndef KPERF_LI_AFTER_ROW_PASS
-#if defined(KPERF_FUSED_ROWS) && RECON_LI && OUT_KY == 1 && OUT_KX == 1 && PY % SKIP == 0 && \
+// at h + r * values) into the PY x VEC outputs. Under rows:k with compile-time row sources, only
+// kept rows are passed: an nn row takes its kept row's numbers, an li row the interpolation of
+// its kept rows' numbers (the pass is linear; the outputs differ by float rounding only). So li
+// costs nn's work plus one mad per number, and nn on the global load path no longer repeats the
+// pass on rows it reads again (the compiler merges those on the local tile, not from global
+// memory). -DKPERF_RECON_AFTER_ROW_PASS=0 rebuilds the window first, for comparison
+// (-DKPERF_LI_AFTER_ROW_PASS=0, its earlier name, still works).
+#if !defined(KPERF_RECON_AFTER_ROW_PASS) && defined(KPERF_LI_AFTER_ROW_PASS)
+#define KPERF_RECON_AFTER_ROW_PASS KPERF_LI_AFTER_ROW_PASS
+#endif
+#ifndef KPERF_RECON_AFTER_ROW_PASS
+#if defined(KPERF_FUSED_ROWS) && OUT_KY == 1 && OUT_KX == 1 && PY % SKIP == 0 && \
     !KPERF_PROBE_LOADS_ONLY && KPERF_PIPELINE_BLOCKS == 1
-#define KPERF_LI_AFTER_ROW_PASS 1
+#define KPERF_RECON_AFTER_ROW_PASS 1
 #else
-#define KPERF_LI_AFTER_ROW_PASS 0
+#define KPERF_RECON_AFTER_ROW_PASS 0
 #endif
 #endif
-#if KPERF_LI_AFTER_ROW_PASS
+#if KPERF_RECON_AFTER_ROW_PASS
+// Kept window rows are passed, and the one below the window where the last rows may take it
+// (li: the tile has KPERF_TILE_EXTRA_ROWS for it; nn past the tile reads its last row instead;
+// either way the value is selected away past the tile's last kept row, as in the gather).
 #if KPERF_LOAD_TILE
-#define KPERF_KEPT_ROW(t, col0, row) kperf_tile_row(kperf_tile, t, col0, row)
+#define KPERF_KEPT_ROW(t, col0, row) \
+  kperf_tile_row(kperf_tile, min(t, TILE_H + KPERF_TILE_EXTRA_ROWS - 1), col0, row)
 #else
 #define KPERF_KEPT_ROW(t, col0, row) kperf_global_row(in, width, height, t, col0, row)
 #endif
-// Kept window rows are passed, and the one below the window where the last rows need it (the
-// tile has KPERF_TILE_EXTRA_ROWS for it; past the tile's last kept row the value is selected
-// away, as in the gather).
+// Rows a window row can take its numbers from: rows:2 nn takes the kept row above only.
+#define KPERF_PASSED_ROWS (KPERF_WIN_H + (RECON_LI || SKIP > 2 ? SKIP - 1 : 0))
+// Fills the numbers of every window row that is not kept (h holds `values` per row, kept rows'
+// already passed) from its kept rows, by the fused gather's compile-time sources.
+inline void kperf_rows_from_kept(float* h, int values, int row0) {
+#pragma unroll
+  for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
+    if (dy % SKIP == 0) continue;
+    int above, below, mix;
+    float w;
+    kperf_window_row_source(row0, dy, &above, &below, &w, &mix);
+    const int kept = dy - dy % SKIP;  // the kept row at or above it
+#pragma unroll
+    for (int k = 0; k < values; ++k) {
+      const float a = h[kept * values + k];
+#if RECON_LI
+      const float mixed = mad(w, h[(kept + SKIP) * values + k] - a, a);
+      h[dy * values + k] = mix ? mixed : a;
+#elif SKIP > 2
+      h[dy * values + k] = above == row0 + kept ? a : h[(kept + SKIP) * values + k];
+#else
+      h[dy * values + k] = a;
+#endif
+    }
+  }
+}
 #define KPERF_IMAGE_KERNEL_ROWS(row_fn, col_fn, values)                                        \
   __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T* out,      \
                                         int width, int height) {                              \
     KPERF_TILE_FILL(in, width, height);                                                       \
     const int row0 = kperf_item_row(0), col0 = kperf_item_col(0);                             \
-    float h[(KPERF_WIN_H + SKIP - 1) * (values)];                                             \
-    _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H + SKIP - 1; dy += SKIP) {             \
+    float h[KPERF_PASSED_ROWS * (values)];                                                    \
+    _Pragma("unroll") for (int dy = 0; dy < KPERF_PASSED_ROWS; dy += SKIP) {                  \
       float row[KPERF_WIN_W];                                                                 \
-      KPERF_KEPT_ROW(row0 + dy, col0, row);                                                  \
+      KPERF_KEPT_ROW(row0 + dy, col0, row);                                                   \
       row_fn(row, &h[dy * (values)]);                                                         \
     }                                                                                         \
-    _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H; ++dy) if (dy % SKIP != 0) {          \
-      int above, below, mix;                                                                  \
-      float w;                                                                                \
-      kperf_window_row_source(row0, dy, &above, &below, &w, &mix);                            \
-      _Pragma("unroll") for (int k = 0; k < (values); ++k) {                                  \
-        const float a = h[(above - row0) * (values) + k];                                     \
-        const float mixed = mad(w, h[(below - row0) * (values) + k] - a, a);                  \
-        h[dy * (values) + k] = mix ? mixed : a;                                               \
-      }                                                                                       \
-    }                                                                                         \
+    kperf_rows_from_kept(h, (values), row0);                                                 \
     float result[PY * VEC];                                                                   \
     col_fn(h, result);                                                                        \
     KPERF_STORE(out, width, height, result);                                                  \

@@ -55,8 +55,9 @@ TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
   // 4x2 at vec 4 and 8: the global path's wide row loads (float4 / float8, halves as 8 or 16
-  // bytes) against the tile's.
-  const std::vector<WorkGroup> wgs = {{8, 4}, {5, 3}, {4, 2, 4, 2}, {4, 2, 8, 2}};
+  // bytes) against the tile's; py 2 and 3 are whole periods of rows:2 and rows:3, where separable
+  // apps pass kept rows only.
+  const std::vector<WorkGroup> wgs = {{8, 4}, {5, 3}, {4, 2, 4, 2}, {4, 2, 8, 2}, {4, 2, 4, 3}};
   const auto variants = parse_variants(
       axes("accurate,stencil,rows:2,rows:3,cols:2,cols:3", "nn,li", "local,global,image"));
   const test::ShapeSample sample(
@@ -97,6 +98,54 @@ TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllApps, LoadPath, ::testing::ValuesIn(test::all_app_names()));
+
+// Separable apps under rows:k pass only kept window rows (KPERF_IMAGE_KERNEL_ROWS): an nn row
+// takes its kept row's pass, bit for bit what passing the rebuilt window gives
+// (-DKPERF_RECON_AFTER_ROW_PASS=0); an li row interpolates its kept rows' passes, equal to
+// interpolating first up to float rounding. Radius 2 (gaussian5, sobel5: the global path's 4-wide
+// side loads) on both buffer load paths, at py 2 and 3, whole periods of rows:2 and rows:3.
+TEST(SeparableApps, KeptRowPassesEqualPassingTheRebuiltWindow) {
+  KPERF_REQUIRE_DEVICE();
+  const std::vector<WorkGroup> wgs = {{4, 2, 4, 2}, {4, 2, 8, 3}};
+  const auto variants = parse_variants(axes("rows:2,rows:3", "nn,li", "local,global"));
+  const auto whole_periods = [](const Variant& v, const WorkGroup& wg) {
+    return wg.py % v.skip == 0;
+  };
+  const int w = 56, h = 29;
+  const Grid input = test::random_grid(w, h, 83);
+  for (const char* name : {"gaussian5", "sobel5"}) {
+    const AppDescriptor& app = find_app(name);
+    const Outcome kept =
+        test::run_through_runner(*env, {&app}, variants, wgs, input, nullptr, 1,
+                                 KPERF_TEST_KERNEL_ROOT, false, {}, "", whole_periods);
+    const Outcome first = test::run_through_runner(*env, {&app}, variants, wgs, input, nullptr, 1,
+                                                   KPERF_TEST_KERNEL_ROOT, false, {},
+                                                   "-DKPERF_RECON_AFTER_ROW_PASS=0", whole_periods);
+    int compared = 0;
+    for (const auto& v : variants)
+      for (const auto& wg : wgs) {
+        if (!whole_periods(v, wg)) continue;
+        const ResultRow* a = kept.find(app.name, v, wg);
+        const ResultRow* b = first.find(app.name, v, wg);
+        ASSERT_TRUE(a && b) << v.label();
+        ASSERT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
+        ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
+        const Grid& got = kept.outputs.at(a->key);
+        const Grid& want = first.outputs.at(b->key);
+        if (v.recon == Recon::kNn) {
+          for (std::size_t i = 0; i < got.data.size(); ++i)
+            ASSERT_EQ(std::memcmp(&got.data[i], &want.data[i], sizeof(float)), 0)
+                << a->key << " element " << i << ": " << got.data[i] << " vs " << want.data[i];
+        } else {
+          GridD truth(want.width, want.height);
+          for (std::size_t i = 0; i < want.data.size(); ++i) truth.data[i] = want.data[i];
+          EXPECT_TRUE(test::within_tolerance(got, truth)) << a->key;
+        }
+        ++compared;
+      }
+    EXPECT_EQ(compared, 8) << name;  // {rows:2 at py 2, rows:3 at py 3} x nn, li x local, global
+  }
+}
 
 class OutputScheme : public ::testing::TestWithParam<std::string> {};
 
