@@ -358,11 +358,13 @@ inline void kperf_gather_window(__local const float* tile, float* win, int row0,
 #endif
 #if KPERF_GLOBAL_VEC_ROWS
 // The RADIUS elements on each side of a window row as one aligned 4-element load per side, where
-// RADIUS is 2 to 4: a warp's narrow load touches the same cache lines as a 4-wide one, so this
-// halves the side loads of a 5x5 window. Radius 1 keeps one element per side (a 4-wide load would
-// convert three halves it drops). -DKPERF_GLOBAL_SIDE_CHUNKS=0 reads every side element alone.
+// RADIUS is 2 to 4 and the input is stored as floats: a warp's narrow load touches the same cache
+// lines as a 4-wide one, so this halves the side loads of a 5x5 window. Measured on an H200 at
+// 8192^2 (gaussian5, sobel5; accurate, rows:2 nn and li) it made f32 up to 8 % faster, and
+// halves, which then convert elements they drop, up to 6 % slower; radius 1 would gain no load.
+// -DKPERF_GLOBAL_SIDE_CHUNKS=0 or 1 chooses.
 #ifndef KPERF_GLOBAL_SIDE_CHUNKS
-#define KPERF_GLOBAL_SIDE_CHUNKS (RADIUS >= 2 && RADIUS <= 4)
+#define KPERF_GLOBAL_SIDE_CHUNKS (RADIUS >= 2 && RADIUS <= 4 && KPERF_IN_BYTES == 4)
 #endif
 // Whether the window row whose first output column is gxo reads wide: rows of whole VEC blocks,
 // gxo a block's first column, neither the row's first block nor its last (the side loads stay in
