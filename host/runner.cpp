@@ -520,23 +520,18 @@ std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, 
 }
 
 std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg) {
-  // The fused li fill along x shares each work-item's first computed column (kperf_tile.cl:
-  // KPERF_OUT_SHARE_NEXT_X): per row of work-items, every computed row's outputs, WG_X + 1 each.
-  const bool fused_li = !v.output.none() && v.output_recon == Recon::kLi && v.fill().launches == 1;
-  const std::size_t shared =
-      fused_li && v.output.kx() > 1
-          ? static_cast<std::size_t>(wg.y) * (v.output.ky() > 1 ? wg.py + 1 : wg.py) * (wg.x + 1)
-          : 0;
-  if (!uses_local_tile(app, v)) return shared * sizeof(float);
+  if (!uses_local_tile(app, v)) return 0;
   // As kperf_tile.cl lays the tile out: rows padded to 16-byte chunks when the block width is a
   // multiple of 4, by 4 slots each side (8 for half input where the width is a multiple of 8).
   const WorkGroup block = block_of(v, wg);
   const int r = app.radius;
   // The fused li fill of a frame-free scheme reads the next block's first computed line from a
-  // tile one period larger along each scheme axis.
+  // tile one period larger along y, and along x where the period is 3 or more
+  // (kperf_tile.cl: KPERF_OUT_NEXT_Y, KPERF_OUT_NEXT_X).
+  const bool fused_li = !v.output.none() && v.output_recon == Recon::kLi && v.fill().launches == 1;
   const bool next = fused_li && v.scheme->frame_free;
   const int ext_y = next && v.output.ky() > 1 ? v.output.ky() : 0;
-  const int ext_x = next && v.output.kx() > 1 ? v.output.kx() : 0;
+  const int ext_x = next && v.output.kx() > 2 ? v.output.kx() : 0;
   const int pad = v.precision_info().in->bytes == 2 && block.x % 8 == 0 ? 8 : 4;
   const int stride = block.x % 4 == 0 && r <= 4 ? block.x + 2 * pad + (ext_x + 3) / 4 * 4
                                                 : block.x + 2 * r + ext_x;
@@ -546,10 +541,8 @@ std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGro
                                  v.output.ky() == 1 && wg.py % v.skip == 0
                              ? v.skip - 1
                              : 0;
-  return (static_cast<std::size_t>(stride) *
-              static_cast<std::size_t>(block.y + 2 * r + ext_y + extra_rows) +
-          shared) *
-         sizeof(float);
+  return static_cast<std::size_t>(stride) *
+         static_cast<std::size_t>(block.y + 2 * r + ext_y + extra_rows) * sizeof(float);
 }
 
 nlohmann::ordered_json Runner::energy_json() const {

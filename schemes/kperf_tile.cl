@@ -107,12 +107,17 @@
 #define ITEM_COLS (VEC * OUT_VEC * OUT_KX)
 #define BLOCK_X (WG_X * ITEM_COLS)
 #define BLOCK_Y (WG_Y * ITEM_ROWS)
-// Under the fused li fill a work-item also computes the next computed line along each scheme
-// axis, the first of the next work-item or block. Where the tile does not depend on the group
-// (KPERF_FRAME_FREE) the block's last work-items read it from a tile one period taller / wider;
-// otherwise from global memory as the neighbouring group reads it (KPERF_OUTPUT_WINDOW).
+// Under the fused li fill a work-item also computes the next computed line along y, the first of
+// the next work-item or block. Along x a work-item writes the aligned run of columns of its
+// region (vector stores) and computes every computed column that run takes values from: its left
+// neighbour's last (KPERF_OUT_PREV_X: li, and nn with an even period, whose ties take the lower
+// line) and, under li with a period of 3 or more, its right neighbour's first. Where the tile
+// does not depend on the group (KPERF_FRAME_FREE) the block's first and last work-items read
+// those from the tile (one period wider at the end, its padding at the start); otherwise from
+// global memory as the neighbouring group reads them (KPERF_OUTPUT_WINDOW).
 #define KPERF_OUT_NEXT_Y (OUT_KY > 1 && OUT_LI && OUT_FUSED)
-#define KPERF_OUT_NEXT_X (OUT_KX > 1 && OUT_LI && OUT_FUSED)
+#define KPERF_OUT_NEXT_X (OUT_KX > 2 && OUT_LI && OUT_FUSED)
+#define KPERF_OUT_PREV_X (OUT_KX > 1 && OUT_FUSED && (OUT_LI || OUT_KX % 2 == 0))
 #define KPERF_TILE_EXT_Y (KPERF_FRAME_FREE && KPERF_OUT_NEXT_Y ? OUT_KY : 0)
 #define KPERF_TILE_EXT_X (KPERF_FRAME_FREE && KPERF_OUT_NEXT_X ? OUT_KX : 0)
 #define TILE_W (BLOCK_X + 2 * RADIUS + KPERF_TILE_EXT_X)
@@ -497,29 +502,38 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
 #endif
 
 // The window of the computed output whose first window element is element (row0, col0) of this
-// group's tile. Where it lies past the block (linear interpolation reaches the next block's first
-// computed line) and the tile depends on the group, it is read from global memory as the
+// group's tile. Where it lies outside the block (a neighbouring block's computed line that the
+// fused fill needs) and the tile depends on the group, it is read from global memory as the
 // neighbouring group reads it, so that the value equals the one that group computes.
+#define KPERF_BLOCK_STEP(c, n) ((c) < 0 ? -1 : (c) >= (n))
+#define KPERF_IN_BLOCK(c, n) ((c) - KPERF_BLOCK_STEP(c, n) * (n))
 #if KPERF_FRAME_FREE && KPERF_LOAD_TILE
-#define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0) \
-  kperf_gather_window(kperf_tile, win, row0, col0)
+// Columns left of the tile's own sit in its padding where the rows were loaded as aligned vectors.
+#define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0)                                 \
+  if ((col0) >= 0 || ((col0) >= -TILE_OFF && kperf_rows_vectorizable(width)))                   \
+    kperf_gather_window(kperf_tile, win, row0, col0);                                           \
+  else                                                                                          \
+    kperf_gather_window_global(in, width, height, win, (int)get_group_id(1), (int)get_group_id(0), \
+                               row0, col0)
 #elif KPERF_FRAME_FREE
 #define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0)                                 \
   kperf_gather_window_global(in, width, height, win, (int)get_group_id(1), (int)get_group_id(0), \
                              row0, col0)
 #elif KPERF_LOAD_TILE
 #define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0)                                  \
-  if ((row0) < BLOCK_Y && (col0) < BLOCK_X)                                                      \
+  if ((row0) < BLOCK_Y && (col0) >= 0 && (col0) < BLOCK_X)                                     \
     kperf_gather_window(kperf_tile, win, row0, col0);                                            \
   else                                                                                           \
-    kperf_gather_window_global(in, width, height, win, (int)get_group_id(1) + ((row0) >= BLOCK_Y), \
-                               (int)get_group_id(0) + ((col0) >= BLOCK_X),                       \
-                               (row0) % BLOCK_Y, (col0) % BLOCK_X)
+    kperf_gather_window_global(in, width, height, win,                                           \
+                               (int)get_group_id(1) + KPERF_BLOCK_STEP(row0, BLOCK_Y),           \
+                               (int)get_group_id(0) + KPERF_BLOCK_STEP(col0, BLOCK_X),           \
+                               KPERF_IN_BLOCK(row0, BLOCK_Y), KPERF_IN_BLOCK(col0, BLOCK_X))
 #else
 #define KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0)                                \
-  kperf_gather_window_global(in, width, height, win, (int)get_group_id(1) + ((row0) >= BLOCK_Y), \
-                             (int)get_group_id(0) + ((col0) >= BLOCK_X), (row0) % BLOCK_Y,    \
-                             (col0) % BLOCK_X)
+  kperf_gather_window_global(in, width, height, win,                                           \
+                             (int)get_group_id(1) + KPERF_BLOCK_STEP(row0, BLOCK_Y),           \
+                             (int)get_group_id(0) + KPERF_BLOCK_STEP(col0, BLOCK_X),           \
+                             KPERF_IN_BLOCK(row0, BLOCK_Y), KPERF_IN_BLOCK(col0, BLOCK_X))
 #endif
 
 // KPERF_PROBE_LOADS_ONLY: each output is its own window element.
@@ -590,46 +604,18 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 // The computed output (qy, qx) of this work-item into its slot of vals.
 #define KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)                        \
   {                                                                                         \
-    const int row0 = kperf_item_row(qy), col0 = kperf_item_col(qx);                         \
+    const int row0 = kperf_item_row(qy), col0 = kperf_item_col((qx) - KPERF_OUT_PREV_X);    \
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
     KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0);                                \
     KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                          \
                      (int)get_group_id(1) * BLOCK_Y + row0, (int)get_group_id(0) * BLOCK_X + col0); \
   }
-#if KPERF_OUT_NEXT_X
-// Along x the next computed column of a work-item is its right neighbour's first: shared through
-// local memory (one barrier) rather than computed twice; the block's last work-items compute the
-// next block's first column.
-#define KPERF_OUT_SLOT(qy, p, x) \
-  kperf_next_x[(((int)get_local_id(1) * KPERF_OUT_NQY + (qy)) * KPERF_OUT_POINT + (p)) * (WG_X + 1) + (x)]
-#define KPERF_OUT_SHARE_NEXT_X(block_fn, in, width, height, vals)                            \
-  __local float kperf_next_x[WG_Y * KPERF_OUT_NQY * KPERF_OUT_POINT * (WG_X + 1)];          \
-  {                                                                                          \
-    const int lx = (int)get_local_id(0);                                                     \
-    _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)                             \
-    _Pragma("unroll") for (int p = 0; p < KPERF_OUT_POINT; ++p)                              \
-      KPERF_OUT_SLOT(qy, p, lx) = KPERF_OUT_VAL_AT(vals, qy, 0)[p];                         \
-    if (lx == WG_X - 1)                                                                      \
-      _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy) {                         \
-        KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, OUT_VEC);                   \
-        _Pragma("unroll") for (int p = 0; p < KPERF_OUT_POINT; ++p)                          \
-          KPERF_OUT_SLOT(qy, p, WG_X) = KPERF_OUT_VAL_AT(vals, qy, OUT_VEC)[p];             \
-      }                                                                                      \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                            \
-    _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)                             \
-    _Pragma("unroll") for (int p = 0; p < KPERF_OUT_POINT; ++p)                              \
-      KPERF_OUT_VAL_AT(vals, qy, OUT_VEC)[p] = KPERF_OUT_SLOT(qy, p, lx + 1);                \
-  }
-#else
-#define KPERF_OUT_SHARE_NEXT_X(block_fn, in, width, height, vals)
-#endif
 #define KPERF_BODY(block_fn, in, out, width, height)                       \
   KPERF_TILE_FILL(in, width, height);                                      \
   float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];       \
   _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)             \
-  _Pragma("unroll") for (int qx = 0; qx < OUT_VEC; ++qx)                   \
+  _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx)             \
     KPERF_OUT_COMPUTE(block_fn, in, width, height, kperf_vals, qy, qx);    \
-  KPERF_OUT_SHARE_NEXT_X(block_fn, in, width, height, kperf_vals);         \
   kperf_output_store(out, width, height, kperf_vals)
 #endif
 

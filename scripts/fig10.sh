@@ -16,7 +16,7 @@ out="$1" size="$2"
 input="${3:-$here/datasets/images/camera.png}"
 shift $(($# < 3 ? $# : 3))
 common=(--apps gaussian3,median,inversion --input "$input" --size "$size"
-        --wg "${FIG10_WG:-32x4,32x8,64x4,128x2,16x8}" --vec "${FIG10_VEC:-1,4}" --py "${FIG10_PY:-1,2,4}"
+        --wg "${FIG10_WG:-32x4,32x8,64x4,128x2,16x8}" --vec "${FIG10_VEC:-1,2,4}" --py "${FIG10_PY:-1,2,4}"
         --quiet --out "$out" "$@")
 # Pass 1: input perforation on the tile and straight from global memory (SYprox's device
 # perforation), with both accurate baselines.
