@@ -23,7 +23,8 @@ inline void hotspot_block(const float* win, float* result, int y0, int x0, int w
       const float t = KPERF_AT(c, 0, 0);
       const int y = y0 + p, x = x0 + v;
       // Outside the grid (a fused output fill's column left of it, never stored): no power.
-      const float pw = y < height && x >= 0 && x < width ? kperf_read_in(power, y * width + x) : 0.0f;
+      const float pw =
+          y < height && x >= 0 && x < width ? kperf_read_in(power, y * width + x) : 0.0f;
       result[p * VEC + v] =
           t + step_div_cap * (pw + (KPERF_AT(c, 1, 0) + KPERF_AT(c, -1, 0) - 2.0f * t) * ry_inv +
                               (KPERF_AT(c, 0, 1) + KPERF_AT(c, 0, -1) - 2.0f * t) * rx_inv +
