@@ -545,7 +545,9 @@ inline void kperf_probe_centres(const float* win, float* result) {
 }
 // How an app's block function is called: block_fn(win, result) for image apps; an app that needs
 // more (hotspot: its power grid at the outputs' coordinates) defines KPERF_CALL before including
-// this file. (y0, x0) are the global coordinates of the first of the PY x VEC outputs.
+// this file. (y0, x0) are the global coordinates of the first of the PY x VEC outputs; they may
+// lie outside the grid (the fused output fill computes the column left of the grid, never
+// stored), so reads at them are guarded or clamped.
 #ifndef KPERF_CALL
 #define KPERF_CALL(block_fn, win, result, y0, x0) block_fn(win, result)
 #endif

@@ -23,7 +23,7 @@ inline void unsafe_sharpen_block(const float* win, float* result, int y0, int x0
       for (int dy = -1; dy <= 1; ++dy)
 #pragma unroll
         for (int dx = -1; dx <= 1; ++dx) box += KPERF_AT(c, dy, dx);
-      const int y = min(y0 + p, height - 1), x = min(x0 + v, width - 1);
+      const int y = clamp(y0 + p, 0, height - 1), x = clamp(x0 + v, 0, width - 1);
 #if KPERF_LOAD_BUFFER
       const float centre = kperf_read_in(in, y * width + x);  // the unsafe read
 #else
