@@ -152,6 +152,13 @@ DeviceInfo query_info(const cl::Platform& platform, const cl::Device& device, in
       info.uuid = hex;
     }
   }
+  if (device.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_nv_device_attribute_query") !=
+      std::string::npos) {
+    cl_uint major = 0, minor = 0;  // CL_DEVICE_COMPUTE_CAPABILITY_{MAJOR,MINOR}_NV
+    if (clGetDeviceInfo(device(), 0x4000, sizeof major, &major, nullptr) == CL_SUCCESS &&
+        clGetDeviceInfo(device(), 0x4001, sizeof minor, &minor, nullptr) == CL_SUCCESS)
+      info.nv_compute_capability = static_cast<int>(major * 10 + minor);
+  }
   if (const auto pci = pci_domain_and_bus(device)) {
     char id[32];
     std::snprintf(id, sizeof id, "%04x:%02x", pci->first, pci->second);
@@ -210,6 +217,9 @@ nlohmann::ordered_json to_json(const DeviceInfo& info) {
   j["image2d_max_size"] = {info.image2d_max_width, info.image2d_max_height};
   if (!info.pci_bus_id.empty()) j["pci_bus_id"] = info.pci_bus_id;
   if (!info.uuid.empty()) j["uuid"] = info.uuid;
+  if (info.nv_compute_capability)
+    j["nv_compute_capability"] = std::to_string(info.nv_compute_capability / 10) + "." +
+                                 std::to_string(info.nv_compute_capability % 10);
   j["platform"] = {{"name", info.platform_name},
                    {"vendor", info.platform_vendor},
                    {"version", info.platform_version}};
@@ -423,12 +433,13 @@ cl::Program ClEnv::build(const std::string& source, const std::string& options) 
   }
   // Compile outside the lock so other threads can compile other programs meanwhile.
   CachedBuild cached;
-  const std::string file = cache_dir_.empty() ? std::string() : cache_file(source, options);
-  if (!file.empty()) cached.program = load_cached(file, options);
+  const std::string device_options = options + entry_.info.build_defines();
+  const std::string file = cache_dir_.empty() ? std::string() : cache_file(source, device_options);
+  if (!file.empty()) cached.program = load_cached(file, device_options);
   cl::Program program(context_, source);
   if (!cached.program) {
     try {
-      program.build(std::vector<cl::Device>{entry_.device}, options.c_str());
+      program.build(std::vector<cl::Device>{entry_.device}, device_options.c_str());
       cached.program = program;
       if (!file.empty()) store_cached(file, program);
     } catch (const cl::Error& e) {

@@ -68,6 +68,13 @@ struct DeviceInfo {
   // the physical device (two GPUs of a VM may report the same PCI domain and bus).
   std::string uuid;
   std::size_t image2d_max_width = 0, image2d_max_height = 0;
+  // NVIDIA's compute capability as major * 10 + minor (cl_nv_device_attribute_query), else 0.
+  int nv_compute_capability = 0;
+  // Macros every program on this device is built with: what kernels may use that OpenCL C 1.2
+  // cannot ask the device (KPERF_NV_SM: NVIDIA's compute capability, for inline PTX).
+  std::string build_defines() const {
+    return nv_compute_capability ? " -DKPERF_NV_SM=" + std::to_string(nv_compute_capability) : "";
+  }
   bool is_gpu() const { return type.find("GPU") != std::string::npos; }
   // A CPU device (PoCL): the commands default to its short list of launch shapes.
   bool is_cpu() const { return type.find("CPU") != std::string::npos; }
@@ -105,9 +112,10 @@ class ClEnv {
   cl::Context& context() { return context_; }
   cl::CommandQueue& queue() { return queue_; }
 
-  // Builds `source` with `options` once per run; later calls with the same pair return the
-  // cached program. Throws BuildError with the log on failure (also cached: it fails again).
-  // Thread-safe: distinct programs may be built from several threads at once.
+  // Builds `source` with `options` (and the device's build_defines) once per run; later calls
+  // with the same pair return the cached program. Throws BuildError with the log on failure (also
+  // cached: it fails again). Thread-safe: distinct programs may be built from several threads at
+  // once.
   cl::Program build(const std::string& source, const std::string& options);
   // Builds every (source, options) pair on up to `threads` threads; failures are cached and
   // reported when build() is called for them.

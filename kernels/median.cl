@@ -4,7 +4,7 @@
 // med3(max of the column minima, med3 of the column medians, min of the column maxima). The same
 // selection as the 19 compare-exchange network with the window transposed, so it returns the
 // same element, in about 18 min/max per output instead of 38 (on GPUs median is bound by min/max
-// throughput).
+// throughput). On halves, where the device has packed half min/max, two outputs share each one.
 //
 // @name median
 // @radius 1
@@ -12,61 +12,133 @@
 // @summary 3x3 median filter
 #define RADIUS 1
 #include "kperf_tile.cl"
+#include "half_pairs.cl"
 
-inline float median_med3(float a, float b, float c) {
-  return fmax(fmin(a, b), fmin(fmax(a, b), c));
+// The selection runs on pairs of halves where the device has packed half min/max and a
+// work-item computes an even number of outputs along x: lane 0 takes a row's outputs
+// 0 .. VEC/2 - 1 and lane 1 outputs VEC/2 .. VEC - 1, so window column c of lane 0 sits beside
+// column c + VEC/2 of lane 1, and every min/max serves two outputs. The stored outputs are the
+// float selection's, bit for bit, in two cases:
+// - every window element is a half value (half input, no interpolated input lines): packing is
+//   exact and a selection returns one of its elements;
+// - outputs are stored as half and go straight to the store (no output interpolation): rounding
+//   to nearest even is monotone, so the median of the rounded elements is the rounded median.
+// -DMEDIAN_EXPECT_PAIRS=0/1 makes a build fail where the choice differs (tests).
+#if defined(KPERF_OUT_HALF) && !(OUT_LI && (OUT_KX > 1 || OUT_KY > 1))
+#define MEDIAN_ROUNDING_COMMUTES 1
+#else
+#define MEDIAN_ROUNDING_COMMUTES 0
+#endif
+#if KPERF_HALF_PAIR_OPS && VEC % 2 == 0 && !KPERF_FP64_TRUTH && \
+    ((defined(KPERF_IN_HALF) && !RECON_LI) || MEDIAN_ROUNDING_COMMUTES)
+#define MEDIAN_PAIRS 1
+#define MED_T kperf_half_pair
+#define med_min kperf_pair_min
+#define med_max kperf_pair_max
+#define MED_VEC (VEC / 2)
+#else
+#define MEDIAN_PAIRS 0
+#define MED_T float
+#define med_min fmin
+#define med_max fmax
+#define MED_VEC VEC
+#endif
+#define MED_WIN_W (MED_VEC + 2 * RADIUS)
+#if defined(MEDIAN_EXPECT_PAIRS) && MEDIAN_EXPECT_PAIRS != MEDIAN_PAIRS
+#error "median: the packed-half selection is not the one expected (MEDIAN_EXPECT_PAIRS)"
+#endif
+
+inline MED_T median_med3(MED_T a, MED_T b, MED_T c) {
+  return med_max(med_min(a, b), med_min(med_max(a, b), c));
 }
 
 // Output row p's column triples are window rows p..p+2; rows p+1 and p+2 form a pair that serves
 // output rows p and p+1 (inserting a third element into a sorted pair takes 4 min/max, a sort of
 // three 6). median_block calls this twice with the same pair; after unrolling the compiler
-// computes the pair's min/max once.
-inline void median_columns(const float* win, int pair_row, int other_row, float* lo, float* mid,
-                           float* hi) {
+// computes the pair's min/max once. Where window rows repeat (kperf_window_row_id: rows:2 nn) a
+// triple holds one value twice and the identities below take 3 or 4 min/max: the compiler finds
+// them in float code but not through the packed ops' assembly. They hold for NaN too.
+inline void median_columns(const MED_T* win, int pair_row, int other_row, MED_T* lo, MED_T* mid,
+                           MED_T* hi) {
+  const int pair_id = kperf_window_row_id(pair_row), other_id = kperf_window_row_id(other_row);
+  const bool pair_same = pair_id == kperf_window_row_id(pair_row + 1);
+  const bool other_in_pair = other_id == pair_id || other_id == kperf_window_row_id(pair_row + 1);
 #pragma unroll
-  for (int c = 0; c < KPERF_WIN_W; ++c) {
-    const float a = win[pair_row * KPERF_WIN_W + c], b = win[(pair_row + 1) * KPERF_WIN_W + c];
-    const float s0 = fmin(a, b), s1 = fmax(a, b), x = win[other_row * KPERF_WIN_W + c];
-    lo[c] = fmin(s0, x);
-    hi[c] = fmax(s1, x);
-    mid[c] = fmax(s0, fmin(s1, x));
+  for (int c = 0; c < MED_WIN_W; ++c) {
+    const MED_T a = win[pair_row * MED_WIN_W + c], b = win[(pair_row + 1) * MED_WIN_W + c];
+    const MED_T x = win[other_row * MED_WIN_W + c];
+    if (pair_same) {  // (a, a, x)
+      lo[c] = med_min(a, x);
+      hi[c] = med_max(a, x);
+      mid[c] = med_max(a, lo[c]);
+      continue;
+    }
+    const MED_T s0 = med_min(a, b), s1 = med_max(a, b);
+    lo[c] = other_in_pair ? s0 : med_min(s0, x);  // min(min(a, b), a) = min(a, b)
+    hi[c] = other_in_pair ? s1 : med_max(s1, x);
+    mid[c] = med_max(s0, med_min(s1, x));
   }
 }
 
 // Adjacent outputs v and v + 1 (v even) share window columns v + 1 and v + 2: the max of their
 // minima, min of their maxima and the sorted pair of their medians are taken once for both
 // (med3(a, b, c) with b <= c sorted is max(b, min(c, a))), 10 min/max per output instead of 12.
-inline void median_row(const float* lo, const float* mid, const float* hi, float* result) {
+inline void median_row(const MED_T* lo, const MED_T* mid, const MED_T* hi, MED_T* result) {
 #pragma unroll
-  for (int v = 0; v + 1 < VEC; v += 2) {
-    const float lo_pair = fmax(lo[v + 1], lo[v + 2]), hi_pair = fmin(hi[v + 1], hi[v + 2]);
-    const float mid_lo = fmin(mid[v + 1], mid[v + 2]), mid_hi = fmax(mid[v + 1], mid[v + 2]);
-    result[v] = median_med3(fmax(lo[v], lo_pair), fmax(mid_lo, fmin(mid_hi, mid[v])),
-                            fmin(hi[v], hi_pair));
-    result[v + 1] = median_med3(fmax(lo_pair, lo[v + 3]), fmax(mid_lo, fmin(mid_hi, mid[v + 3])),
-                                fmin(hi_pair, hi[v + 3]));
+  for (int v = 0; v + 1 < MED_VEC; v += 2) {
+    const MED_T lo_pair = med_max(lo[v + 1], lo[v + 2]), hi_pair = med_min(hi[v + 1], hi[v + 2]);
+    const MED_T mid_lo = med_min(mid[v + 1], mid[v + 2]), mid_hi = med_max(mid[v + 1], mid[v + 2]);
+    result[v] = median_med3(med_max(lo[v], lo_pair), med_max(mid_lo, med_min(mid_hi, mid[v])),
+                            med_min(hi[v], hi_pair));
+    result[v + 1] =
+        median_med3(med_max(lo_pair, lo[v + 3]), med_max(mid_lo, med_min(mid_hi, mid[v + 3])),
+                    med_min(hi_pair, hi[v + 3]));
   }
-#if VEC % 2
+#if MED_VEC % 2
   {
-    const int v = VEC - 1;
-    const float max_lo = fmax(fmax(lo[v], lo[v + 1]), lo[v + 2]);
-    const float min_hi = fmin(fmin(hi[v], hi[v + 1]), hi[v + 2]);
+    const int v = MED_VEC - 1;
+    const MED_T max_lo = med_max(med_max(lo[v], lo[v + 1]), lo[v + 2]);
+    const MED_T min_hi = med_min(med_min(hi[v], hi[v + 1]), hi[v + 2]);
     result[v] = median_med3(max_lo, median_med3(mid[v], mid[v + 1], mid[v + 2]), min_hi);
   }
 #endif
 }
 
-inline void median_block(const float* win, float* result) {
+// The PY x MED_VEC results of a MED_WIN_W-wide window.
+inline void median_select(const MED_T* win, MED_T* result) {
 #pragma unroll
   for (int p = 0; p < PY; p += 2) {
-    float lo[KPERF_WIN_W], mid[KPERF_WIN_W], hi[KPERF_WIN_W];
+    MED_T lo[MED_WIN_W], mid[MED_WIN_W], hi[MED_WIN_W];
     median_columns(win, p + 1, p, lo, mid, hi);
-    median_row(lo, mid, hi, &result[p * VEC]);
+    median_row(lo, mid, hi, &result[p * MED_VEC]);
     if (p + 1 < PY) {
       median_columns(win, p + 1, p + 3, lo, mid, hi);
-      median_row(lo, mid, hi, &result[(p + 1) * VEC]);
+      median_row(lo, mid, hi, &result[(p + 1) * MED_VEC]);
     }
   }
+}
+
+inline void median_block(const float* win, float* result) {
+#if MEDIAN_PAIRS
+  MED_T pairs[KPERF_WIN_H * MED_WIN_W], selected[PY * MED_VEC];
+#pragma unroll
+  for (int r = 0; r < KPERF_WIN_H; ++r)
+#pragma unroll
+    for (int c = 0; c < MED_WIN_W; ++c)
+      pairs[r * MED_WIN_W + c] =
+          kperf_pair_pack(win[r * KPERF_WIN_W + c], win[r * KPERF_WIN_W + c + MED_VEC]);
+  median_select(pairs, selected);
+#pragma unroll
+  for (int p = 0; p < PY; ++p)
+#pragma unroll
+    for (int v = 0; v < MED_VEC; ++v) {
+      const float2 lanes = kperf_pair_unpack(selected[p * MED_VEC + v]);
+      result[p * VEC + v] = lanes.x;
+      result[p * VEC + v + MED_VEC] = lanes.y;
+    }
+#else
+  median_select(win, result);
+#endif
 }
 
 KPERF_IMAGE_KERNEL_BLOCK(median_block)

@@ -294,6 +294,19 @@ inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width
 #define KPERF_WIN_H (PY + 2 * RADIUS)
 #define KPERF_AT(c, dy, dx) (c)[(dy) * KPERF_WIN_W + (dx)]
 
+// An id per window row, equal for two rows exactly where one holds a copy of the other, known at
+// compile time: under rows:2 nn with whole periods per work-item (PY even, no output scheme along
+// y) a window starts on a kept row, so odd rows copy the row above on every load path and at
+// the grid's edges. Elsewhere each row's own index. An app may skip work on equal rows (median's
+// column stage), where the compiler cannot see that two values are equal.
+inline int kperf_window_row_id(int dy) {
+#if defined(KPERF_FUSED_ROWS) && OUT_KY == 1 && SKIP == 2 && PY % 2 == 0 && !RECON_LI
+  return dy - dy % 2;
+#else
+  return dy;
+#endif
+}
+
 // Tile row r's elements col0 .. col0 + KPERF_WIN_W - 1 (one window row).
 inline void kperf_tile_row(__local const float* tile, int r, int col0, float* row) {
 #if KPERF_VEC_ROWS && VEC % 4 == 0

@@ -3,6 +3,8 @@
 #define KPERF_IN_T half
 #define KPERF_OUT_T half
 #define KPERF_IN_BYTES 2
+#define KPERF_IN_HALF 1  // every input element is a half value (half_pairs.cl)
+#define KPERF_OUT_HALF 1  // outputs are stored as half, rounded to nearest even
 #include "half_vectors.cl"
 #define kperf_read_in(p, i) vload_half((i), (p))
 #define kperf_read_in4(p, i4) kperf_load_half4((p), (i4))

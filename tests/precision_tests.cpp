@@ -342,6 +342,76 @@ TEST(HostPerforation, AccurateAndStencilAreNotApplicable) {
   EXPECT_EQ(o.rows[2].status, "ok") << o.rows[2].reason;
 }
 
+// median selects on packed halves (half_pairs.cl) where a work-item computes an even number of
+// outputs along x, and either every window element is a half value or the outputs are stored as
+// half straight from the selection: lane 1 holds the columns VEC/2 to the right of lane 0's. The
+// stored outputs are the float selection's bit for bit: every input scheme that copies elements
+// (accurate, stencil, rows, cols under nn), li input schemes with half outputs (rounding and
+// selection commute), an output scheme along y, both buffer load paths, half input and output,
+// VEC 2, 4 and 8, odd and even PY, partial blocks.
+// Where the device has no packed half min/max the emulated lanes (KPERF_HALF_PAIR_OPS=1) test
+// the data flow; on NVIDIA's compute capability 8.0 and up its PTX. MEDIAN_EXPECT_PAIRS makes
+// each build fail unless the kernel took the path expected of it: li input schemes and VEC 1
+// keep the float selection.
+TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app("median");
+  const std::string ops = env->info().nv_compute_capability >= 80 ? "" : " -DKPERF_HALF_PAIR_OPS=1";
+  auto spec = [](const std::string& schemes, const std::string& recons,
+                 const std::string& precisions, const std::string& outputs) {
+    AxesSpec a = axes(schemes, recons, "local,global", precisions);
+    a.outputs = outputs;
+    a.output_recons = "li";
+    return a;
+  };
+  std::vector<Variant> paired;
+  for (const AxesSpec& a :
+       {spec("accurate", "nn", "f16in,f16", "none"),
+        spec("stencil,rows:2,cols:3", "nn", "f16", "none"),
+        spec("accurate,rows:3", "nn", "f16", "rows:2"), spec("rows:2,cols:3", "li", "f16", "none")})
+    for (const Variant& v : parse_variants(a)) paired.push_back(v);
+  const std::vector<WorkGroup> wgs = {{8, 4, 2, 1}, {4, 2, 4, 3}, {4, 2, 8, 2}};
+  int compared = 0;
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{52, 29}, {45, 37}}) {
+    const Grid input = test::random_grid(w, h, 31);
+    const Outcome pairs = test::run_through_runner(*env, {&app}, paired, wgs, input, nullptr, 1,
+                                                   KPERF_TEST_KERNEL_ROOT, false, {},
+                                                   ops + " -DMEDIAN_EXPECT_PAIRS=1");
+    const Outcome floats = test::run_through_runner(
+        *env, {&app}, paired, wgs, input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {},
+        "-DKPERF_HALF_PAIR_OPS=0 -DMEDIAN_EXPECT_PAIRS=0");
+    for (const auto& v : paired)
+      for (const auto& wg : wgs) {
+        const ResultRow* a = pairs.find(app.name, v, wg);
+        const ResultRow* b = floats.find(app.name, v, wg);
+        ASSERT_TRUE(a && b) << v.label() << " " << v.axes_key();
+        ASSERT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
+        ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
+        const Grid& ga = pairs.outputs.at(a->key);
+        const Grid& gb = floats.outputs.at(b->key);
+        ASSERT_EQ(std::memcmp(ga.data.data(), gb.data.data(), ga.data.size() * sizeof(float)), 0)
+            << a->key;
+        ++compared;
+      }
+  }
+  EXPECT_EQ(compared, 2 * 3 * 2 * 9);
+  // Interpolated input lines with float outputs (f16in), interpolated outputs of interpolated
+  // inputs, and one output per work-item along x (accurate, VEC 1) keep floats.
+  std::vector<Variant> unpaired = parse_variants(spec("rows:2,cols:2", "li", "f16in", "none"));
+  for (const Variant& v : parse_variants(spec("cols:2", "li", "f16", "rows:2")))
+    unpaired.push_back(v);
+  unpaired.push_back(parse_variants(spec("accurate", "nn", "f16", "none")).front());
+  const Grid input = test::random_grid(52, 29, 37);
+  const Outcome kept = test::run_through_runner(
+      *env, {&app}, unpaired, {{8, 4, 2, 2}, {8, 4, 1, 2}}, input, nullptr, 1,
+      KPERF_TEST_KERNEL_ROOT, false, {}, ops + " -DMEDIAN_EXPECT_PAIRS=0",
+      [](const Variant& v, const WorkGroup& wg) {
+        return (v.recon == Recon::kLi) == (wg.vec == 2);
+      });
+  for (const auto& row : kept.rows) EXPECT_EQ(row.status, "ok") << row.key << row.build_log;
+  EXPECT_EQ(kept.rows.size(), 7u);
+}
+
 // --transfers: every repetition has an upload, a download and the launches, each positive;
 // host packing is timed where the host prepares data (packing, half conversion) and zero for
 // f32 on the device; end to end is their sum; the fields reach the JSON and the speedups.
