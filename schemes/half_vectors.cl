@@ -5,6 +5,10 @@
 // cl_khr_fp16: half appears only behind pointers.
 #ifndef KPERF_HALF_VECTORS_CL
 #define KPERF_HALF_VECTORS_CL
+inline float2 kperf_load_half2(__global const half* p, int i2) {
+  const uint bits = ((__global const uint*)p)[i2];
+  return vload_half2(0, (__private const half*)&bits);
+}
 inline float4 kperf_load_half4(__global const half* p, int i4) {
   const uint2 bits = ((__global const uint2*)p)[i4];
   return vload_half4(0, (__private const half*)&bits);

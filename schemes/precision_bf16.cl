@@ -16,6 +16,7 @@ inline float2 kperf_bf16_pair(uint w) { return (float2)(as_float(w << 16), as_fl
 inline float4 kperf_bf16_quad(uint2 w) { return (float4)(kperf_bf16_pair(w.x), kperf_bf16_pair(w.y)); }
 
 #define kperf_read_in(p, i) kperf_bf16_to_float((p)[i])
+#define kperf_read_in2(p, i2) kperf_bf16_pair(((__global const uint*)(p))[i2])
 #define kperf_read_in4(p, i4) kperf_bf16_quad(((__global const uint2*)(p))[i4])
 inline float8 kperf_load_bf16_8(__global const ushort* p, int i8) {
   const uint4 w = ((__global const uint4*)p)[i8];

@@ -7,6 +7,7 @@
 #define KPERF_OUT_HALF 1  // outputs are stored as half, rounded to nearest even
 #include "half_vectors.cl"
 #define kperf_read_in(p, i) vload_half((i), (p))
+#define kperf_read_in2(p, i2) kperf_load_half2((p), (i2))
 #define kperf_read_in4(p, i4) kperf_load_half4((p), (i4))
 #define kperf_read_in8(p, i8) kperf_load_half8((p), (i8))
 #define kperf_read_out(p, i) vload_half((i), (p))
