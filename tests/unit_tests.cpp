@@ -275,6 +275,17 @@ TEST(DeviceSelector, Choosing) {
   EXPECT_THROW(choose_device(both, parse_device_selector("3:0")), DeviceError);
 }
 
+// NVIDIA's compute capability reaches every program as KPERF_NV_SM (half_pairs.cl selects its
+// PTX by it) and the context as "9.0"; other devices get neither.
+TEST(DeviceInfo, NvidiaComputeCapabilityIsABuildDefine) {
+  DeviceInfo h200, pocl;
+  h200.nv_compute_capability = 90;
+  EXPECT_EQ(h200.build_defines(), " -DKPERF_NV_SM=90");
+  EXPECT_EQ(to_json(h200).at("nv_compute_capability"), "9.0");
+  EXPECT_EQ(pocl.build_defines(), "");
+  EXPECT_FALSE(to_json(pocl).contains("nv_compute_capability"));
+}
+
 TEST(ClErrors, SymbolicNames) {
   EXPECT_EQ(cl_error_name(CL_OUT_OF_RESOURCES), "CL_OUT_OF_RESOURCES");
   EXPECT_EQ(cl_error_name(CL_INVALID_WORK_GROUP_SIZE), "CL_INVALID_WORK_GROUP_SIZE");
