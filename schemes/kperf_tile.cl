@@ -427,6 +427,65 @@ inline void kperf_read_window_row(KPERF_INPUT_PARAM in, int i, float* row) {
 }
 #endif
 
+#if KPERF_GLOBAL_VEC_ROWS
+// The source rows of window row dy on the wide global path (kperf_gather_window_global).
+inline void kperf_wide_row_source(int group_y, int row0, int dy, int* ra, int* rb, float* wr,
+                                  int* mix) {
+#if defined(KPERF_FUSED_ROWS) && OUT_KY == 1 && PY % SKIP == 0
+  // The fused local gather's compile-time row sources: rows that repeat a kept row read the
+  // same addresses, and the compiler merges their loads and arithmetic.
+  kperf_window_row_source(row0, dy, ra, rb, wr, mix);
+#else
+  kperf_scheme_row_source(group_y, row0 + dy, ra, rb, wr);
+  *mix = *ra != *rb;
+#endif
+}
+#endif
+
+#if KPERF_GLOBAL_VEC_ROWS && KPERF_IN_BYTES == 2 && !RECON_LI
+#define KPERF_GLOBAL_BITS_ROWS 1
+// A window row's 16-bit elements as stored, for an app that works on halves as they are
+// (median's packed selection): the addresses of kperf_read_window_row, no conversion.
+inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row) {
+  __global const ushort* elements = (__global const ushort*)in;
+#if VEC == 8
+  const uint4 block = ((__global const uint4*)in)[i / 8];
+  const uint words[4] = {block.s0, block.s1, block.s2, block.s3};
+#else
+  const uint2 block = ((__global const uint2*)in)[i / 4];
+  const uint words[2] = {block.s0, block.s1};
+#endif
+#pragma unroll
+  for (int k = 0; k < VEC / 2; ++k) {
+    row[RADIUS + 2 * k] = (ushort)words[k];
+    row[RADIUS + 2 * k + 1] = (ushort)(words[k] >> 16);
+  }
+#pragma unroll
+  for (int r = 0; r < RADIUS; ++r) {
+    row[r] = elements[i - RADIUS + r];
+    row[RADIUS + VEC + r] = elements[i + VEC + r];
+  }
+}
+
+// kperf_gather_window_global's window as element bits, where its rows read wide; false
+// otherwise (the caller then takes the float path).
+inline bool kperf_gather_window_bits(KPERF_INPUT_PARAM in, int width, int height, ushort* win,
+                                     int group_y, int group_x, int row0, int col0) {
+  const int gy0 = group_y * BLOCK_Y - RADIUS;
+  const int gxo = group_x * BLOCK_X + col0;  // the window's first output column
+  if (!kperf_wide_row_inside(width, gxo)) return false;
+#pragma unroll
+  for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
+    int ra, rb, mix;
+    float wr;
+    kperf_wide_row_source(group_y, row0, dy, &ra, &rb, &wr, &mix);
+    kperf_read_window_row_bits(in, kperf_src_row(gy0 + ra, height) * width + gxo,
+                               &win[dy * KPERF_WIN_W]);
+  }
+  return true;
+}
+#endif
+
 // Elements col0 .. col0 + KPERF_WIN_W - 1 of row t of this group's tile, a row that is its own
 // source, read from global memory (the global load path's kept rows).
 inline void kperf_global_row(KPERF_INPUT_PARAM in, int width, int height, int t, int col0,
@@ -461,14 +520,7 @@ inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int heig
     for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
       int ra, rb, mix;
       float wr;
-#if defined(KPERF_FUSED_ROWS) && OUT_KY == 1 && PY % SKIP == 0
-      // The fused local gather's compile-time row sources: rows that repeat a kept row read the
-      // same addresses, and the compiler merges their loads and arithmetic.
-      kperf_window_row_source(row0, dy, &ra, &rb, &wr, &mix);
-#else
-      kperf_scheme_row_source(group_y, row0 + dy, &ra, &rb, &wr);
-      mix = ra != rb;
-#endif
+      kperf_wide_row_source(group_y, row0, dy, &ra, &rb, &wr, &mix);
       float row[KPERF_WIN_W];
       kperf_read_window_row(in, kperf_src_row(gy0 + ra, height) * width + gxo, row);
 #if RECON_LI

@@ -372,7 +372,8 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
     for (const Variant& v : parse_variants(a)) paired.push_back(v);
   const std::vector<WorkGroup> wgs = {{8, 4, 2, 1}, {4, 2, 4, 3}, {4, 2, 8, 2}};
   int compared = 0;
-  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{52, 29}, {45, 37}}) {
+  // 56 wide: whole 8-wide blocks, so VEC 8 rows read wide and f16 takes the stored-bits path.
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{56, 29}, {45, 37}}) {
     const Grid input = test::random_grid(w, h, 31);
     const Outcome pairs = test::run_through_runner(*env, {&app}, paired, wgs, input, nullptr, 1,
                                                    KPERF_TEST_KERNEL_ROOT, false, {},
@@ -410,6 +411,40 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
       });
   for (const auto& row : kept.rows) EXPECT_EQ(row.status, "ok") << row.key << row.build_log;
   EXPECT_EQ(kept.rows.size(), 7u);
+
+  // The stored-bits path (f16 on the global load path) is the one these builds take, host-packed
+  // rows included, and gives the float selection's outputs; f16in keeps its float window.
+  const Grid wide_input = test::random_grid(64, 21, 41);
+  const std::vector<WorkGroup> wide_wgs = {{4, 2, 8, 2}, {8, 2, 4, 3}};
+  std::vector<Variant> bits_variants = parse_variants(axes("accurate", "nn", "global", "f16"));
+  for (const Variant& v : parse_variants(axes("rows:2", "nn", "global", "f16", "device,host")))
+    bits_variants.push_back(v);
+  const Outcome bits =
+      test::run_through_runner(*env, {&app}, bits_variants, wide_wgs, wide_input, nullptr, 1,
+                               KPERF_TEST_KERNEL_ROOT, false, {}, ops + " -DMEDIAN_EXPECT_BITS=1");
+  const Outcome bits_floats = test::run_through_runner(
+      *env, {&app}, bits_variants, wide_wgs, wide_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false,
+      {}, "-DKPERF_HALF_PAIR_OPS=0 -DMEDIAN_EXPECT_BITS=0");
+  int bits_compared = 0;
+  for (const auto& v : bits_variants)
+    for (const auto& wg : wide_wgs) {
+      const ResultRow* a = bits.find(app.name, v, wg);
+      const ResultRow* b = bits_floats.find(app.name, v, wg);
+      ASSERT_TRUE(a && b) << v.label() << " " << v.axes_key();
+      ASSERT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
+      ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
+      const Grid& ga = bits.outputs.at(a->key);
+      const Grid& gb = bits_floats.outputs.at(b->key);
+      ASSERT_EQ(std::memcmp(ga.data.data(), gb.data.data(), ga.data.size() * sizeof(float)), 0)
+          << a->key;
+      ++bits_compared;
+    }
+  EXPECT_EQ(bits_compared, 3 * 2);
+  const Outcome f16in = test::run_through_runner(
+      *env, {&app}, parse_variants(axes("accurate", "nn", "global", "f16in")), {{4, 2, 8, 2}},
+      wide_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {}, ops + " -DMEDIAN_EXPECT_BITS=0");
+  ASSERT_EQ(f16in.rows.size(), 1u);
+  EXPECT_EQ(f16in.rows[0].status, "ok") << f16in.rows[0].build_log;
 }
 
 // --transfers: every repetition has an upload, a download and the launches, each positive;
