@@ -170,6 +170,20 @@ inline uint median_output_bits(const MED_T* selected, int j) {
   return j < MED_VEC ? pair & 0xffffu : pair >> 16;
 }
 
+// One output row's VEC halves as one aligned store at vector index i.
+inline void median_store_bits(__global KPERF_OUT_T* out, int i, const MED_T* selected) {
+  uint words[VEC / 2];
+#pragma unroll
+  for (int k = 0; k < VEC / 2; ++k)
+    words[k] =
+        median_output_bits(selected, 2 * k) | (median_output_bits(selected, 2 * k + 1) << 16);
+#if VEC == 8
+  ((__global uint4*)out)[i] = (uint4)(words[0], words[1], words[2], words[3]);
+#else
+  ((__global uint2*)out)[i] = (uint2)(words[0], words[1]);
+#endif
+}
+
 __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T* out, int width,
                                       int height) {
   ushort bits[KPERF_WIN_H * KPERF_WIN_W];
@@ -183,22 +197,18 @@ __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T
         pairs[r * MED_WIN_W + c] = (uint)bits[r * KPERF_WIN_W + c] |
                                    ((uint)bits[r * KPERF_WIN_W + c + MED_VEC] << 16);
     median_select(pairs, selected);
-    // The row lies inside the grid along x (wide rows), so each output row is one aligned store.
+    // The row lies inside the grid along x (wide rows), so each output row is one aligned store;
+    // where every row lies inside along y too (most blocks), without a test per row.
     const int y0 = kperf_out_y0(), x0 = kperf_out_x0();
+    const int i0 = KPERF_UDIV(y0 * width + x0, VEC), row_step = KPERF_UDIV(width, VEC);
+    if (y0 + PY <= height) {
 #pragma unroll
-    for (int p = 0; p < PY; ++p) {
-      if (y0 + p >= height) break;
-      uint words[VEC / 2];
+      for (int p = 0; p < PY; ++p)
+        median_store_bits(out, i0 + p * row_step, &selected[p * MED_VEC]);
+    } else {
 #pragma unroll
-      for (int k = 0; k < VEC / 2; ++k)
-        words[k] = median_output_bits(&selected[p * MED_VEC], 2 * k) |
-                   (median_output_bits(&selected[p * MED_VEC], 2 * k + 1) << 16);
-#if VEC == 8
-      ((__global uint4*)out)[((y0 + p) * width + x0) / 8] =
-          (uint4)(words[0], words[1], words[2], words[3]);
-#else
-      ((__global uint2*)out)[((y0 + p) * width + x0) / 4] = (uint2)(words[0], words[1]);
-#endif
+      for (int p = 0; p < PY; ++p)
+        if (y0 + p < height) median_store_bits(out, i0 + p * row_step, &selected[p * MED_VEC]);
     }
     return;
   }

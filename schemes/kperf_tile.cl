@@ -127,6 +127,10 @@
 #define KPERF_STR_(x) #x
 #define KPERF_STR(x) KPERF_STR_(x)
 // Eight floats as two 16-byte stores (vstore8 was scalarised by NVIDIA's compiler).
+// i / n for an index known to be non-negative: one shift for a power-of-two n, where a signed
+// division costs three instructions, and a wide kernel divides each of its row addresses.
+#define KPERF_UDIV(i, n) ((int)((uint)(i) / (uint)(n)))
+
 inline void kperf_store_float8(float8 v, __global float* p, int i8) {
   ((__global float4*)p)[2 * i8] = v.lo;
   ((__global float4*)p)[2 * i8 + 1] = v.hi;
@@ -193,14 +197,17 @@ inline int kperf_item_col(int q) { return (int)get_local_id(0) * ITEM_COLS + q *
 #if KPERF_PROBE_NO_LOADS
 #undef kperf_read_in
 #undef kperf_read_in4
-#define kperf_read_in(p, i) ((float)((i) & 1023))
-#define kperf_read_in4(p, i4) ((float4)((float)((i4) & 1023)))
+// The value depends on the pointer as well as the index: callers may address a row's loads
+// from one pointer with constant indices (kperf_read_window_row).
+#define KPERF_PROBE_BITS(p, i) (((uint)(size_t)(p) / (uint)sizeof(*(p)) + (uint)(i)) & 1023)
+#define kperf_read_in(p, i) ((float)KPERF_PROBE_BITS(p, i))
+#define kperf_read_in4(p, i4) ((float4)((float)KPERF_PROBE_BITS(p, i4)))
 #undef kperf_read_in8
-#define kperf_read_in8(p, i8) ((float8)((float)((i8) & 1023)))
+#define kperf_read_in8(p, i8) ((float8)((float)KPERF_PROBE_BITS(p, i8)))
 #undef kperf_read_in2
-#define kperf_read_in2(p, i2) ((float2)((float)((i2) & 1023)))
+#define kperf_read_in2(p, i2) ((float2)((float)KPERF_PROBE_BITS(p, i2)))
 #undef kperf_read_in_vec
-#define kperf_read_in_vec(p, i) ((KPERF_IN_VEC_T)((i) & 1023))
+#define kperf_read_in_vec(p, i) ((KPERF_IN_VEC_T)KPERF_PROBE_BITS(p, i))
 #endif
 
 // Clamp-to-edge read of a global buffer (the local and global load paths), at the storage
@@ -256,7 +263,7 @@ inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width
     for (int k = 0; k < KPERF_LOAD_ITERS; ++k) {
       const int i = lid + k * WG_SIZE;
       if (i < total) {
-        const int j = i / KPERF_IN_CHUNKS;
+        const int j = KPERF_UDIV(i, KPERF_IN_CHUNKS);
         const int gy = kperf_src_row(gy0 + KPERF_RUN_ROW(first, step, run, j), height);
         staged[k] = kperf_read_in_vec(in, gy * (kperf_src_width(width) / KPERF_IN_VEC) + xa +
                                               (i - j * KPERF_IN_CHUNKS));
@@ -266,7 +273,7 @@ inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width
     for (int k = 0; k < KPERF_LOAD_ITERS; ++k) {
       const int i = lid + k * WG_SIZE;
       if (i < total) {
-        const int j = i / KPERF_IN_CHUNKS;
+        const int j = KPERF_UDIV(i, KPERF_IN_CHUNKS);
         kperf_in_vec_to_local((__local float4*)tile + KPERF_RUN_ROW(first, step, run, j) * TILE_CHUNKS +
                                   (i - j * KPERF_IN_CHUNKS) * (KPERF_IN_VEC / 4),
                               staged[k]);
@@ -277,7 +284,7 @@ inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width
 #endif
   const int gx0 = kperf_tile_origin_x();
   for (int i = lid; i < n_rows * TILE_W; i += WG_SIZE) {
-    const int j = i / TILE_W;
+    const int j = KPERF_UDIV(i, TILE_W);
     const int tx = i - j * TILE_W;
     const int ty = KPERF_RUN_ROW(first, step, run, j);
     TILE_AT(tile, ty, tx) = kperf_load(in, width, height, gy0 + ty, gx0 + tx);
@@ -398,30 +405,33 @@ inline bool kperf_wide_row_inside(int width, int gxo) {
   return width % VEC == 0 && gxo % VEC == 0 && gxo >= RADIUS && gxo + VEC + RADIUS <= width;
 }
 // Window row elements from global index i (the first output's column, where
-// kperf_wide_row_inside holds): VEC as one aligned load, RADIUS on each side.
+// kperf_wide_row_inside holds): VEC as one aligned load, RADIUS on each side. Every load is
+// addressed from one pointer to element i (aligned to VEC elements), so a row costs one address
+// and its side loads take constant offsets.
 inline void kperf_read_window_row(KPERF_INPUT_PARAM in, int i, float* row) {
+  KPERF_INPUT_PARAM at = in + i;
 #if VEC == 8
-  vstore8(kperf_read_in8(in, i / 8), 0, row + RADIUS);
+  vstore8(kperf_read_in8(at, 0), 0, row + RADIUS);
 #else
-  vstore4(kperf_read_in4(in, i / 4), 0, row + RADIUS);
+  vstore4(kperf_read_in4(at, 0), 0, row + RADIUS);
 #endif
 #if KPERF_GLOBAL_SIDE_CHUNKS
   float sides[8];
-  vstore4(kperf_read_in4(in, i / 4 - 1), 0, sides);
-  vstore4(kperf_read_in4(in, (i + VEC) / 4), 1, sides);
+  vstore4(kperf_read_in4(at, -1), 0, sides);
+  vstore4(kperf_read_in4(at, VEC / 4), 1, sides);
 #pragma unroll
   for (int r = 0; r < RADIUS; ++r) {
     row[r] = sides[4 - RADIUS + r];
     row[RADIUS + VEC + r] = sides[4 + r];
   }
 #elif KPERF_GLOBAL_SIDE_WORDS
-  vstore2(kperf_read_in2(in, i / 2 - 1), 0, row);
-  vstore2(kperf_read_in2(in, (i + VEC) / 2), 0, row + RADIUS + VEC);
+  vstore2(kperf_read_in2(at, -1), 0, row);
+  vstore2(kperf_read_in2(at, VEC / 2), 0, row + RADIUS + VEC);
 #else
 #pragma unroll
   for (int r = 0; r < RADIUS; ++r) {
-    row[r] = kperf_read_in(in, i - RADIUS + r);
-    row[RADIUS + VEC + r] = kperf_read_in(in, i + VEC + r);
+    row[r] = kperf_read_in(at, r - RADIUS);
+    row[RADIUS + VEC + r] = kperf_read_in(at, VEC + r);
   }
 #endif
 }
@@ -447,12 +457,12 @@ inline void kperf_wide_row_source(int group_y, int row0, int dy, int* ra, int* r
 // A window row's 16-bit elements as stored, for an app that works on halves as they are
 // (median's packed selection): the addresses of kperf_read_window_row, no conversion.
 inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row) {
-  __global const ushort* elements = (__global const ushort*)in;
+  __global const ushort* elements = (__global const ushort*)in + i;
 #if VEC == 8
-  const uint4 block = ((__global const uint4*)in)[i / 8];
+  const uint4 block = *(__global const uint4*)elements;
   const uint words[4] = {block.s0, block.s1, block.s2, block.s3};
 #else
-  const uint2 block = ((__global const uint2*)in)[i / 4];
+  const uint2 block = *(__global const uint2*)elements;
   const uint words[2] = {block.s0, block.s1};
 #endif
 #pragma unroll
@@ -462,8 +472,8 @@ inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row)
   }
 #pragma unroll
   for (int r = 0; r < RADIUS; ++r) {
-    row[r] = elements[i - RADIUS + r];
-    row[RADIUS + VEC + r] = elements[i + VEC + r];
+    row[r] = elements[r - RADIUS];
+    row[RADIUS + VEC + r] = elements[VEC + r];
   }
 }
 
@@ -637,18 +647,34 @@ inline void kperf_probe_centres(const float* win, float* result) {
 // Writes PY x VEC outputs whose first is (y0, x0) (float4 stores where the rows allow them).
 inline void kperf_store_at(__global KPERF_OUT_T* out, int width, int height, int y0, int x0,
                            const float* values) {
+#if VEC == 4 || VEC == 8
+  // A block wholly inside the grid (most of them): one aligned store per row and no per-row
+  // test, which a small kernel pays for in issue slots.
+  if (width % VEC == 0 && x0 + VEC <= width && y0 + PY <= height) {
+    const int i0 = KPERF_UDIV(y0 * width + x0, VEC), row_step = KPERF_UDIV(width, VEC);
+#pragma unroll
+    for (int p = 0; p < PY; ++p) {
+#if VEC == 4
+      kperf_write_out4(out, i0 + p * row_step, vload4(p, values));
+#else
+      kperf_write_out8(out, i0 + p * row_step, vload8(p, values));
+#endif
+    }
+    return;
+  }
+#endif
 #pragma unroll
   for (int p = 0; p < PY; ++p) {
     const int y = y0 + p;
     if (y >= height) return;
 #if VEC == 4
     if ((width & 3) == 0 && x0 + 3 < width) {
-      kperf_write_out4(out, (y * width + x0) / 4, vload4(p, values));
+      kperf_write_out4(out, KPERF_UDIV(y * width + x0, 4), vload4(p, values));
       continue;
     }
 #elif VEC == 8
     if ((width & 7) == 0 && x0 + 7 < width) {
-      kperf_write_out8(out, (y * width + x0) / 8, vload8(p, values));
+      kperf_write_out8(out, KPERF_UDIV(y * width + x0, 8), vload8(p, values));
       continue;
     }
 #endif
@@ -733,11 +759,11 @@ inline void kperf_pipe_stage(float4* staged, __global const float* in, int width
   for (int k = 0; k < KPERF_PIPE_ITERS; ++k) {
     const int i = lid + k * WG_SIZE;
     if (i < KPERF_PIPE_ROWS * TILE_CHUNKS) {
-      const int j = i / TILE_CHUNKS;
+      const int j = KPERF_UDIV(i, TILE_CHUNKS);
       const int c = i - j * TILE_CHUNKS;
       const int gy = clamp(gy0 + j * KPERF_PIPE_STEP, 0, height - 1);
       if (inside) {
-        staged[k] = ((__global const float4*)in)[(gy * width + xa) / 4 + c];
+        staged[k] = ((__global const float4*)in)[KPERF_UDIV(gy * width + xa, 4) + c];
       } else {
         const int x = xa + 4 * c;
         staged[k] = (float4)(in[gy * width + clamp(x, 0, width - 1)],
@@ -755,7 +781,7 @@ inline void kperf_pipe_commit(const float4* staged, __local float* tile) {
   for (int k = 0; k < KPERF_PIPE_ITERS; ++k) {
     const int i = lid + k * WG_SIZE;
     if (i < KPERF_PIPE_ROWS * TILE_CHUNKS) {
-      const int j = i / TILE_CHUNKS;
+      const int j = KPERF_UDIV(i, TILE_CHUNKS);
       ((__local float4*)tile)[j * KPERF_PIPE_STEP * TILE_CHUNKS + (i - j * TILE_CHUNKS)] = staged[k];
     }
   }

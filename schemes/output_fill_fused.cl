@@ -88,7 +88,7 @@ inline void kperf_store_x_row(__global KPERF_OUT_T* out, int width, int y, int x
   if ((width & 3) == 0 && x0 + ITEM_COLS <= width) {
 #pragma unroll
     for (int c = 0; c < ITEM_COLS / 4; ++c)
-      kperf_write_out4(out, (y * width + x0) / 4 + c, vload4(c, row));
+      kperf_write_out4(out, KPERF_UDIV(y * width + x0, 4) + c, vload4(c, row));
   } else
 #endif
   {
