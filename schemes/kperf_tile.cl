@@ -644,17 +644,6 @@ inline void kperf_probe_centres(const float* win, float* result) {
 #define KPERF_COMPUTE(block_fn, win, result) \
   KPERF_COMPUTE_AT(block_fn, win, result, kperf_out_y0(), kperf_out_x0())
 
-#if VEC == 4 || VEC == 8
-// One output row of VEC values at vector index i, a row inside the grid.
-inline void kperf_store_row_inside(__global KPERF_OUT_T* out, int i, const float* row) {
-#if VEC == 4
-  kperf_write_out4(out, i, vload4(0, row));
-#else
-  kperf_write_out8(out, i, vload8(0, row));
-#endif
-}
-#endif
-
 // Writes PY x VEC outputs whose first is (y0, x0) (float4 stores where the rows allow them).
 inline void kperf_store_at(__global KPERF_OUT_T* out, int width, int height, int y0, int x0,
                            const float* values) {
@@ -664,7 +653,13 @@ inline void kperf_store_at(__global KPERF_OUT_T* out, int width, int height, int
   if (width % VEC == 0 && x0 + VEC <= width && y0 + PY <= height) {
     const int i0 = KPERF_UDIV(y0 * width + x0, VEC), row_step = KPERF_UDIV(width, VEC);
 #pragma unroll
-    for (int p = 0; p < PY; ++p) kperf_store_row_inside(out, i0 + p * row_step, &values[p * VEC]);
+    for (int p = 0; p < PY; ++p) {
+#if VEC == 4
+      kperf_write_out4(out, i0 + p * row_step, vload4(p, values));
+#else
+      kperf_write_out8(out, i0 + p * row_step, vload8(p, values));
+#endif
+    }
     return;
   }
 #endif

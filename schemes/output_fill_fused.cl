@@ -46,15 +46,11 @@ inline int kperf_fused_line(int c, int d, int n, int k, int* interp, float* w) {
 // work-item's computed column j = i / OUT_KX, global computed column J. Before the grid's first
 // and past its last computed column, copies of those (the columns past the region are written
 // by kperf_store_x_row).
-// inside (a constant after inlining) says that every computed column of the region has a
-// computed column on each side inside the grid, so the tests on J fold away.
-inline void kperf_fused_x_row(int x0, int width, const float* line, int stride, float* row,
-                              bool inside) {
-  const int j0 = x0 / OUT_KX;
-  const int m = inside ? INT_MAX : (width - OUT_KX / 2 + OUT_KX - 1) / OUT_KX;
+inline void kperf_fused_x_row(int x0, int width, const float* line, int stride, float* row) {
+  const int j0 = x0 / OUT_KX, m = (width - OUT_KX / 2 + OUT_KX - 1) / OUT_KX;
 #pragma unroll
   for (int i = 0; i < ITEM_COLS; ++i) {
-    const int j = i / OUT_KX, d = i % OUT_KX - OUT_KX / 2, J = inside ? 1 : j0 + j;
+    const int j = i / OUT_KX, d = i % OUT_KX - OUT_KX / 2, J = j0 + j;
     const float here = KPERF_X_LINE(j);
     row[i] = here;
     if (d < 0) {
@@ -86,11 +82,10 @@ inline void kperf_fused_x_row(int x0, int width, const float* line, int stride, 
 
 // Stores the ITEM_COLS outputs from (y, x0) (vector stores where the row allows them) and, where
 // no computed column follows inside the grid, the copies of the last one up to the grid's edge.
-// inside: the region lies inside the grid with the next computed column too (no test).
 inline void kperf_store_x_row(__global KPERF_OUT_T* out, int width, int y, int x0,
-                              const float* row, bool inside) {
+                              const float* row) {
 #if ITEM_COLS % 4 == 0
-  if (inside || ((width & 3) == 0 && x0 + ITEM_COLS <= width)) {
+  if ((width & 3) == 0 && x0 + ITEM_COLS <= width) {
 #pragma unroll
     for (int c = 0; c < ITEM_COLS / 4; ++c)
       kperf_write_out4(out, KPERF_UDIV(y * width + x0, 4) + c, vload4(c, row));
@@ -102,7 +97,7 @@ inline void kperf_store_x_row(__global KPERF_OUT_T* out, int width, int y, int x
       if (x0 + i < width) kperf_write_out(out, y * width + x0 + i, row[i]);
   }
   // Past the region: outputs before the next computed column, when that one is past the grid.
-  if (!inside && x0 + ITEM_COLS + OUT_KX / 2 >= width) {
+  if (x0 + ITEM_COLS + OUT_KX / 2 >= width) {
     const float last = row[ITEM_COLS - 1 - (OUT_KX - 1 - OUT_KX / 2)];
 #pragma unroll
     for (int i = 0; i < OUT_KX / 2; ++i)
@@ -111,18 +106,13 @@ inline void kperf_store_x_row(__global KPERF_OUT_T* out, int width, int y, int x
 }
 #endif
 
-// kperf_output_store's writes; inside (a constant after inlining: the function is called once
-// with true and once with false) says that every line the work-item writes lies inside the grid
-// with a computed line on each side, so kperf_fused_line's tests fold and each row is stored
-// without one. A small kernel pays for those tests in issue slots.
-inline void kperf_fused_store(__global KPERF_OUT_T* out, int width, int height, const float* vals,
-                              bool inside) {
-  // kperf_fused_line for a computed line c with computed lines on both sides: c = k, n = 4k.
-#define KPERF_FUSED_LINE(c, d, n, iy, wy)                               \
-  (inside ? kperf_fused_line(OUT_KY, d, 4 * OUT_KY, OUT_KY, iy, wy) \
-          : kperf_fused_line(c, d, n, OUT_KY, iy, wy))
+// Writes what this work-item owns from its computed outputs vals (KPERF_OUT_NQY x KPERF_OUT_NQX
+// blocks of PY x VEC), rounded first to the stored precision, as the separate fill reads them.
+inline void kperf_output_store(__global KPERF_OUT_T* out, int width, int height, float* vals) {
+#pragma unroll
+  for (int i = 0; i < KPERF_OUT_NQY * KPERF_OUT_NQX * PY * VEC; ++i) vals[i] = kperf_round_out(vals[i]);
 #if OUT_KX == 1
-  // rows:K: whole output rows of VEC, vector stores where the rows allow them.
+  // rows:K: whole output rows of VEC, float4 stores where the rows allow them.
   const int gy0 = (int)get_group_id(1) * BLOCK_Y, x0 = kperf_out_x0();
   int iy;
   float wy;
@@ -131,7 +121,7 @@ inline void kperf_fused_store(__global KPERF_OUT_T* out, int width, int height, 
     const int c = gy0 + kperf_item_row(q);
 #pragma unroll
     for (int d = -(OUT_KY / 2); d < OUT_KY; ++d) {
-      if (!KPERF_FUSED_LINE(c, d, height, &iy, &wy)) continue;
+      if (!kperf_fused_line(c, d, height, OUT_KY, &iy, &wy)) continue;
       float row[VEC];
 #pragma unroll
       for (int v = 0; v < VEC; ++v) row[v] = vals[q * VEC + v];
@@ -139,12 +129,6 @@ inline void kperf_fused_store(__global KPERF_OUT_T* out, int width, int height, 
       if (iy)
 #pragma unroll
         for (int v = 0; v < VEC; ++v) row[v] = mad(wy, vals[(q + 1) * VEC + v] - row[v], row[v]);
-#endif
-#if VEC == 4 || VEC == 8
-      if (inside) {
-        kperf_store_row_inside(out, KPERF_UDIV((c + d) * width + x0, VEC), row);
-        continue;
-      }
 #endif
       kperf_store_at(out, width, height, c + d, x0, row);
     }
@@ -158,10 +142,10 @@ inline void kperf_fused_store(__global KPERF_OUT_T* out, int width, int height, 
   const int y0 = kperf_out_y0();
 #pragma unroll
   for (int p = 0; p < PY; ++p) {
-    if (!inside && y0 + p >= height) return;
+    if (y0 + p >= height) return;
     float row[ITEM_COLS];
-    kperf_fused_x_row(x0, width, &vals[p], PY * VEC, row, inside);
-    kperf_store_x_row(out, width, y0 + p, x0, row, inside);
+    kperf_fused_x_row(x0, width, &vals[p], PY * VEC, row);
+    kperf_store_x_row(out, width, y0 + p, x0, row);
   }
 #else
   // center:K: along x, then along y (bilinear in the separate fill's order).
@@ -173,54 +157,20 @@ inline void kperf_fused_store(__global KPERF_OUT_T* out, int width, int height, 
     const int cy = gy0 + kperf_item_row(qy);
 #pragma unroll
     for (int dy = -(OUT_KY / 2); dy < OUT_KY; ++dy) {
-      if (!KPERF_FUSED_LINE(cy, dy, height, &iy, &wy)) continue;
+      if (!kperf_fused_line(cy, dy, height, OUT_KY, &iy, &wy)) continue;
       float row[ITEM_COLS];
-      kperf_fused_x_row(x0, width, &vals[qy * KPERF_OUT_NQX], 1, row, inside);
+      kperf_fused_x_row(x0, width, &vals[qy * KPERF_OUT_NQX], 1, row);
 #if OUT_LI
       if (iy) {
         float below[ITEM_COLS];
-        kperf_fused_x_row(x0, width, &vals[(qy + 1) * KPERF_OUT_NQX], 1, below, inside);
+        kperf_fused_x_row(x0, width, &vals[(qy + 1) * KPERF_OUT_NQX], 1, below);
 #pragma unroll
         for (int i = 0; i < ITEM_COLS; ++i) row[i] = mad(wy, below[i] - row[i], row[i]);
       }
 #endif
-      kperf_store_x_row(out, width, cy + dy, x0, row, inside);
+      kperf_store_x_row(out, width, cy + dy, x0, row);
     }
   }
 #endif
 #endif
-#undef KPERF_FUSED_LINE
-}
-
-// Whether every line this work-item writes lies inside the grid with a computed line on each
-// side (kperf_fused_store's inside): along y its computed rows from the second period to the
-// one before the last, along x its columns likewise and its region whole, in rows of vectors.
-inline bool kperf_fused_inside(int width, int height) {
-  bool inside = true;
-#if OUT_KY > 1
-  const int gy0 = (int)get_group_id(1) * BLOCK_Y;
-  inside = inside && gy0 + kperf_item_row(0) >= OUT_KY &&
-           gy0 + kperf_item_row(OUT_PY - 1) + OUT_KY < height;
-#else
-  inside = inside && kperf_out_y0() + PY <= height;
-#endif
-#if OUT_KX > 1
-  const int x0 = kperf_out_x0(), m = (width - OUT_KX / 2 + OUT_KX - 1) / OUT_KX;
-  inside = inside && ITEM_COLS % 4 == 0 && (width & 3) == 0 && x0 / OUT_KX >= 1 &&
-           x0 / OUT_KX + OUT_VEC < m && x0 + ITEM_COLS + OUT_KX / 2 < width;
-#else
-  inside = inside && (VEC == 4 || VEC == 8) && width % VEC == 0 && kperf_out_x0() + VEC <= width;
-#endif
-  return inside;
-}
-
-// Writes what this work-item owns from its computed outputs vals (KPERF_OUT_NQY x KPERF_OUT_NQX
-// blocks of PY x VEC), rounded first to the stored precision, as the separate fill reads them.
-inline void kperf_output_store(__global KPERF_OUT_T* out, int width, int height, float* vals) {
-#pragma unroll
-  for (int i = 0; i < KPERF_OUT_NQY * KPERF_OUT_NQX * PY * VEC; ++i) vals[i] = kperf_round_out(vals[i]);
-  if (kperf_fused_inside(width, height))
-    kperf_fused_store(out, width, height, vals, true);
-  else
-    kperf_fused_store(out, width, height, vals, false);
 }
