@@ -126,11 +126,11 @@
 
 #define KPERF_STR_(x) #x
 #define KPERF_STR(x) KPERF_STR_(x)
-// Eight floats as two 16-byte stores (vstore8 was scalarised by NVIDIA's compiler).
 // i / n for an index known to be non-negative: one shift for a power-of-two n, where a signed
 // division costs three instructions, and a wide kernel divides each of its row addresses.
 #define KPERF_UDIV(i, n) ((int)((uint)(i) / (uint)(n)))
 
+// Eight floats as two 16-byte stores (vstore8 was scalarised by NVIDIA's compiler).
 inline void kperf_store_float8(float8 v, __global float* p, int i8) {
   ((__global float4*)p)[2 * i8] = v.lo;
   ((__global float4*)p)[2 * i8 + 1] = v.hi;
