@@ -185,7 +185,7 @@ inline int kperf_item_col(int q) { return (int)get_local_id(0) * ITEM_COLS + q *
 // Differential probes (`--cl-options`), for telling memory time from compute time; their outputs
 // are not the app's. KPERF_PROBE_LOADS_ONLY stores each output's own (reconstructed) window
 // element instead of computing: the load path, the scheme and the stores, no arithmetic.
-// KPERF_PROBE_NO_LOADS turns every read of an input buffer into a value made from its index,
+// KPERF_PROBE_NO_LOADS turns every read of an input buffer into a value made from its address,
 // which the compiler cannot fold: the same addresses, local stores, reconstruction, arithmetic
 // and stores, with no global loads (buffer load paths; image reads stay).
 #ifndef KPERF_PROBE_LOADS_ONLY
