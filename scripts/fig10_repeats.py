@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Fig. 10's output schemes over repeated runs of scripts/fig10.sh: for each app, output scheme
+and reconstruction, the speedup over that run's own Paraprox baseline (accurate, no output
+scheme, global load path, at its best launch shape) of the one-launch (fused) configuration at
+its best shape and load path, run by run; their median; and in how many runs it is not slower
+than the baseline. Where kernels take a few microseconds (1024^2 on a large GPU), one run's
+ranking moves with the run-to-run spread; a cell that holds in every run does not depend on it.
+
+usage: fig10_repeats.py RUN.json[.gz] [RUN.json[.gz] ...]   (a markdown table on stdout)
+"""
+import gzip
+import json
+import statistics
+import sys
+
+
+def fail(message):
+    print(f"fig10_repeats.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(path):
+    try:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
+            doc = json.load(f)
+        rows = doc["results"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        fail(f"{path}: not a kperf run file ({e})")
+    baseline, best = {}, {}
+    for r in rows:
+        if r.get("status") != "ok" or r.get("scheme") != "accurate":
+            continue
+        t = r["time_ns"]["median"]
+        if r["output"] == "none":
+            if r["load"] == "global" and t < baseline.get(r["app"], float("inf")):
+                baseline[r["app"]] = t
+        elif r.get("output_fill") == "fused":
+            cell = (r["app"], r["output"], r["output_recon"])
+            best[cell] = min(best.get(cell, float("inf")), t)
+    cells = {c: baseline[c[0]] / t for c, t in best.items() if c[0] in baseline}
+    if not cells:
+        fail(f"{path}: no fused output scheme with its global accurate baseline")
+    return cells
+
+
+def main(paths):
+    if not paths:
+        fail("usage: fig10_repeats.py RUN.json[.gz] [RUN.json[.gz] ...]")
+    runs = [load(p) for p in paths]
+    cells = sorted(set.intersection(*(set(r) for r in runs)))
+    if not cells:
+        fail("the runs share no cell")
+    print("| cell | " + " | ".join(f"run {i + 1}" for i in range(len(runs))) +
+          " | median | runs >= 1.00 |")
+    print("|---" * (len(runs) + 3) + "|")
+    always = never = 0
+    for cell in cells:
+        ratios = [r[cell] for r in runs]
+        holds = sum(x >= 1.0 for x in ratios)
+        always += holds == len(runs)
+        never += holds == 0
+        print(f"| {'/'.join(cell)} | " + " | ".join(f"{x:.2f}" for x in ratios) +
+              f" | {statistics.median(ratios):.2f} | {holds} of {len(runs)} |")
+    per_run = ", ".join(str(sum(r[c] >= 1.0 for c in cells)) for r in runs)
+    print(f"\n{len(cells)} cells: {always} hold in every run, {never} in none; "
+          f"cells that hold, run by run: {per_run}.")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
