@@ -11,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, finish
+
 
 def row(output, load, fill, t, scheme="accurate", recon="nn"):
     return {"status": "ok", "app": "gaussian3", "scheme": scheme, "output": output,
@@ -20,14 +22,6 @@ def row(output, load, fill, t, scheme="accurate", recon="nn"):
 
 def main():
     script = sys.argv[1]
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        passed += ok
-        failed += not ok
-        print(("ok   " if ok else "FAIL ") + what)
-
     runs = [
         # baseline 100 (the local accurate kernel at 80 is not Paraprox's baseline); rows:2 nn at
         # its best of two shapes and both load paths, 80; the separate fill and stencil ignored.
@@ -61,8 +55,7 @@ def main():
         run = subprocess.run([sys.executable, script, bad], capture_output=True, text=True)
         check(run.returncode == 2 and run.stdout == "" and len(run.stderr.splitlines()) == 1,
               f"malformed input: one line, exit 2 ({run.stderr.strip()})")
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(finish("fig10_repeats_test.py"))
 
 
 if __name__ == "__main__":
