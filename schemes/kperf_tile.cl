@@ -690,6 +690,80 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 
 #include KPERF_STR(KPERF_OUTPUT_FILE)
 
+// Under an output scheme along x on a tile that does not depend on the group (KPERF_FRAME_FREE:
+// the accurate input), a work-item's computed columns share one window, KPERF_X_WIN_W wide (their
+// windows, OUT_KX apart, side by side), gathered once; each computed output's window is a slice
+// of it. The slices hold the values their own gathers would (so the outputs do not change), the
+// loads that neighbouring windows share are issued once, and an app whose first stage works per
+// window column (median's column sorts) computes a shared column once: after unrolling the
+// slices are the same values, and the compiler merges the same operations on them.
+// -DKPERF_SHARED_X_WINDOW=0 gathers each window on its own, for comparison.
+#ifndef KPERF_SHARED_X_WINDOW
+#define KPERF_SHARED_X_WINDOW (OUT_KX > 1 && KPERF_FRAME_FREE)
+#endif
+#if defined(KPERF_EXPECT_SHARED_X_WINDOW) && KPERF_EXPECT_SHARED_X_WINDOW != KPERF_SHARED_X_WINDOW
+#error "KPERF_SHARED_X_WINDOW is not the one expected (KPERF_EXPECT_SHARED_X_WINDOW, tests)"
+#endif
+#if KPERF_SHARED_X_WINDOW
+#if !KPERF_FRAME_FREE || defined(KPERF_FUSED_ROWS)
+#error "KPERF_SHARED_X_WINDOW: only where every tile element holds its own value"
+#endif
+#define KPERF_X_WIN_W ((KPERF_OUT_NQX - 1) * OUT_KX + 1 + 2 * RADIUS)
+// Its first column from the region's first (x0); its aligned 4-element chunks from there.
+#define KPERF_X_WIN_OFF (OUT_KX / 2 - KPERF_OUT_PREV_X * OUT_KX - RADIUS)
+#define KPERF_FLOOR4(n) (((n) + 64) / 4 - 16)  // floor(n / 4) for n >= -64
+#define KPERF_X_CHUNK0 KPERF_FLOOR4(KPERF_X_WIN_OFF)
+#define KPERF_X_CHUNKS (KPERF_FLOOR4(KPERF_X_WIN_OFF + KPERF_X_WIN_W - 1) - KPERF_X_CHUNK0 + 1)
+
+// The shared window of computed row qy's outputs, whose first element is tile element
+// (row0, col0), from global memory: where the region's columns are aligned and every chunk lies
+// inside the grid, as aligned 4-element loads (each row one address, constant offsets);
+// otherwise element by element, clamped to the grid as every load path clamps.
+inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
+                                         int row0, int col0) {
+  const int gy0 = (int)get_group_id(1) * BLOCK_Y - RADIUS;
+  const int gx0 = (int)get_group_id(0) * BLOCK_X - RADIUS + col0;
+#if KPERF_COLS_OWN_SOURCE && KPERF_SRC_COLS_DIRECT && KPERF_LOAD_BUFFER && ITEM_COLS % 4 == 0
+  const int x0 = kperf_out_x0();
+  if ((width & 3) == 0 && x0 + 4 * KPERF_X_CHUNK0 >= 0 &&
+      x0 + 4 * (KPERF_X_CHUNK0 + KPERF_X_CHUNKS) <= width) {
+#pragma unroll
+    for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
+      KPERF_INPUT_PARAM at = in + kperf_src_row(gy0 + row0 + dy, height) * width + x0;
+      float chunks[4 * KPERF_X_CHUNKS];
+#pragma unroll
+      for (int ch = 0; ch < KPERF_X_CHUNKS; ++ch)
+        vstore4(kperf_read_in4(at, KPERF_X_CHUNK0 + ch), ch, chunks);
+#pragma unroll
+      for (int dx = 0; dx < KPERF_X_WIN_W; ++dx)
+        win[dy * KPERF_X_WIN_W + dx] = chunks[KPERF_X_WIN_OFF - 4 * KPERF_X_CHUNK0 + dx];
+    }
+    return;
+  }
+#endif
+#pragma unroll
+  for (int dy = 0; dy < KPERF_WIN_H; ++dy)
+#pragma unroll
+    for (int dx = 0; dx < KPERF_X_WIN_W; ++dx)
+      win[dy * KPERF_X_WIN_W + dx] = kperf_load(in, width, height, gy0 + row0 + dy, gx0 + dx);
+}
+
+// The same window from the local tile where it lies there (as KPERF_OUTPUT_WINDOW decides for
+// one computed output's window), else from global memory.
+#if KPERF_LOAD_TILE
+#define KPERF_X_WINDOW(win, in, width, height, row0, col0)                            \
+  if ((col0) >= 0 || ((col0) >= -TILE_OFF && kperf_rows_vectorizable(width))) {       \
+    _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H; ++dy)                        \
+    _Pragma("unroll") for (int dx = 0; dx < KPERF_X_WIN_W; ++dx)                      \
+      (win)[dy * KPERF_X_WIN_W + dx] = TILE_AT(kperf_tile, (row0) + dy, (col0) + dx); \
+  } else                                                                              \
+    kperf_gather_x_window_global(in, width, height, win, row0, col0)
+#else
+#define KPERF_X_WINDOW(win, in, width, height, row0, col0) \
+  kperf_gather_x_window_global(in, width, height, win, row0, col0)
+#endif
+#endif  // KPERF_SHARED_X_WINDOW
+
 // A work-item's work: gather its window(s), compute, store by the output scheme.
 #if OUT_KY == 1 && OUT_KX == 1
 #define KPERF_BODY(block_fn, in, out, width, height)                             \
@@ -713,6 +787,27 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
     KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                          \
                      (int)get_group_id(1) * BLOCK_Y + row0, (int)get_group_id(0) * BLOCK_X + col0); \
   }
+#if KPERF_SHARED_X_WINDOW
+// Each computed row's outputs from one shared window (its slices, one per computed column).
+#define KPERF_BODY(block_fn, in, out, width, height)                                          \
+  KPERF_TILE_FILL(in, width, height);                                                         \
+  float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];                          \
+  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy) {                              \
+    const int row0 = kperf_item_row(qy), col0 = kperf_item_col(-KPERF_OUT_PREV_X);            \
+    float shared_win[KPERF_WIN_H * KPERF_X_WIN_W];                                            \
+    KPERF_X_WINDOW(shared_win, in, width, height, row0, col0);                                \
+    _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx) {                            \
+      float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
+      _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H; ++dy)                              \
+      _Pragma("unroll") for (int dx = 0; dx < KPERF_WIN_W; ++dx)                              \
+        win[dy * KPERF_WIN_W + dx] = shared_win[dy * KPERF_X_WIN_W + qx * OUT_KX + dx];        \
+      KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(kperf_vals, qy, qx),                   \
+                       (int)get_group_id(1) * BLOCK_Y + row0,                                 \
+                       (int)get_group_id(0) * BLOCK_X + col0 + qx * OUT_KX);                  \
+    }                                                                                         \
+  }                                                                                           \
+  kperf_output_store(out, width, height, kperf_vals)
+#else
 #define KPERF_BODY(block_fn, in, out, width, height)                       \
   KPERF_TILE_FILL(in, width, height);                                      \
   float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];       \
@@ -720,6 +815,7 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
   _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx)             \
     KPERF_OUT_COMPUTE(block_fn, in, width, height, kperf_vals, qy, qx);    \
   kperf_output_store(out, width, height, kperf_vals)
+#endif
 #endif
 
 // Experimental pipelined tile (-DKPERF_PIPELINE_BLOCKS=N): each work-group computes N blocks

@@ -281,6 +281,46 @@ TEST(OutputScheme, InputSchemeIsAppliedToTheBlockThenTheOutputScheme) {
   }
 }
 
+// Under an output scheme along x on the accurate input a work-item's computed columns share one
+// window (KPERF_SHARED_X_WINDOW), whose slices hold the values each computed output's own window
+// reads: the outputs are bit for bit those of one gather per window, on every load path, with
+// aligned 4-element loads inside the grid (regions of 4, 8 and 12 columns), element by element
+// at its edges and for regions of 6 columns, and radius 1 and 2. Each build states which gather
+// it compiled, so the comparison cannot pass by building the same program twice.
+TEST(OutputScheme, SharedColumnWindowEqualsOneWindowPerComputedColumn) {
+  KPERF_REQUIRE_DEVICE();
+  const std::vector<WorkGroup> wgs = {{4, 2, 2, 2}, {4, 2, 4, 1}};
+  const std::vector<Variant> variants =
+      parse_variants(axes("accurate", "nn", "local,global", "cols:2,cols:3,center:3", "nn,li"));
+  const int w = 56, h = 29;
+  const Grid input = test::random_grid(w, h, 89);
+  for (const char* name : {"median", "gaussian5"}) {
+    const AppDescriptor& app = find_app(name);
+    const Outcome shared = test::run_through_runner(*env, {&app}, variants, wgs, input, nullptr, 1,
+                                                    KPERF_TEST_KERNEL_ROOT, false, {},
+                                                    "-DKPERF_EXPECT_SHARED_X_WINDOW=1");
+    const Outcome apart = test::run_through_runner(
+        *env, {&app}, variants, wgs, input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {},
+        "-DKPERF_SHARED_X_WINDOW=0 -DKPERF_EXPECT_SHARED_X_WINDOW=0");
+    int compared = 0;
+    for (const auto& v : variants)
+      for (const auto& wg : wgs) {
+        const ResultRow* a = shared.find(app.name, v, wg);
+        const ResultRow* b = apart.find(app.name, v, wg);
+        ASSERT_TRUE(a && b) << v.label();
+        ASSERT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
+        ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
+        const Grid& got = shared.outputs.at(a->key);
+        const Grid& want = apart.outputs.at(b->key);
+        for (std::size_t i = 0; i < got.data.size(); ++i)
+          ASSERT_EQ(std::memcmp(&got.data[i], &want.data[i], sizeof(float)), 0)
+              << a->key << " element " << i << ": " << got.data[i] << " vs " << want.data[i];
+        ++compared;
+      }
+    EXPECT_EQ(compared, 24) << name;  // 3 output schemes x nn, li x 2 load paths x 2 shapes
+  }
+}
+
 // Under an output scheme along y the accurate kernel reads only the windows of computed rows
 // (rows:3 of inversion: one row in three): the others, poisoned with NaN, change no output on
 // any load path, in either fill.
