@@ -701,7 +701,8 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 #ifndef KPERF_SHARED_X_WINDOW
 #define KPERF_SHARED_X_WINDOW (OUT_KX > 1 && KPERF_FRAME_FREE)
 #endif
-#if defined(KPERF_EXPECT_SHARED_X_WINDOW) && KPERF_EXPECT_SHARED_X_WINDOW != KPERF_SHARED_X_WINDOW
+#if defined(KPERF_EXPECT_SHARED_X_WINDOW) && \
+    KPERF_EXPECT_SHARED_X_WINDOW != KPERF_SHARED_X_WINDOW
 #error "KPERF_SHARED_X_WINDOW is not the one expected (KPERF_EXPECT_SHARED_X_WINDOW, tests)"
 #endif
 #if KPERF_SHARED_X_WINDOW
