@@ -3,7 +3,7 @@
 and reconstruction, the speedup over that run's own Paraprox baseline (accurate, no output
 scheme, global load path, at its best launch shape) of the one-launch (fused) configuration at
 its best shape and load path, run by run; their median; and in how many runs it is not slower
-than the baseline. Where kernels take a few microseconds (1024^2 on a large GPU), one run's
+than the baseline. Each app's baseline time per run heads the table. Where kernels take a few microseconds (1024^2 on a large GPU), one run's
 ranking moves with the run-to-run spread; a cell that holds in every run does not depend on it.
 
 usage: fig10_repeats.py RUN.json[.gz] [RUN.json[.gz] ...]   (a markdown table on stdout)
@@ -41,19 +41,25 @@ def load(path):
     cells = {c: baseline[c[0]] / t for c, t in best.items() if c[0] in baseline}
     if not cells:
         fail(f"{path}: no fused output scheme with its global accurate baseline")
-    return cells
+    return cells, baseline
 
 
 def main(paths):
     if not paths:
         fail("usage: fig10_repeats.py RUN.json[.gz] [RUN.json[.gz] ...]")
-    runs = [load(p) for p in paths]
+    loaded = [load(p) for p in paths]
+    runs = [cells for cells, _ in loaded]
     cells = sorted(set.intersection(*(set(r) for r in runs)))
     if not cells:
         fail("the runs share no cell")
     print("| cell | " + " | ".join(f"run {i + 1}" for i in range(len(runs))) +
           " | median | runs >= 1.00 |")
     print("|---" * (len(runs) + 3) + "|")
+    # Each run's baselines first: how far the runs' reference itself moved.
+    for app in sorted({c[0] for c in cells}):
+        times = [baseline[app] / 1e3 for _, baseline in loaded]
+        print(f"| {app} baseline, us | " + " | ".join(f"{t:.2f}" for t in times) +
+              f" | {statistics.median(times):.2f} | |")
     always = never = 0
     for cell in cells:
         ratios = [r[cell] for r in runs]

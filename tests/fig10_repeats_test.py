@@ -46,6 +46,10 @@ def main():
               "rows:2 nn: 100/80 and 90/100, median and count")
         check("| gaussian3/cols:2/nn | 0.80 | 1.25 | 1.02 | 1 of 2 |" in lines,
               "cols:2 nn: 100/125 and 90/72")
+        check("| gaussian3 baseline, us | 0.10 | 0.09 | 0.10 | |" in lines,
+              "each run's baseline: its best global accurate time (100 and 90 ns), and their median")
+        check(lines.index("| gaussian3 baseline, us | 0.10 | 0.09 | 0.10 | |") == 2,
+              "the baselines head the table")
         check(not any("separate" in l or "stencil" in l for l in lines), "only fused output schemes")
         check("2 cells: 0 hold in every run, 0 in none; cells that hold, run by run: 1, 1." in lines,
               "summary line")
