@@ -788,12 +788,11 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
     KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                          \
                      (int)get_group_id(1) * BLOCK_Y + row0, (int)get_group_id(0) * BLOCK_X + col0); \
   }
+// Computed row qy's outputs (KPERF_OUT_NQX of them, one per computed column) into vals.
 #if KPERF_SHARED_X_WINDOW
-// Each computed row's outputs from one shared window (its slices, one per computed column).
-#define KPERF_BODY(block_fn, in, out, width, height)                                          \
-  KPERF_TILE_FILL(in, width, height);                                                         \
-  float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];                          \
-  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy) {                              \
+// From one shared window: each computed column's window is its slice.
+#define KPERF_OUT_COMPUTE_ROW(block_fn, in, width, height, vals, qy)                          \
+  {                                                                                           \
     const int row0 = kperf_item_row(qy), col0 = kperf_item_col(-KPERF_OUT_PREV_X);            \
     float shared_win[KPERF_WIN_H * KPERF_X_WIN_W];                                            \
     KPERF_X_WINDOW(shared_win, in, width, height, row0, col0);                                \
@@ -802,21 +801,22 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
       _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H; ++dy)                              \
       _Pragma("unroll") for (int dx = 0; dx < KPERF_WIN_W; ++dx)                              \
         win[dy * KPERF_WIN_W + dx] = shared_win[dy * KPERF_X_WIN_W + qx * OUT_KX + dx];        \
-      KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(kperf_vals, qy, qx),                   \
+      KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                         \
                        (int)get_group_id(1) * BLOCK_Y + row0,                                 \
                        (int)get_group_id(0) * BLOCK_X + col0 + qx * OUT_KX);                  \
     }                                                                                         \
-  }                                                                                           \
-  kperf_output_store(out, width, height, kperf_vals)
+  }
 #else
+#define KPERF_OUT_COMPUTE_ROW(block_fn, in, width, height, vals, qy) \
+  _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx)       \
+    KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)
+#endif
 #define KPERF_BODY(block_fn, in, out, width, height)                       \
   KPERF_TILE_FILL(in, width, height);                                      \
   float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];       \
   _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)             \
-  _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx)             \
-    KPERF_OUT_COMPUTE(block_fn, in, width, height, kperf_vals, qy, qx);    \
+    KPERF_OUT_COMPUTE_ROW(block_fn, in, width, height, kperf_vals, qy);    \
   kperf_output_store(out, width, height, kperf_vals)
-#endif
 #endif
 
 // Experimental pipelined tile (-DKPERF_PIPELINE_BLOCKS=N): each work-group computes N blocks
