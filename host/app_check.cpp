@@ -126,12 +126,12 @@ class Checker {
     compare_axis({"host-device", "rows:2,rows:3,cols:2", "nn,li", nullptr, &AxesSpec::perforates,
                   "device,host",
                   [](Variant& v, const Variant& r) { v.host_perforate = r.host_perforate; }});
-    compare_axis({"fused-separate", "accurate", "nn",
+    compare_axis({"output-fills", "accurate", "nn",
                   [](AxesSpec& a) {
                     a.outputs = "rows:2,cols:2,center:3";
                     a.output_recons = "nn,li";
                   },
-                  &AxesSpec::output_fills, "fused,separate",
+                  &AxesSpec::output_fills, "fused,shared,separate",
                   [](Variant& v, const Variant& r) { v.output_fill = r.output_fill; }});
     return std::move(results_);
   }

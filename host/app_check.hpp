@@ -51,7 +51,7 @@ std::size_t poison_skipped(const Variant& v, int radius, WorkGroup wg, int gx, i
 inline bool poisons_whole_grid(const Variant& v) { return v.scheme->takes_skip; }
 
 struct CheckResult {
-  std::string check;   // poison, load-paths, host-device, fused-separate, reproducible, model...
+  std::string check;   // poison, load-paths, host-device, output-fills, reproducible, model...
   std::string config;  // the configuration it concerns (variant id and shape)
   bool pass = false;
   std::string detail;  // what differed, where; or what was compared

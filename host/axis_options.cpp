@@ -13,7 +13,7 @@ const std::vector<AxisOption>& axis_options() {
     {"load", "load paths: local (tile), global (no local memory: Paraprox's baseline), image", "local", "local,global,image", &AxesSpec::loads},
     {"output", "output schemes: none, rows:K, cols:K, center:K (Paraprox)", "none", "none,rows:2,cols:2,center:2", &AxesSpec::outputs},
     {"output-recon", "output reconstructions: nn, li, or all", "nn", "nn,li", &AxesSpec::output_recons},
-    {"output-fill", "how an output scheme writes the outputs it does not compute: fused (the computing work-item, one launch), separate (a second, timed launch)", "fused", "fused", &AxesSpec::output_fills},
+    {"output-fill", "how an output scheme writes the outputs it does not compute: fused (the computing work-item, one launch), shared (one launch; a work-group computes each computed output once, through local memory), separate (a second, timed launch)", "fused", "fused", &AxesSpec::output_fills},
     {"precision", "storage precision: f32, f16in (half input), f16 (half input and output)", "f32", "f32,f16in,f16", &AxesSpec::precisions},
     {"perforate", "where rows:K / cols:K perforate: device, host (the host uploads only kept lines)", "device", "device,host", &AxesSpec::perforates},
     {"iterations-skip", "hotspot launch perforation: fractions R in [0, 1) of the steps skipped", "0", nullptr, &AxesSpec::iterations_skips},

@@ -26,10 +26,11 @@ Grid check_input(int width, int height) {
 }
 
 cxxopts::Options check_options() {
-  cxxopts::Options options("kperf check",
-                           "Prove apps perforation-safe: skipped elements never reach the "
-                           "outputs, and load paths, host/device perforation, fused/separate "
-                           "output fills and repeated launches agree");
+  cxxopts::Options options(
+      "kperf check",
+      "Prove apps perforation-safe: skipped elements never reach the "
+      "outputs, and load paths, host/device perforation, fused/shared/separate "
+      "output fills and repeated launches agree");
   // clang-format off
   options.add_options()
     ("apps", "built-in apps to check as well (a list, or all)", cxxopts::value<std::string>())

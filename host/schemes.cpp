@@ -211,6 +211,9 @@ const std::vector<OutputFillDescriptor>& output_fill_registry() {
   static const std::vector<OutputFillDescriptor> fills = {
       {"fused", "output_fill_fused.cl", 1,
        "one launch: the work-item that computes an output writes its copies / interpolations"},
+      {"shared", "output_fill_shared.cl", 1,
+       "one launch: a work-group computes each computed output once and shares them in local "
+       "memory"},
       {"separate", "output_fill_separate.cl", 2,
        "a second, timed launch rebuilds the outputs from the stored computed ones"},
   };
@@ -220,7 +223,8 @@ const std::vector<OutputFillDescriptor>& output_fill_registry() {
 const OutputFillDescriptor& find_output_fill(const std::string& name) {
   for (const auto& f : output_fill_registry())
     if (name == f.name) return f;
-  throw std::invalid_argument("unknown --output-fill '" + name + "' (valid: fused, separate)");
+  throw std::invalid_argument("unknown --output-fill '" + name +
+                              "' (valid: fused, shared, separate)");
 }
 
 const OutputFillDescriptor& Variant::fill() const {
@@ -646,9 +650,9 @@ void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, 
                 std::vector<char>& mark) {
   if (axis == Axis::kY && v.is_accurate() && v.output.ky() > 1) {
     // Only the windows of computed rows (scheme_accurate.cl), every one of the block's and,
-    // under the fused li fill, the next block's first, which the group reads too.
+    // under a one-launch li fill, the next block's first, which the group reads too.
     const int k = v.output.ky();
-    const bool next = v.output_recon == Recon::kLi && std::string(v.fill().name) == "fused";
+    const bool next = v.output_recon == Recon::kLi && v.fill().launches == 1;
     for (int c = k / 2; c < g.wg.y + (next ? k : 0); c += k)
       for (int d = 0; d <= 2 * g.radius; ++d)
         mark[static_cast<std::size_t>(std::clamp(g.global_y(c + d), 0, size - 1))] = 1;

@@ -690,6 +690,18 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 
 #include KPERF_STR(KPERF_OUTPUT_FILE)
 
+// Under an output scheme a work-item computes KPERF_OUT_CQY x KPERF_OUT_CQX computed outputs, the
+// first of them KPERF_OUT_ITEM_PREV_X columns left of its own first, and KPERF_OUT_FINISH writes
+// its outputs from them. The fused and separate fills compute every computed output they store
+// from (KPERF_OUT_NQY x KPERF_OUT_NQX) and store at once; the shared fill says otherwise.
+#ifndef KPERF_OUT_CQY
+#define KPERF_OUT_CQY KPERF_OUT_NQY
+#define KPERF_OUT_CQX KPERF_OUT_NQX
+#define KPERF_OUT_ITEM_PREV_X KPERF_OUT_PREV_X
+#define KPERF_OUT_FINISH(block_fn, in, out, width, height, vals) \
+  kperf_output_store(out, width, height, vals)
+#endif
+
 // Under an output scheme along x on a tile that does not depend on the group (KPERF_FRAME_FREE:
 // the accurate input), a work-item's computed columns share one window, KPERF_X_WIN_W wide (their
 // windows, OUT_KX apart, side by side), gathered once; each computed output's window is a slice
@@ -709,9 +721,9 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 #if !KPERF_FRAME_FREE || defined(KPERF_FUSED_ROWS)
 #error "KPERF_SHARED_X_WINDOW: only where every tile element holds its own value"
 #endif
-#define KPERF_X_WIN_W ((KPERF_OUT_NQX - 1) * OUT_KX + 1 + 2 * RADIUS)
+#define KPERF_X_WIN_W ((KPERF_OUT_CQX - 1) * OUT_KX + 1 + 2 * RADIUS)
 // Its first column from the region's first (x0); its aligned 4-element chunks from there.
-#define KPERF_X_WIN_OFF (OUT_KX / 2 - KPERF_OUT_PREV_X * OUT_KX - RADIUS)
+#define KPERF_X_WIN_OFF (OUT_KX / 2 - KPERF_OUT_ITEM_PREV_X * OUT_KX - RADIUS)
 #define KPERF_FLOOR4(n) (((n) + 64) / 4 - 16)  // floor(n / 4) for n >= -64
 #define KPERF_X_CHUNK0 KPERF_FLOOR4(KPERF_X_WIN_OFF)
 #define KPERF_X_CHUNKS (KPERF_FLOOR4(KPERF_X_WIN_OFF + KPERF_X_WIN_W - 1) - KPERF_X_CHUNK0 + 1)
@@ -774,29 +786,33 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
   KPERF_COMPUTE_AT(block_fn, win, result, kperf_out_y0(), kperf_out_x0());      \
   KPERF_STORE(out, width, height, result)
 #else
-// Under an output scheme: KPERF_OUT_NQY x KPERF_OUT_NQX computed outputs (each PY x VEC, one of
-// them along the scheme's axis) one period apart, then the fill file's store (kperf_output_store)
-// writes what this work-item owns.
+// Under an output scheme: KPERF_OUT_CQY x KPERF_OUT_CQX computed outputs (each PY x VEC, one of
+// them along the scheme's axis) one period apart, then the fill file's KPERF_OUT_FINISH writes
+// what this work-item owns.
 #define KPERF_OUT_POINT (PY * VEC)
-#define KPERF_OUT_VAL_AT(vals, qy, qx) (&(vals)[((qy) * KPERF_OUT_NQX + (qx)) * KPERF_OUT_POINT])
-// The computed output (qy, qx) of this work-item into its slot of vals.
-#define KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)                        \
+#define KPERF_OUT_VAL_AT(vals, qy, qx) (&(vals)[((qy) * KPERF_OUT_CQX + (qx)) * KPERF_OUT_POINT])
+// The PY x VEC computed outputs whose window starts at element (row0, col0) of this group's tile,
+// into result.
+#define KPERF_OUT_COMPUTE_AT(block_fn, in, width, height, result, row0, col0)               \
   {                                                                                         \
-    const int row0 = kperf_item_row(qy), col0 = kperf_item_col((qx) - KPERF_OUT_PREV_X);    \
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
     KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0);                                \
-    KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                          \
-                     (int)get_group_id(1) * BLOCK_Y + row0, (int)get_group_id(0) * BLOCK_X + col0); \
+    KPERF_COMPUTE_AT(block_fn, win, result, (int)get_group_id(1) * BLOCK_Y + (row0),         \
+                     (int)get_group_id(0) * BLOCK_X + (col0));                              \
   }
-// Computed row qy's outputs (KPERF_OUT_NQX of them, one per computed column) into vals.
+// The computed output (qy, qx) of this work-item into its slot of vals.
+#define KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)                         \
+  KPERF_OUT_COMPUTE_AT(block_fn, in, width, height, KPERF_OUT_VAL_AT(vals, qy, qx),          \
+                       kperf_item_row(qy), kperf_item_col((qx) - KPERF_OUT_ITEM_PREV_X))
+// Computed row qy's outputs (KPERF_OUT_CQX of them, one per computed column) into vals.
 #if KPERF_SHARED_X_WINDOW
 // From one shared window: each computed column's window is its slice.
 #define KPERF_OUT_COMPUTE_ROW(block_fn, in, width, height, vals, qy)                          \
   {                                                                                           \
-    const int row0 = kperf_item_row(qy), col0 = kperf_item_col(-KPERF_OUT_PREV_X);            \
+    const int row0 = kperf_item_row(qy), col0 = kperf_item_col(-KPERF_OUT_ITEM_PREV_X);       \
     float shared_win[KPERF_WIN_H * KPERF_X_WIN_W];                                            \
     KPERF_X_WINDOW(shared_win, in, width, height, row0, col0);                                \
-    _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx) {                            \
+    _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_CQX; ++qx) {                            \
       float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
       _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H; ++dy)                              \
       _Pragma("unroll") for (int dx = 0; dx < KPERF_WIN_W; ++dx)                              \
@@ -808,15 +824,15 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
   }
 #else
 #define KPERF_OUT_COMPUTE_ROW(block_fn, in, width, height, vals, qy) \
-  _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_NQX; ++qx)       \
+  _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_CQX; ++qx)       \
     KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)
 #endif
 #define KPERF_BODY(block_fn, in, out, width, height)                       \
   KPERF_TILE_FILL(in, width, height);                                      \
-  float kperf_vals[KPERF_OUT_NQY * KPERF_OUT_NQX * KPERF_OUT_POINT];       \
-  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)             \
+  float kperf_vals[KPERF_OUT_CQY * KPERF_OUT_CQX * KPERF_OUT_POINT];       \
+  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_CQY; ++qy)             \
     KPERF_OUT_COMPUTE_ROW(block_fn, in, width, height, kperf_vals, qy);    \
-  kperf_output_store(out, width, height, kperf_vals)
+  KPERF_OUT_FINISH(block_fn, in, out, width, height, kperf_vals)
 #endif
 
 // Experimental pipelined tile (-DKPERF_PIPELINE_BLOCKS=N): each work-group computes N blocks

@@ -2,8 +2,9 @@
 # CGO'18 Fig. 10 setting: kperf's input perforation (stencil, rows1, rows2 on the local tile)
 # against Paraprox's output schemes (rows:2/3, cols:2/3, center:3, nn and li), every speedup over
 # Paraprox's baseline (accurate, --load global) at its best launch shape. The output schemes run
-# on both load paths and both fills: in one launch (fused, as Paraprox runs them) and with the
-# second, timed fill launch (separate), so the two implementations stand side by side.
+# on both load paths and every fill: in one launch (fused, as Paraprox runs them; shared, each
+# computed output computed once per work-group) and with the second, timed fill launch
+# (separate), so the implementations stand side by side.
 #
 # usage: scripts/fig10.sh OUT.json[.gz] SIZE [INPUT] [extra kperf run options...]
 # Two passes write one file: the second (--resume) reuses the first's accurate baselines, so
@@ -23,4 +24,5 @@ common=(--apps gaussian3,median,inversion --input "$input" --size "$size"
 "$kperf" run "${common[@]}" --resume --schemes accurate,stencil,rows1,rows2 --recon nn --load local,global
 # Pass 2: Paraprox's output schemes, each fill, on both load paths.
 "$kperf" run "${common[@]}" --resume --schemes accurate --load global,local \
-  --output none,rows:2,rows:3,cols:2,cols:3,center:3 --output-recon nn,li --output-fill fused,separate
+  --output none,rows:2,rows:3,cols:2,cols:3,center:3 --output-recon nn,li \
+  --output-fill fused,shared,separate

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Fig. 10's output schemes over repeated runs of scripts/fig10.sh: for each app, output scheme
 and reconstruction, the speedup over that run's own Paraprox baseline (accurate, no output
-scheme, global load path, at its best launch shape) of the one-launch (fused) configuration at
-its best shape and load path, run by run; their median; and in how many runs it is not slower
-than the baseline. Each app's baseline time per run heads the table. Where kernels take a few microseconds (1024^2 on a large GPU), one run's
-ranking moves with the run-to-run spread; a cell that holds in every run does not depend on it.
+scheme, global load path, at its best launch shape) of the fastest one-launch configuration
+(the fused and shared fills, at their best shape and load path), run by run; their median; and
+in how many runs it is not slower than the baseline. Each app's baseline time per run heads the
+table. Where kernels take a few microseconds (1024^2 on a large GPU), one run's ranking moves
+with the run-to-run spread; a cell that holds in every run does not depend on it.
 
-usage: fig10_repeats.py RUN.json[.gz] [RUN.json[.gz] ...]   (a markdown table on stdout)
+usage: fig10_repeats.py [--fills fused,shared] RUN.json[.gz] [RUN.json[.gz] ...]
+  (a markdown table on stdout; --fills: the output fills a cell takes its best of)
 """
 import gzip
 import json
@@ -19,7 +21,7 @@ def fail(message):
     sys.exit(2)
 
 
-def load(path):
+def load(path, fills):
     try:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt") as f:
@@ -35,19 +37,30 @@ def load(path):
         if r["output"] == "none":
             if r["load"] == "global" and t < baseline.get(r["app"], float("inf")):
                 baseline[r["app"]] = t
-        elif r.get("output_fill") == "fused":
+        elif r.get("output_fill") in fills:
             cell = (r["app"], r["output"], r["output_recon"])
             best[cell] = min(best.get(cell, float("inf")), t)
     cells = {c: baseline[c[0]] / t for c, t in best.items() if c[0] in baseline}
     if not cells:
-        fail(f"{path}: no fused output scheme with its global accurate baseline")
+        fail(f"{path}: no output scheme filled by {','.join(fills)} with its global accurate "
+             "baseline")
     return cells, baseline
 
 
-def main(paths):
+def main(args):
+    fills = ["fused", "shared"]
+    if args[:1] == ["--fills"]:
+        if len(args) < 2:
+            fail("--fills needs a list (fused, shared, separate)")
+        fills = args[1].split(",")
+        bad = [f for f in fills if f not in ("fused", "shared", "separate")]
+        if bad:
+            fail(f"unknown fill '{bad[0]}' (valid: fused, shared, separate)")
+        args = args[2:]
+    paths = args
     if not paths:
-        fail("usage: fig10_repeats.py RUN.json[.gz] [RUN.json[.gz] ...]")
-    loaded = [load(p) for p in paths]
+        fail("usage: fig10_repeats.py [--fills fused,shared] RUN.json[.gz] [RUN.json[.gz] ...]")
+    loaded = [load(p, fills) for p in paths]
     runs = [cells for cells, _ in loaded]
     cells = sorted(set.intersection(*(set(r) for r in runs)))
     if not cells:

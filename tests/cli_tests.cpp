@@ -104,7 +104,7 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --output center", "needs a factor K"},
       {"run --output-recon cubic", "unknown reconstruction 'cubic' (valid: nn, li"},
       {"run --output rows:2 --output-fill twice",
-       "unknown --output-fill 'twice' (valid: fused, separate)"},
+       "unknown --output-fill 'twice' (valid: fused, shared, separate)"},
       {"run --output-fill separate",
        "--output-fill separate needs an output scheme (--output rows:K, cols:K or center:K)"},
       {"run --vec 3", "invalid --vec '3' (valid: 1, 2, 4, 8)"},

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """fig10_repeats.py on two hand-made runs: each cell's speedup is over its own run's global
-accurate baseline at the cell's best shape and load path, the separate fill and other schemes are
-left out, and the counts add up; a file that is not a run gets one error line and exit 2.
+accurate baseline at the cell's best shape, load path and one-launch fill (fused or shared; one of
+them with --fills), the separate fill and other schemes are left out, and the counts add up; a
+file that is not a run, or an unknown fill, gets one error line and exit 2.
 
 usage: fig10_repeats_test.py FIG10_REPEATS_PY
 """
@@ -31,7 +32,8 @@ def main():
          row("none", "global", None, 10, scheme="stencil"),
          row("cols:2", "global", "fused", 125)],
         [row("none", "global", None, 90), row("rows:2", "global", "fused", 100),
-         row("cols:2", "global", "fused", 72), {"status": "failed", "app": "gaussian3"}],
+         row("cols:2", "global", "fused", 72), {"status": "failed", "app": "gaussian3"},
+         row("cols:2", "local", "shared", 60)],
     ]
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
@@ -44,8 +46,8 @@ def main():
         lines = run.stdout.splitlines()
         check("| gaussian3/rows:2/nn | 1.25 | 0.90 | 1.07 | 1 of 2 |" in lines,
               "rows:2 nn: 100/80 and 90/100, median and count")
-        check("| gaussian3/cols:2/nn | 0.80 | 1.25 | 1.02 | 1 of 2 |" in lines,
-              "cols:2 nn: 100/125 and 90/72")
+        check("| gaussian3/cols:2/nn | 0.80 | 1.50 | 1.15 | 1 of 2 |" in lines,
+              "cols:2 nn: 100/125 and 90/60 (the shared fill's)")
         check("| gaussian3 baseline, us | 0.10 | 0.09 | 0.10 | |" in lines,
               "each run's baseline: its best global accurate time (100 and 90 ns), and their median")
         check(lines.index("| gaussian3 baseline, us | 0.10 | 0.09 | 0.10 | |") == 2,
@@ -53,6 +55,14 @@ def main():
         check(not any("separate" in l or "stencil" in l for l in lines), "only fused output schemes")
         check("2 cells: 0 hold in every run, 0 in none; cells that hold, run by run: 1, 1." in lines,
               "summary line")
+        run = subprocess.run([sys.executable, script, "--fills", "fused"] + paths,
+                             capture_output=True, text=True)
+        check("| gaussian3/cols:2/nn | 0.80 | 1.25 | 1.02 | 1 of 2 |" in run.stdout.splitlines(),
+              "--fills fused: cols:2 nn 100/125 and 90/72")
+        run = subprocess.run([sys.executable, script, "--fills", "fused,twice"] + paths,
+                             capture_output=True, text=True)
+        check(run.returncode == 2 and run.stdout == "" and "'twice'" in run.stderr,
+              "an unknown fill: one error line naming it, exit 2")
         bad = os.path.join(tmp, "bad.json")
         with open(bad, "w") as f:
             f.write("{")

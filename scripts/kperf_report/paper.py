@@ -357,11 +357,13 @@ def paraprox_label(r):
         return PAPER_NAMES[r["scheme"]] + (":li" if r["recon"] == "li" else "")
     out = r["output"]
     if r["scheme"] == "accurate" and out != "none" and r["relax"] == "none":
-        # The fill is part of the name: one launch and two must never share a median. Rows from
-        # before --output-fill have no field and were filled by a second launch.
+        # The fill is part of the name: two fills must never share a median. Rows from before
+        # --output-fill have no field and were filled by a second launch.
         notes = [r["load"]] if r["load"] != "global" else []
         if r["output_fill"] == "separate":
             notes.append("2 launches")
+        elif r["output_fill"] == "shared":
+            notes.append("shared")
         return f"Paraprox {out}/{r['output_recon']}" + (f" ({', '.join(notes)})" if notes else "")
     return None
 
