@@ -548,6 +548,9 @@ TEST(Cli, TuneBadInputGetsOneLineAndNoOutput) {
        "is in both --train and --test"},
       {"tune --budget 0.02 --apps hotspot --size 64" + io, "kperf tune takes image apps"},
       {"tune --budget 0.02 --precision f64 --size 64" + io, "unknown --precision 'f64'"},
+      // Given by the user, a fill with no output scheme is refused (the default fills are not).
+      {"tune --budget 0.02 --output none --output-fill shared --size 64" + io,
+       "--output-fill shared needs an output scheme"},
       {"tune --budget 0.02 --resume --size 64 --train " + d + "/mixed --test " + d + "/test",
        "--resume needs --out"},
   };
