@@ -213,13 +213,24 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
   for (int rep = -kWarmup; rep < cfg_.reps; ++rep) {
     if (interrupt_requested()) throw Abandoned{};
     // The packing's yardstick: a plain memcpy of the bytes it writes, into the same memory.
-    std::uint64_t copy_ns = 0;
+    // Its floor: the grid lines it must read, read alone (no packing of them takes less).
+    std::uint64_t copy_ns = 0, read_lines_ns = 0;
+    std::size_t read_bytes = 0;
     if (prepares) {
+      auto since = [](std::chrono::steady_clock::time_point t) {
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - t)
+                                              .count());
+      };
       const auto c0 = std::chrono::steady_clock::now();
       parallel_memcpy(up, w.input.data.data(), std::min(up_bytes + power_bytes, n * sizeof(float)));
-      copy_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                               std::chrono::steady_clock::now() - c0)
-                                               .count());
+      copy_ns = since(c0);
+      float sink = 0;
+      const auto r0 = std::chrono::steady_clock::now();
+      read_bytes = read_source_lines(v, w.app->radius, w.input, &sink);
+      read_lines_ns = since(r0);
+      volatile float keep = sink;  // the loads feed a value that is kept
+      (void)keep;
     }
     const auto t0 = std::chrono::steady_clock::now();
     if (prepares) prepare();
@@ -254,6 +265,8 @@ void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,
     if (prepares) {
       row.transfer_samples.host_memcpy.push_back(copy_ns);
       row.transfer_samples.host_bytes = std::min(up_bytes + power_bytes, n * sizeof(float));
+      row.transfer_samples.host_read_lines.push_back(read_lines_ns);
+      row.transfer_samples.host_read_bytes = read_bytes;
     }
     row.transfer_samples.kernel.push_back(kernel);
     row.transfer_samples.end_to_end.push_back(pack + write + kernel + read_ns);

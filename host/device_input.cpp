@@ -114,6 +114,32 @@ void parallel_memcpy(void* dst, const void* src, std::size_t bytes) {
       });
 }
 
+std::size_t read_source_lines(const Variant& v, int radius, const Grid& grid, float* sink) {
+  const InputLayout layout = input_layout(v, radius, grid.width, grid.height);
+  const bool pack_rows = host_packs(v) && packs_rows(v);
+  // Packed rows name grid rows clamp(p * k - r): the edge rows repeat, but are read once.
+  std::vector<char> read(static_cast<std::size_t>(grid.height), pack_rows ? 0 : 1);
+  if (pack_rows)
+    for (int p = 0; p < layout.height; ++p)
+      read[static_cast<std::size_t>(std::clamp(p * v.skip - radius, 0, grid.height - 1))] = 1;
+  constexpr std::size_t kLine = 64 / sizeof(float);
+  const long elements = static_cast<long>(layout.width) * layout.height;
+  const int threads = host_threads_for(elements);
+  std::vector<float> partial(static_cast<std::size_t>(threads), 0.0f);
+  parallel_chunks(grid.height, threads, [&](int t, long begin, long end) {
+    float acc = 0;
+    for (long row = begin; row < end; ++row) {
+      if (!read[static_cast<std::size_t>(row)]) continue;
+      const float* src = grid.data.data() + static_cast<std::size_t>(row) * grid.width;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(grid.width); i += kLine) acc += src[i];
+    }
+    partial[static_cast<std::size_t>(t)] = acc;
+  });
+  for (float p : partial) *sink += p;
+  return static_cast<std::size_t>(std::count(read.begin(), read.end(), 1)) * grid.width *
+         sizeof(float);
+}
+
 std::vector<unsigned char> make_input(const Variant& v, int radius, const Grid& grid) {
   std::vector<unsigned char> out(input_layout(v, radius, grid.width, grid.height).bytes());
   write_input(v, radius, grid, out.data());

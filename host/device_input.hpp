@@ -33,4 +33,10 @@ std::vector<unsigned char> make_input(const Variant& v, int radius, const Grid& 
 // A plain memcpy split across the same threads as the packing: the bandwidth packing is held to.
 void parallel_memcpy(void* dst, const void* src, std::size_t bytes);
 
+// The packing's floor: every cache line of the grid rows that write_input reads for variant v
+// (each row once; under cols:K every row, since kept and dropped columns share every line),
+// loaded and nothing else, on the same threads. No packing of v can take less. Returns the
+// bytes of those rows; *sink takes a value that depends on every line, so none is skipped.
+std::size_t read_source_lines(const Variant& v, int radius, const Grid& grid, float* sink);
+
 }  // namespace kperf

@@ -72,6 +72,14 @@ void add_transfers(const ResultRow::TransferSamples& t, nlohmann::ordered_json& 
                       {"memcpy_ns", copy},
                       {"memcpy_gbps", copy > 0 ? t.host_bytes / copy : 0.0},
                       {"of_memcpy", pack > 0 && copy > 0 ? copy / pack : 0.0}};
+    if (!t.host_read_lines.empty()) {
+      // The packing's floor in the same unit: of_memcpy cannot exceed floor_of_memcpy.
+      const double read = summarize(t.host_read_lines).median;
+      j["host_pack"]["read_bytes"] = t.host_read_bytes;
+      j["host_pack"]["read_ns"] = read;
+      j["host_pack"]["read_gbps"] = read > 0 ? t.host_read_bytes / read : 0.0;
+      j["host_pack"]["floor_of_memcpy"] = read > 0 && copy > 0 ? copy / read : 0.0;
+    }
   }
   j["end_to_end_ns"] = summarize(t.end_to_end).median;
   j["transfer_samples_ns"] = {{"write", t.write},
@@ -80,6 +88,7 @@ void add_transfers(const ResultRow::TransferSamples& t, nlohmann::ordered_json& 
                               {"kernel", t.kernel},
                               {"end_to_end", t.end_to_end}};
   if (!t.host_memcpy.empty()) j["transfer_samples_ns"]["host_memcpy"] = t.host_memcpy;
+  if (!t.host_read_lines.empty()) j["transfer_samples_ns"]["host_read_lines"] = t.host_read_lines;
 }
 
 }  // namespace
@@ -221,11 +230,20 @@ ResultRow row_from_json(const nlohmann::json& j) {
   if (j.contains("transfer_samples_ns")) {
     const auto& t = j.at("transfer_samples_ns");
     auto list = [&](const char* name) { return t.at(name).get<std::vector<std::uint64_t>>(); };
-    r.transfer_samples = {
-        list("write"), list("read"), list("host_pack"), list("kernel"), list("end_to_end"), {}, 0};
+    r.transfer_samples = {};
+    auto& samples = r.transfer_samples;
+    samples.write = list("write");
+    samples.read = list("read");
+    samples.host_pack = list("host_pack");
+    samples.kernel = list("kernel");
+    samples.end_to_end = list("end_to_end");
     if (t.contains("host_memcpy")) {
       r.transfer_samples.host_memcpy = list("host_memcpy");
       r.transfer_samples.host_bytes = j.at("host_pack").at("bytes").get<std::uint64_t>();
+    }
+    if (t.contains("host_read_lines")) {
+      r.transfer_samples.host_read_lines = list("host_read_lines");
+      r.transfer_samples.host_read_bytes = j.at("host_pack").at("read_bytes").get<std::uint64_t>();
     }
   }
   r.primary_metric = j.value("primary_metric", std::string());

@@ -62,6 +62,10 @@ struct ResultRow {
     // pinned memory on the same threads, per repetition, and those bytes.
     std::vector<std::uint64_t> host_memcpy;
     std::uint64_t host_bytes = 0;
+    // The packing's floor: the grid lines it reads, read alone on the same threads
+    // (read_source_lines), per repetition, and their bytes. Absent from files before it.
+    std::vector<std::uint64_t> host_read_lines;
+    std::uint64_t host_read_bytes = 0;
     bool empty() const { return end_to_end.empty(); }
   } transfer_samples;
   std::optional<double> model_max_abs;  // --verify: distance to the CPU model of the scheme

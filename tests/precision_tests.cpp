@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "apps.hpp"
 #include "device_input.hpp"
@@ -483,6 +484,20 @@ TEST(Transfers, FieldsPresentPositiveAndConsistent) {
       for (const char* field : {"transfer_ns", "host_pack_ns", "end_to_end_ns",
                                 "transfer_samples_ns", "speedup_end_to_end"})
         EXPECT_TRUE(j.contains(field)) << r.key << " " << field;
+      // The packing's floor reads the grid rows the packing reads, each once: under rows:2 on
+      // the host packed line p's grid row clamp(2 p - r), else every row.
+      if (prepares) {
+        ASSERT_EQ(t.host_read_lines.size(), 1u) << r.key;
+        EXPECT_GT(t.host_read_lines[0], 0u) << r.key;
+        std::set<int> rows;
+        for (int p = 0; p < in.height; ++p)
+          rows.insert(r.perforate == "host" ? std::clamp(2 * p - app->radius, 0, in.height - 1)
+                                            : p);
+        EXPECT_EQ(t.host_read_bytes, rows.size() * in.width * sizeof(float)) << r.key;
+        EXPECT_GT(j.at("host_pack").at("floor_of_memcpy").get<double>(), 0.0) << r.key;
+      } else {
+        EXPECT_TRUE(t.host_read_lines.empty()) << r.key;
+      }
       EXPECT_GT(j.at("transfer_ns").at("write").at("median").get<double>(), 0.0);
       ASSERT_TRUE(r.speedup_end_to_end && r.speedup_transfer) << r.key;
       if (r.scheme == "accurate" && r.axes.empty()) {
@@ -491,6 +506,8 @@ TEST(Transfers, FieldsPresentPositiveAndConsistent) {
       }
       const ResultRow back = row_from_json(nlohmann::json::parse(j.dump()));
       EXPECT_EQ(back.transfer_samples.end_to_end, t.end_to_end);
+      EXPECT_EQ(back.transfer_samples.host_read_lines, t.host_read_lines);
+      EXPECT_EQ(back.transfer_samples.host_read_bytes, t.host_read_bytes);
     }
     EXPECT_GE(ok, app->traits.iterated ? 4 : 8);
   }
