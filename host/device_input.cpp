@@ -49,6 +49,11 @@ void gather_strided(const float* in, std::size_t stride, float* out, std::size_t
 }
 
 bool host_packs(const Variant& v) { return v.host_perforate; }
+
+// The grid line packed line p holds, on an axis of n lines (packed_lines() says why).
+int packed_source_line(int p, int skip, int radius, int n) {
+  return std::clamp(p * skip - radius, 0, n - 1);
+}
 bool packs_rows(const Variant& v) { return std::string(v.scheme->family) == "rows"; }
 
 }  // namespace
@@ -73,7 +78,7 @@ void write_input(const Variant& v, int radius, const Grid& grid, void* dst) {
   const bool pack_rows = host_packs(v) && packs_rows(v);
   const bool pack_cols = host_packs(v) && !packs_rows(v);
   const int k = v.skip;
-  auto source_line = [&](int p, int n) { return std::clamp(p * k - radius, 0, n - 1); };
+  auto source_line = [&](int p, int n) { return packed_source_line(p, k, radius, n); };
   const std::size_t width = static_cast<std::size_t>(layout.width);
   // Packed columns p in [first, last) read in-row columns p * k - radius: no clamping there.
   const int first_inside = pack_cols ? (radius + k - 1) / k : 0;
@@ -121,7 +126,7 @@ std::size_t read_source_lines(const Variant& v, int radius, const Grid& grid, fl
   std::vector<char> read(static_cast<std::size_t>(grid.height), pack_rows ? 0 : 1);
   if (pack_rows)
     for (int p = 0; p < layout.height; ++p)
-      read[static_cast<std::size_t>(std::clamp(p * v.skip - radius, 0, grid.height - 1))] = 1;
+      read[static_cast<std::size_t>(packed_source_line(p, v.skip, radius, grid.height))] = 1;
   constexpr std::size_t kLine = 64 / sizeof(float);
   const long elements = static_cast<long>(layout.width) * layout.height;
   const int threads = host_threads_for(elements);
