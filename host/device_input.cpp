@@ -18,34 +18,10 @@
 namespace kperf {
 namespace {
 
-#ifdef KPERF_HAVE_AVX_PATH
-// Every other float from in[0] on: out[j] = in[2 j], eight at a time (AVX2 shuffles).
-__attribute__((target("avx2"))) std::size_t gather_pairs_avx2(const float* in, float* out,
-                                                              std::size_t n) {
-  std::size_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const __m256 a = _mm256_loadu_ps(in + 2 * j), b = _mm256_loadu_ps(in + 2 * j + 8);
-    const __m256 even =
-        _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
-    _mm256_storeu_ps(out + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even),
-                                                                     _MM_SHUFFLE(3, 1, 2, 0))));
-  }
-  return j;
-}
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-#endif
-
-// out[j] = in[j * stride], j < n (columns kept by cols:K inside one row).
+// out[j] = in[j * stride], j < n (columns kept by cols:K inside one row; K = 2 has a one-pass
+// encoder per storage type instead).
 void gather_strided(const float* in, std::size_t stride, float* out, std::size_t n) {
-  std::size_t j = 0;
-#ifdef KPERF_HAVE_AVX_PATH
-  // The last 8-group reads up to in[2 j + 15]; keep it inside the row.
-  if (stride == 2 && n >= 9 && have_avx2()) j = gather_pairs_avx2(in, out, n - 1);
-#endif
-  for (; j < n; ++j) out[j] = in[j * stride];
+  for (std::size_t j = 0; j < n; ++j) out[j] = in[j * stride];
 }
 
 bool host_packs(const Variant& v) { return v.host_perforate; }
@@ -74,7 +50,6 @@ InputLayout input_layout(const Variant& v, int radius, int width, int height) {
 void write_input(const Variant& v, int radius, const Grid& grid, void* dst) {
   const InputLayout layout = input_layout(v, radius, grid.width, grid.height);
   const StorageType& stored = *v.precision_info().in;
-  const bool half = !stored.is_float();  // gathered columns go through a float row first
   const bool pack_rows = host_packs(v) && packs_rows(v);
   const bool pack_cols = host_packs(v) && !packs_rows(v);
   const int k = v.skip;
@@ -83,24 +58,34 @@ void write_input(const Variant& v, int radius, const Grid& grid, void* dst) {
   // Packed columns p in [first, last) read in-row columns p * k - radius: no clamping there.
   const int first_inside = pack_cols ? (radius + k - 1) / k : 0;
   const int last_inside = pack_cols ? std::max(first_inside, (grid.width - 1 + radius) / k + 1) : 0;
+  const std::size_t inside = static_cast<std::size_t>(last_inside - first_inside);
   const long elements = static_cast<long>(layout.width) * layout.height;
   parallel_chunks(layout.height, host_threads_for(elements), [&](int, long begin, long end) {
-    std::vector<float> gathered(pack_cols && half ? width : 0);
+    std::vector<float> gathered(pack_cols && k != 2 ? inside : 0);
     for (long row = begin; row < end; ++row) {
       const int src_row =
           pack_rows ? source_line(static_cast<int>(row), grid.height) : static_cast<int>(row);
       const float* src = grid.data.data() + static_cast<std::size_t>(src_row) * grid.width;
-      const std::size_t offset = static_cast<std::size_t>(row) * width;
-      if (pack_cols) {
-        float* out = half ? gathered.data() : static_cast<float*>(dst) + offset;
-        for (int p = 0; p < first_inside; ++p) out[p] = src[source_line(p, grid.width)];
-        gather_strided(src + (static_cast<std::size_t>(first_inside) * k - radius), k,
-                       out + first_inside, static_cast<std::size_t>(last_inside - first_inside));
-        for (int p = last_inside; p < layout.width; ++p) out[p] = src[source_line(p, grid.width)];
-        if (!half) continue;
-        src = gathered.data();
+      unsigned char* out =
+          static_cast<unsigned char*>(dst) + static_cast<std::size_t>(row) * width * stored.bytes;
+      if (!pack_cols) {
+        stored.encode_run(src, out, width);
+        continue;
       }
-      stored.encode_run(src, static_cast<unsigned char*>(dst) + offset * stored.bytes, width);
+      // The clamped edge columns one by one, the inside in one pass over the row.
+      auto put_edge = [&](int p) {
+        stored.encode_run(src + source_line(p, grid.width), out + p * stored.bytes, 1);
+      };
+      for (int p = 0; p < first_inside; ++p) put_edge(p);
+      const float* in = src + (static_cast<std::size_t>(first_inside) * k - radius);
+      unsigned char* inside_out = out + static_cast<std::size_t>(first_inside) * stored.bytes;
+      if (k == 2) {
+        stored.encode_pairs_run(in, inside_out, inside);
+      } else {
+        gather_strided(in, static_cast<std::size_t>(k), gathered.data(), inside);
+        stored.encode_run(gathered.data(), inside_out, inside);
+      }
+      for (int p = last_inside; p < layout.width; ++p) put_edge(p);
     }
   });
 #ifdef KPERF_HAVE_AVX_PATH

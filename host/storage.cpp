@@ -89,6 +89,37 @@ bool have_f16c() {
   static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
   return yes;
 }
+
+// The even elements of 16 floats, in order: in[0], in[2], ..., in[14] (AVX2 shuffles).
+__attribute__((target("avx2"))) inline __m256 even_of_16(const float* in) {
+  const __m256 a = _mm256_loadu_ps(in), b = _mm256_loadu_ps(in + 8);
+  const __m256 even =
+      _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+// out[j] = in[2 j], streamed. The last group of 8 reads in[2 j + 15]: it stops at j + 9 <= n so
+// that stays at or below in[2 n - 2].
+__attribute__((target("avx2"))) void pairs_to_floats_avx2(const float* in, float* out,
+                                                          std::size_t n) {
+  std::size_t j = 0;
+  for (; j < n && reinterpret_cast<std::uintptr_t>(out + j) % 32 != 0; ++j) out[j] = in[2 * j];
+  for (; j + 9 <= n; j += 8) _mm256_stream_ps(out + j, even_of_16(in + 2 * j));
+  for (; j < n; ++j) out[j] = in[2 * j];
+}
+__attribute__((target("avx2,f16c"))) void pairs_to_halves_avx2(const float* in, std::uint16_t* out,
+                                                               std::size_t n) {
+  std::size_t j = 0;
+  for (; j < n && reinterpret_cast<std::uintptr_t>(out + j) % 16 != 0; ++j)
+    out[j] = float_to_half(in[2 * j]);
+  for (; j + 9 <= n; j += 8)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + j),
+                     _mm256_cvtps_ph(even_of_16(in + 2 * j), _MM_FROUND_TO_NEAREST_INT));
+  for (; j < n; ++j) out[j] = float_to_half(in[2 * j]);
+}
+bool have_avx2_f16c() {
+  static const bool yes = have_f16c() && __builtin_cpu_supports("avx2");
+  return yes;
+}
 #endif
 
 // One contiguous run of plain copies on the calling thread (streaming stores where the CPU has
@@ -168,6 +199,24 @@ void encode_bf16(const float* in, void* out, std::size_t n) {
   auto* o = static_cast<std::uint16_t*>(out);
   for (std::size_t i = 0; i < n; ++i) o[i] = float_to_bf16(in[i]);
 }
+void encode_pairs_f32(const float* in, void* out, std::size_t n) {
+  auto* o = static_cast<float*>(out);
+#ifdef KPERF_HAVE_F16C_PATH
+  if (have_avx2_f16c()) return pairs_to_floats_avx2(in, o, n);
+#endif
+  for (std::size_t j = 0; j < n; ++j) o[j] = in[2 * j];
+}
+void encode_pairs_f16(const float* in, void* out, std::size_t n) {
+  auto* o = static_cast<std::uint16_t*>(out);
+#ifdef KPERF_HAVE_F16C_PATH
+  if (have_avx2_f16c()) return pairs_to_halves_avx2(in, o, n);
+#endif
+  for (std::size_t j = 0; j < n; ++j) o[j] = float_to_half(in[2 * j]);
+}
+void encode_pairs_bf16(const float* in, void* out, std::size_t n) {
+  auto* o = static_cast<std::uint16_t*>(out);
+  for (std::size_t j = 0; j < n; ++j) o[j] = float_to_bf16(in[2 * j]);
+}
 void decode_bf16(const void* in, float* out, std::size_t n) {
   const auto* i16 = static_cast<const std::uint16_t*>(in);
   for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_float(i16[i]);
@@ -195,9 +244,12 @@ void StorageType::decode(const void* in, float* out, std::size_t n) const {
 const std::vector<StorageType>& storage_types() {
   // CL_FLOAT 0x10DE, CL_HALF_FLOAT 0x10DD (cl.h); bfloat16 has no image channel type in OpenCL 1.2.
   static const std::vector<StorageType> types = {
-      {"f32", 4, "precision_f32.cl", encode_f32, decode_f32, round_f32, 0x10DE, 23},
-      {"f16", 2, "precision_f16.cl", encode_f16, decode_f16, round_to_half, 0x10DD, 10},
-      {"bf16", 2, "precision_bf16.cl", encode_bf16, decode_bf16, round_to_bf16, 0, 7},
+      {"f32", 4, "precision_f32.cl", encode_f32, decode_f32, encode_pairs_f32, round_f32, 0x10DE,
+       23},
+      {"f16", 2, "precision_f16.cl", encode_f16, decode_f16, encode_pairs_f16, round_to_half,
+       0x10DD, 10},
+      {"bf16", 2, "precision_bf16.cl", encode_bf16, decode_bf16, encode_pairs_bf16, round_to_bf16,
+       0, 7},
   };
   return types;
 }

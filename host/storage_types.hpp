@@ -20,10 +20,14 @@ struct StorageType {
   // cores.
   void (*encode_run)(const float* in, void* out, std::size_t n);
   void (*decode_run)(const void* in, float* out, std::size_t n);
+  // Every other element, in[2 j] for j < n, encoded in one pass (host packing of cols:2: the
+  // gathered floats never go through the cache before their conversion). Reads in[0..2 n - 2].
+  void (*encode_pairs_run)(const float* in, void* out, std::size_t n);
   double (*round)(double value);  // the value a double holds once stored (CPU models)
   // The OpenCL image channel type the image load path reads it from (0: no image format).
   unsigned image_channel_type;
-  int mantissa_bits;  // stored fraction bits (23, 10, 7): one unit in the last place is 2^(e - this)
+  int mantissa_bits;  // stored fraction bits (23, 10, 7): one unit in the last place is 2^(e -
+                      // this)
   bool is_float() const { return bytes == 4; }
   void encode(const float* in, void* out, std::size_t n) const;
   void decode(const void* in, float* out, std::size_t n) const;

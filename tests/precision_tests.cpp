@@ -146,43 +146,51 @@ TEST(BFloat16, RoundsToNearestEvenAndKeepsNaN) {
 }
 
 // The packed buffer of host perforation: about 1/K of the grid, line p holding grid line
-// clamp(p K - r), and no line that device perforation would not read.
+// clamp(p K - r), and no line that device perforation would not read. Width 203 gives cols:2's
+// one-pass encoders many vector groups, starting at every alignment of the output row.
 TEST(HostPerforation, PackedBufferHoldsOnlyKeptLines) {
-  const int w = 45, h = 37;
-  const Grid in = test::random_grid(w, h, 3);
-  for (const char* scheme : {"rows:2", "rows:3", "cols:2", "cols:4"})
-    for (int radius : {0, 1, 2}) {
-      Variant v = with(parse_scheme(scheme), "f32", true);
-      v.recon = Recon::kNn;
-      const bool rows = std::string(v.scheme->family) == "rows";
-      const InputLayout layout = input_layout(v, radius, w, h);
-      const int n = rows ? h : w, packed = rows ? layout.height : layout.width;
-      EXPECT_EQ(packed, (n - 1 + radius + v.skip - 1) / v.skip + 1) << scheme;
-      EXPECT_LE(packed, n / v.skip + 2) << scheme;
-      EXPECT_EQ(rows ? layout.width : layout.height, rows ? w : h);
-      EXPECT_EQ(layout.bytes(), static_cast<std::size_t>(layout.width) * layout.height * 4);
-      // Lines device perforation never reads are NaN; none reaches the packed buffer.
-      const WorkGroup wg{8, 8};
-      const auto read = elements_read_by_any(v, radius, wg, w, h);
-      Grid poisoned = in;
-      for (std::size_t i = 0; i < read.size(); ++i)
-        if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN();
-      const std::vector<unsigned char> bytes = make_input(v, radius, poisoned);
-      ASSERT_EQ(bytes.size(), layout.bytes());
-      const float* packed_values = reinterpret_cast<const float*>(bytes.data());
-      for (int y = 0; y < layout.height; ++y)
-        for (int x = 0; x < layout.width; ++x) {
-          const int sy = rows ? std::clamp(y * v.skip - radius, 0, h - 1) : y;
-          const int sx = rows ? x : std::clamp(x * v.skip - radius, 0, w - 1);
-          ASSERT_EQ(packed_values[y * layout.width + x], in.at(sy, sx)) << scheme << " r" << radius;
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{45, 37}, {203, 19}}) {
+    const Grid in = test::random_grid(w, h, 3);
+    for (const char* scheme : {"rows:2", "rows:3", "cols:2", "cols:4"})
+      for (int radius : {0, 1, 2}) {
+        Variant v = with(parse_scheme(scheme), "f32", true);
+        v.recon = Recon::kNn;
+        const bool rows = std::string(v.scheme->family) == "rows";
+        const InputLayout layout = input_layout(v, radius, w, h);
+        const int n = rows ? h : w, packed = rows ? layout.height : layout.width;
+        EXPECT_EQ(packed, (n - 1 + radius + v.skip - 1) / v.skip + 1) << scheme;
+        EXPECT_LE(packed, n / v.skip + 2) << scheme;
+        EXPECT_EQ(rows ? layout.width : layout.height, rows ? w : h);
+        EXPECT_EQ(layout.bytes(), static_cast<std::size_t>(layout.width) * layout.height * 4);
+        // Lines device perforation never reads are NaN; none reaches the packed buffer.
+        const WorkGroup wg{8, 8};
+        const auto read = elements_read_by_any(v, radius, wg, w, h);
+        Grid poisoned = in;
+        for (std::size_t i = 0; i < read.size(); ++i)
+          if (!read[i]) poisoned.data[i] = std::numeric_limits<float>::quiet_NaN();
+        const std::vector<unsigned char> bytes = make_input(v, radius, poisoned);
+        ASSERT_EQ(bytes.size(), layout.bytes());
+        const float* packed_values = reinterpret_cast<const float*>(bytes.data());
+        for (int y = 0; y < layout.height; ++y)
+          for (int x = 0; x < layout.width; ++x) {
+            const int sy = rows ? std::clamp(y * v.skip - radius, 0, h - 1) : y;
+            const int sx = rows ? x : std::clamp(x * v.skip - radius, 0, w - 1);
+            ASSERT_EQ(packed_values[y * layout.width + x], in.at(sy, sx))
+                << scheme << " r" << radius;
+          }
+        // f16 and bf16: the same lines, rounded.
+        const std::vector<unsigned char> halves = make_input(with(v, "f16", true), radius, in);
+        const std::vector<unsigned char> bf16s = make_input(with(v, "bf16", true), radius, in);
+        ASSERT_EQ(halves.size(), layout.bytes() / 2);
+        ASSERT_EQ(bf16s.size(), layout.bytes() / 2);
+        const auto* h16 = reinterpret_cast<const std::uint16_t*>(halves.data());
+        const auto* b16 = reinterpret_cast<const std::uint16_t*>(bf16s.data());
+        for (std::size_t i = 0; i < halves.size() / 2; ++i) {
+          ASSERT_EQ(h16[i], float_to_half(packed_values[i])) << scheme << " w" << w << " " << i;
+          ASSERT_EQ(b16[i], float_to_bf16(packed_values[i])) << scheme << " w" << w << " " << i;
         }
-      // f16: the same lines, rounded.
-      const std::vector<unsigned char> halves = make_input(with(v, "f16", true), radius, in);
-      ASSERT_EQ(halves.size(), layout.bytes() / 2);
-      const auto* h16 = reinterpret_cast<const std::uint16_t*>(halves.data());
-      for (std::size_t i = 0; i < halves.size() / 2; ++i)
-        ASSERT_EQ(h16[i], float_to_half(packed_values[i]));
-    }
+      }
+  }
 }
 
 class Precision : public ::testing::TestWithParam<std::string> {};
