@@ -7,7 +7,12 @@ in how many runs it is not slower than the baseline. Each app's baseline time pe
 table. Where kernels take a few microseconds (1024^2 on a large GPU), one run's ranking moves
 with the run-to-run spread; a cell that holds in every run does not depend on it.
 
-usage: fig10_repeats.py [--fills fused,shared] RUN.json[.gz] [RUN.json[.gz] ...]
+--bracket also reads each run's RUN-baseline-after.json[.gz] (fig10.sh's third pass: the same
+baseline timed again after the output schemes) and compares each cell with the mean of the two
+baseline times, the one before and the one after it, so that a device whose speed drifted
+during the run moves both sides alike; both baselines head the table.
+
+usage: fig10_repeats.py [--fills fused,shared] [--bracket] RUN.json[.gz] [RUN.json[.gz] ...]
   (a markdown table on stdout; --fills: the output fills a cell takes its best of)
 """
 import gzip
@@ -21,14 +26,24 @@ def fail(message):
     sys.exit(2)
 
 
-def load(path, fills):
+def read_rows(path):
     try:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt") as f:
-            doc = json.load(f)
-        rows = doc["results"]
+            return json.load(f)["results"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         fail(f"{path}: not a kperf run file ({e})")
+
+
+def baseline_after_path(path):
+    """fig10.sh's third pass: RUN.json[.gz] -> RUN-baseline-after.json[.gz]."""
+    stem = path[:-3] if path.endswith(".gz") else path
+    base = stem[:-5] if stem.endswith(".json") else stem
+    return base + "-baseline-after.json" + path[len(stem):]
+
+
+def load(path, fills):
+    rows = read_rows(path)
     baseline, best = {}, {}
     for r in rows:
         if r.get("status") != "ok" or r.get("scheme") != "accurate":
@@ -40,16 +55,34 @@ def load(path, fills):
         elif r.get("output_fill") in fills:
             cell = (r["app"], r["output"], r["output_recon"])
             best[cell] = min(best.get(cell, float("inf")), t)
-    cells = {c: baseline[c[0]] / t for c, t in best.items() if c[0] in baseline}
-    if not cells:
+    best = {c: t for c, t in best.items() if c[0] in baseline}
+    if not best:
         fail(f"{path}: no output scheme filled by {','.join(fills)} with its global accurate "
              "baseline")
-    return cells, baseline
+    return best, baseline
+
+
+def load_baseline_after(path, apps):
+    after_path = baseline_after_path(path)
+    after = {}
+    for r in read_rows(after_path):
+        if (r.get("status") == "ok" and r.get("scheme") == "accurate" and
+                r.get("output") == "none" and r.get("load") == "global"):
+            after[r["app"]] = min(after.get(r["app"], float("inf")), r["time_ns"]["median"])
+    missing = sorted(set(apps) - set(after))
+    if missing:
+        fail(f"{after_path}: no global accurate baseline of {missing[0]}")
+    return after
 
 
 def main(args):
     fills = ["fused", "shared"]
-    if args[:1] == ["--fills"]:
+    bracket = False
+    while args[:1] in (["--fills"], ["--bracket"]):
+        if args[0] == "--bracket":
+            bracket = True
+            args = args[1:]
+            continue
         if len(args) < 2:
             fail("--fills needs a list (fused, shared, separate)")
         fills = args[1].split(",")
@@ -59,9 +92,15 @@ def main(args):
         args = args[2:]
     paths = args
     if not paths:
-        fail("usage: fig10_repeats.py [--fills fused,shared] RUN.json[.gz] [RUN.json[.gz] ...]")
+        fail("usage: fig10_repeats.py [--fills fused,shared] [--bracket] RUN.json[.gz] "
+             "[RUN.json[.gz] ...]")
     loaded = [load(p, fills) for p in paths]
-    runs = [cells for cells, _ in loaded]
+    afters = [load_baseline_after(p, baseline) if bracket else None
+              for p, (_, baseline) in zip(paths, loaded)]
+    runs = []
+    for (best, baseline), after in zip(loaded, afters):
+        reference = {app: (t + after[app]) / 2 if after else t for app, t in baseline.items()}
+        runs.append({c: reference[c[0]] / t for c, t in best.items()})
     cells = sorted(set.intersection(*(set(r) for r in runs)))
     if not cells:
         fail("the runs share no cell")
@@ -70,9 +109,13 @@ def main(args):
     print("|---" * (len(runs) + 3) + "|")
     # Each run's baselines first: how far the runs' reference itself moved.
     for app in sorted({c[0] for c in cells}):
-        times = [baseline[app] / 1e3 for _, baseline in loaded]
-        print(f"| {app} baseline, us | " + " | ".join(f"{t:.2f}" for t in times) +
-              f" | {statistics.median(times):.2f} | |")
+        sides = [("baseline", [b[app] for _, b in loaded])]
+        if bracket:
+            sides.append(("baseline after", [a[app] for a in afters]))
+        for name, values in sides:
+            times = [t / 1e3 for t in values]
+            print(f"| {app} {name}, us | " + " | ".join(f"{t:.2f}" for t in times) +
+                  f" | {statistics.median(times):.2f} | |")
     always = never = 0
     for cell in cells:
         ratios = [r[cell] for r in runs]

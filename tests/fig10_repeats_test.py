@@ -2,7 +2,8 @@
 """fig10_repeats.py on two hand-made runs: each cell's speedup is over its own run's global
 accurate baseline at the cell's best shape, load path and one-launch fill (fused or shared; one of
 them with --fills), the separate fill and other schemes are left out, and the counts add up; a
-file that is not a run, or an unknown fill, gets one error line and exit 2.
+file that is not a run, or an unknown fill, gets one error line and exit 2. --bracket compares
+each cell with the mean of its run's baseline before and after (RUN-baseline-after.json).
 
 usage: fig10_repeats_test.py FIG10_REPEATS_PY
 """
@@ -63,6 +64,31 @@ def main():
                              capture_output=True, text=True)
         check(run.returncode == 2 and run.stdout == "" and "'twice'" in run.stderr,
               "an unknown fill: one error line naming it, exit 2")
+        # --bracket: each run's baseline timed again after the output schemes (120 and 90 ns),
+        # beside it as RUN-baseline-after.json; each cell over the mean of the two.
+        for path, t in zip(paths, (120, 90)):
+            with open(path[:-len(".json")] + "-baseline-after.json", "w") as f:
+                json.dump({"results": [row("none", "global", None, t),
+                                       row("none", "local", None, 1)]}, f)
+        run = subprocess.run([sys.executable, script, "--bracket"] + paths, capture_output=True,
+                             text=True)
+        lines = run.stdout.splitlines()
+        check(run.returncode == 0, f"--bracket: exit 0 ({run.stderr.strip()})")
+        check("| gaussian3/rows:2/nn | 1.38 | 0.90 | 1.14 | 1 of 2 |" in lines,
+              "--bracket: rows:2 nn over (100 + 120) / 2 and (90 + 90) / 2")
+        check("| gaussian3 baseline after, us | 0.12 | 0.09 | 0.10 | |" in lines,
+              "--bracket: the baseline after heads the table too")
+        run = subprocess.run([sys.executable, script, "--fills", "fused", "--bracket"] + paths,
+                             capture_output=True, text=True)
+        check("| gaussian3/cols:2/nn | 0.88 | 1.25 | 1.06 | 1 of 2 |" in run.stdout.splitlines(),
+              "--fills and --bracket together")
+        os.remove(paths[1][:-len(".json")] + "-baseline-after.json")
+        run = subprocess.run([sys.executable, script, "--bracket"] + paths, capture_output=True,
+                             text=True)
+        check(run.returncode == 2 and run.stdout == "" and len(run.stderr.splitlines()) == 1 and
+              "r1-baseline-after.json" in run.stderr,
+              f"--bracket without a run's baseline after: one line naming it, exit 2 "
+              f"({run.stderr.strip()})")
         bad = os.path.join(tmp, "bad.json")
         with open(bad, "w") as f:
             f.write("{")
