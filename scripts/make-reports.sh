@@ -25,15 +25,18 @@ while read -r dir runs; do
 done <"$root/results/reports.txt"
 [ ${#jobs[@]} -gt 0 ] || { echo "make-reports.sh: no report named $* in results/reports.txt" >&2; exit 2; }
 
-# One report.py per report, as many at a time as there are cores.
+# One report.py per report, as many at a time as there are cores. --check compares report.md
+# alone, so it draws no figures.
+formats=""
+[ "$check" = 1 ] && formats="--formats none"
 ls "$scratch"/job-* | xargs -P "$(nproc)" -I{} bash -c '
   read -r dir runs <"$1"
   args=(); for r in $runs; do args+=("$2/results/$r"); done
   out="$3/out/$dir"
   mkdir -p "$(dirname "$out")"
-  if ! '"$python"' "$2/scripts/report.py" "${args[@]}" --out "$out" >"$out.log" 2>&1; then
+  if ! '"$python"' "$2/scripts/report.py" "${args[@]}" --out "$out" $4 >"$out.log" 2>&1; then
     echo "make-reports.sh: report.py failed for $dir:" >&2; cat "$out.log" >&2; exit 255
-  fi' _ {} "$root" "$scratch"
+  fi' _ {} "$root" "$scratch" "$formats"
 
 status=0
 for dir in "${jobs[@]}"; do

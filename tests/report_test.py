@@ -47,6 +47,13 @@ def main():
               and all(f"{n}.png" in names for n in FIGURES), "the default writes PNGs only")
         check(run.returncode == 0 and open(os.path.join(out_png, "report.md")).read()
               == open(os.path.join(out, "report.md")).read(), "report.md does not depend on --formats")
+        out_none = os.path.join(tmp, "report-none")
+        run = subprocess.run([sys.executable, report, results, "--out", out_none, "--formats", "none"],
+                             capture_output=True, text=True)
+        check(run.returncode == 0 and sorted(os.listdir(out_none)) == ["report.md"]
+              and open(os.path.join(out_none, "report.md")).read()
+              == open(os.path.join(out, "report.md")).read(),
+              "--formats none: report.md alone, the same text")
         run = subprocess.run([sys.executable, report, results, "--out", os.path.join(tmp, "bad"),
                               "--formats", "png,jpeg"], capture_output=True, text=True)
         check(run.returncode == 2 and run.stderr.count("\n") == 1 and "--formats" in run.stderr

@@ -27,13 +27,18 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--formats", default="png",
                     help="comma-separated figure formats (png, svg, pdf); report.md links the PNGs, "
-                         "so png is always written (default: png)")
+                         "so png is always written (default: png); none: report.md alone, its "
+                         "figure links left unwritten (make-reports.sh --check compares only it)")
     args = ap.parse_args(argv)
     formats = [f for f in args.formats.split(",") if f]
-    if not formats or any(f not in ("png", "svg", "pdf") for f in formats):
-        print(f"report.py: --formats {args.formats!r}: expected a list of png, svg, pdf", file=sys.stderr)
+    if formats == ["none"]:
+        FIGURE_FORMATS[:] = []
+    elif not formats or any(f not in ("png", "svg", "pdf") for f in formats):
+        print(f"report.py: --formats {args.formats!r}: expected a list of png, svg, pdf, or none",
+              file=sys.stderr)
         return 2
-    FIGURE_FORMATS[:] = ["png"] + [f for f in dict.fromkeys(formats) if f != "png"]
+    else:
+        FIGURE_FORMATS[:] = ["png"] + [f for f in dict.fromkeys(formats) if f != "png"]
     tunes = []
     try:
         all_rows, devices = load(args.results, tunes)

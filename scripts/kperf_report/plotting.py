@@ -8,7 +8,7 @@ import numpy as np
 from .loading import variant_label
 
 
-FIGURE_FORMATS = ["png"]  # report.md links the PNGs; --formats png,svg adds vector copies
+FIGURE_FORMATS = ["png"]  # report.md links the PNGs; --formats png,svg adds vector copies, none: no files
 
 
 def save(fig, out, name, written):
