@@ -116,8 +116,8 @@ __attribute__((target("avx2,f16c"))) void pairs_to_halves_avx2(const float* in, 
                      _mm256_cvtps_ph(even_of_16(in + 2 * j), _MM_FROUND_TO_NEAREST_INT));
   for (; j < n; ++j) out[j] = float_to_half(in[2 * j]);
 }
-bool have_avx2_f16c() {
-  static const bool yes = have_f16c() && __builtin_cpu_supports("avx2");
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
 #endif
@@ -202,14 +202,14 @@ void encode_bf16(const float* in, void* out, std::size_t n) {
 void encode_pairs_f32(const float* in, void* out, std::size_t n) {
   auto* o = static_cast<float*>(out);
 #ifdef KPERF_HAVE_F16C_PATH
-  if (have_avx2_f16c()) return pairs_to_floats_avx2(in, o, n);
+  if (have_avx2()) return pairs_to_floats_avx2(in, o, n);
 #endif
   for (std::size_t j = 0; j < n; ++j) o[j] = in[2 * j];
 }
 void encode_pairs_f16(const float* in, void* out, std::size_t n) {
   auto* o = static_cast<std::uint16_t*>(out);
 #ifdef KPERF_HAVE_F16C_PATH
-  if (have_avx2_f16c()) return pairs_to_halves_avx2(in, o, n);
+  if (have_avx2() && have_f16c()) return pairs_to_halves_avx2(in, o, n);
 #endif
   for (std::size_t j = 0; j < n; ++j) o[j] = float_to_half(in[2 * j]);
 }

@@ -26,8 +26,7 @@ struct StorageType {
   double (*round)(double value);  // the value a double holds once stored (CPU models)
   // The OpenCL image channel type the image load path reads it from (0: no image format).
   unsigned image_channel_type;
-  int mantissa_bits;  // stored fraction bits (23, 10, 7): one unit in the last place is 2^(e -
-                      // this)
+  int mantissa_bits;  // stored fraction bits (23, 10, 7): an ulp is 2^(exponent - this)
   bool is_float() const { return bytes == 4; }
   void encode(const float* in, void* out, std::size_t n) const;
   void decode(const void* in, float* out, std::size_t n) const;
