@@ -486,8 +486,7 @@ const std::string& Runner::half_image_problem() {
 }
 
 std::string Runner::build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg) const {
-  return kernel_build_options(app, v, wg, cfg_.kernel_root, cfg_.params,
-                              cfg_.extra_build_options);
+  return kernel_build_options(app, v, wg, cfg_.kernel_root, cfg_.params, cfg_.extra_build_options);
 }
 
 std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, WorkGroup wg,
@@ -529,8 +528,9 @@ std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGro
   // tile one period larger along y, and along x where the period is 3 or more
   // (kperf_tile.cl: KPERF_OUT_NEXT_Y, KPERF_OUT_NEXT_X).
   const bool fused_li = !v.output.none() && v.output_recon == Recon::kLi && v.fill().launches == 1;
+  // (Not along y where the blocks overlap: the block holds that row.)
   const bool next = fused_li && v.scheme->frame_free;
-  const int ext_y = next && v.output.ky() > 1 ? v.output.ky() : 0;
+  const int ext_y = next && v.output.ky() > 1 && !blocks_overlap_y(v, wg) ? v.output.ky() : 0;
   const int ext_x = next && v.output.kx() > 2 ? v.output.kx() : 0;
   const int pad = v.precision_info().in->bytes == 2 && block.x % 8 == 0 ? 8 : 4;
   const int stride = block.x % 4 == 0 && r <= 4 ? block.x + 2 * pad + (ext_x + 3) / 4 * 4
@@ -690,7 +690,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
       return reject("not_applicable", input.image_problem);
     std::vector<LaunchStep> steps = launch_steps(w, v, program, kernel, input);
     const cl::NDRange global((static_cast<std::size_t>(w.width) + block.x - 1) / block.x * wg.x,
-                             (static_cast<std::size_t>(w.height) + block.y - 1) / block.y * wg.y);
+                             static_cast<std::size_t>(groups_along_y(v, wg, w.height)) * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
     if (fault_at("alloc", configurations_timed)) throw std::bad_alloc();
     time_config(w, v, row, steps, global, local, input);

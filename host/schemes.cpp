@@ -2,11 +2,11 @@
 #include "schemes.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 
@@ -209,12 +209,12 @@ OutputScheme parse_output(const std::string& text) {
 
 const std::vector<OutputFillDescriptor>& output_fill_registry() {
   static const std::vector<OutputFillDescriptor> fills = {
-      {"fused", "output_fill_fused.cl", 1,
+      {"fused", "output_fill_fused.cl", 1, false,
        "one launch: the work-item that computes an output writes its copies / interpolations"},
-      {"shared", "output_fill_shared.cl", 1,
+      {"shared", "output_fill_shared.cl", 1, true,
        "one launch: a work-group computes each computed output once and shares them in local "
        "memory"},
-      {"separate", "output_fill_separate.cl", 2,
+      {"separate", "output_fill_separate.cl", 2, false,
        "a second, timed launch rebuilds the outputs from the stored computed ones"},
   };
   return fills;
@@ -451,6 +451,23 @@ WorkGroup block_of(const Variant& v, WorkGroup wg) {
   return {b.x * v.output.kx(), b.y * v.output.ky(), 1, 1};
 }
 
+bool blocks_overlap_y(const Variant& v, WorkGroup wg) {
+  return !v.output.none() && v.fill().overlaps_blocks && v.output.ky() > 1 &&
+         v.output_recon == Recon::kLi && v.scheme->frame_free && wg.y * wg.py > 1;
+}
+
+int group_step_y(const Variant& v, WorkGroup wg) {
+  return block_of(v, wg).y - (blocks_overlap_y(v, wg) ? v.output.ky() : 0);
+}
+
+int groups_along_y(const Variant& v, WorkGroup wg, int height) {
+  const int block_y = block_of(v, wg).y;
+  if (!blocks_overlap_y(v, wg)) return (height + block_y - 1) / block_y;
+  // Each group owns all but its block's last computed row; the grid has m computed rows.
+  const int k = v.output.ky(), m = (height - k / 2 + k - 1) / k, owned = wg.y * wg.py - 1;
+  return std::max(1, (m + owned - 1) / owned);
+}
+
 std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app, WorkGroup wg) {
   for (const StructuralAxis& axis : structural_axes())
     if (auto verdict = axis.verdict(v, app)) return verdict;
@@ -472,6 +489,7 @@ std::string shape_build_options(const Variant& v, WorkGroup wg) {
   const bool along_y = v.output.ky() > 1, along_x = v.output.kx() > 1;
   std::string options = " -DVEC=" + std::to_string(along_x ? 1 : wg.vec) +
                         " -DPY=" + std::to_string(along_y ? 1 : wg.py);
+  if (blocks_overlap_y(v, wg)) options += " -DKPERF_OVERLAP_Y=1";
   if (along_y) options += " -DOUT_PY=" + std::to_string(wg.py);
   if (along_x) options += " -DOUT_VEC=" + std::to_string(wg.vec);
   return options;
@@ -652,7 +670,7 @@ void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, 
     // Only the windows of computed rows (scheme_accurate.cl), every one of the block's and,
     // under a one-launch li fill, the next block's first, which the group reads too.
     const int k = v.output.ky();
-    const bool next = v.output_recon == Recon::kLi && v.fill().launches == 1;
+    const bool next = v.output_recon == Recon::kLi && v.fill().launches == 1 && !g.step_y;
     for (int c = k / 2; c < g.wg.y + (next ? k : 0); c += k)
       for (int d = 0; d <= 2 * g.radius; ++d)
         mark[static_cast<std::size_t>(std::clamp(g.global_y(c + d), 0, size - 1))] = 1;
@@ -669,7 +687,8 @@ void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, 
 
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,
                                          int height, int group_x, int group_y) {
-  const TileGeometry g{block_of(v, wg), radius, v.skip, group_x, group_y};
+  TileGeometry g{block_of(v, wg), radius, v.skip, group_x, group_y};
+  if (blocks_overlap_y(v, wg)) g.step_y = group_step_y(v, wg);
   std::vector<char> rows(static_cast<std::size_t>(height), 0),
       cols(static_cast<std::size_t>(width), 0);
   mark_lines(v, Axis::kY, g, g.tile_h(), height, rows);
@@ -686,12 +705,15 @@ namespace {
 // Lines read by any group along one axis (separable schemes: rows depend on group_y only).
 std::vector<char> lines_read_by_any(const Variant& v, Axis axis, int radius, WorkGroup wg,
                                     int size) {
+  const bool overlap = axis == Axis::kY && blocks_overlap_y(v, wg);
+  const int step_y = group_step_y(v, wg);
+  const int groups = axis == Axis::kY ? groups_along_y(v, wg, size)
+                                      : (size + block_of(v, wg).x - 1) / block_of(v, wg).x;
   wg = block_of(v, wg);
   std::vector<char> mark(static_cast<std::size_t>(size), 0);
-  const int per_group = axis == Axis::kY ? wg.y : wg.x;
-  const int groups = (size + per_group - 1) / per_group;
   for (int grp = 0; grp < groups; ++grp) {
     TileGeometry g{wg, radius, v.skip, axis == Axis::kX ? grp : 0, axis == Axis::kY ? grp : 0};
+    if (overlap) g.step_y = step_y;
     mark_lines(v, axis, g, axis == Axis::kY ? g.tile_h() : g.tile_w(), size, mark);
   }
   return mark;

@@ -48,7 +48,8 @@ struct TileGeometry {
   int group_y = 0;
   int tile_w() const { return wg.x + 2 * radius; }
   int tile_h() const { return wg.y + 2 * radius; }
-  int global_y(int ty) const { return group_y * wg.y + ty - radius; }
+  int step_y = 0;  // output rows between groups' blocks along y; 0: wg.y (no overlap)
+  int global_y(int ty) const { return group_y * (step_y ? step_y : wg.y) + ty - radius; }
   int global_x(int tx) const { return group_x * wg.x + tx - radius; }
 };
 
@@ -121,9 +122,10 @@ OutputScheme parse_output(const std::string& text);
 // work-items that compute their sources, in the same launch ("fused", Paraprox's way and the
 // default), or by a second, timed launch over the stored computed outputs ("separate").
 struct OutputFillDescriptor {
-  const char* name;     // "fused", "separate"
-  const char* cl_file;  // in the scheme directory (-DKPERF_OUTPUT_FILL_FILE)
-  int launches;         // kernel launches per app step
+  const char* name;      // "fused", "separate"
+  const char* cl_file;   // in the scheme directory (-DKPERF_OUTPUT_FILL_FILE)
+  int launches;          // kernel launches per app step
+  bool overlaps_blocks;  // blocks share a computed row along y where they can (blocks_overlap_y)
   const char* summary;
 };
 const std::vector<OutputFillDescriptor>& output_fill_registry();
@@ -219,6 +221,13 @@ std::vector<double> parse_iterations_skip_list(const std::string& text);
 // the output scheme's period along each axis (along which a work-item computes vec or py
 // outputs one period apart).
 WorkGroup block_of(const Variant& v, WorkGroup wg);
+// Under a fill whose blocks overlap (the shared fill, li along y, a tile that does not depend on
+// the group, two computed rows or more a block), neighbouring groups' blocks share one computed
+// row: the output rows from one group's block to the next one's are block.y - ky, and the
+// launch covers the grid's computed rows with that step (-DKPERF_OVERLAP_Y, kperf_tile.cl).
+bool blocks_overlap_y(const Variant& v, WorkGroup wg);
+int group_step_y(const Variant& v, WorkGroup wg);
+int groups_along_y(const Variant& v, WorkGroup wg, int height);
 
 // The launch shape's -D options: VEC and PY outputs per work-item along x and y; along an
 // output scheme's axis the app computes one (VEC or PY 1) and OUT_VEC or OUT_PY counts the

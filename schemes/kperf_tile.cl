@@ -4,7 +4,8 @@
 // (BLOCK_X = WG_X * VEC, BLOCK_Y = WG_Y * PY: each work-item computes VEC consecutive outputs
 // along x in each of PY consecutive rows) from a local
 // tile of TILE_H x TILE_W floats whose element (ty, tx) stands for the global element
-// (group_y * BLOCK_Y + ty - RADIUS, group_x * BLOCK_X + tx - RADIUS), clamped to the grid.
+// (group_y * BLOCK_Y + ty - RADIUS, group_x * BLOCK_X + tx - RADIUS), clamped to the grid (under
+// the shared li fill's overlapping blocks, group_y * KPERF_GROUP_STEP_Y along y).
 // Five files, each chosen by a -D option, plug into this contract:
 // - the storage precision (KPERF_PRECISION_FILE: precision_f32.cl, _f16in.cl, _f16.cl) says how
 //   input and output elements are stored in global memory (float, or half through vload_half);
@@ -115,7 +116,20 @@
 // does not depend on the group (KPERF_FRAME_FREE) the block's first and last work-items read
 // those from the tile (one period wider at the end, its padding at the start); otherwise from
 // global memory as the neighbouring group reads them (KPERF_OUTPUT_WINDOW).
-#define KPERF_OUT_NEXT_Y (OUT_KY > 1 && OUT_LI && OUT_FUSED)
+// Under the shared li fill on such a tile the blocks of neighbouring groups overlap by one computed
+// row instead (KPERF_OVERLAP_Y, set by the host): a block's last computed row is the next block's
+// first, computed by the group's last work-items along with their own rows, read to interpolate
+// and stored by the next group, so no work-item computes a row past its own.
+#ifndef KPERF_OVERLAP_Y
+#define KPERF_OVERLAP_Y 0
+#endif
+#define KPERF_OUT_READS_NEXT_Y (OUT_KY > 1 && OUT_LI && OUT_FUSED)
+#define KPERF_OUT_NEXT_Y (KPERF_OUT_READS_NEXT_Y && !KPERF_OVERLAP_Y)
+#if KPERF_OVERLAP_Y && !(KPERF_OUT_READS_NEXT_Y && KPERF_FRAME_FREE && WG_Y * OUT_PY > 1)
+#error "KPERF_OVERLAP_Y: li along y on a tile that does not depend on the group, two rows a block"
+#endif
+// Output rows from one group's block to the next one's along y.
+#define KPERF_GROUP_STEP_Y (BLOCK_Y - KPERF_OVERLAP_Y * OUT_KY)
 #define KPERF_OUT_NEXT_X (OUT_KX > 2 && OUT_LI && OUT_FUSED)
 #define KPERF_OUT_PREV_X (OUT_KX > 1 && OUT_FUSED && (OUT_LI || OUT_KX % 2 == 0))
 #define KPERF_TILE_EXT_Y (KPERF_FRAME_FREE && KPERF_OUT_NEXT_Y ? OUT_KY : 0)
@@ -166,11 +180,12 @@ inline void kperf_store_float8(float8 v, __global float* p, int i8) {
 inline int kperf_local_linear_id(void) { return (int)(get_local_id(1) * WG_X + get_local_id(0)); }
 
 // Global coordinates of tile element (0, 0) of this work-group.
-inline int kperf_tile_origin_y(void) { return (int)get_group_id(1) * BLOCK_Y - RADIUS; }
+inline int kperf_block_y0(void) { return (int)get_group_id(1) * KPERF_GROUP_STEP_Y; }
+inline int kperf_tile_origin_y(void) { return kperf_block_y0() - RADIUS; }
 inline int kperf_tile_origin_x(void) { return (int)get_group_id(0) * BLOCK_X - RADIUS; }
 
 // Global coordinates of a work-item's region (its first output without an output scheme).
-inline int kperf_out_y0(void) { return (int)get_group_id(1) * BLOCK_Y + (int)get_local_id(1) * ITEM_ROWS; }
+inline int kperf_out_y0(void) { return kperf_block_y0() + (int)get_local_id(1) * ITEM_ROWS; }
 inline int kperf_out_x0(void) { return (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * ITEM_COLS; }
 
 // Block-local coordinates of a work-item's computed output q along y (x): the start of its region
@@ -481,7 +496,7 @@ inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row)
 // otherwise (the caller then takes the float path).
 inline bool kperf_gather_window_bits(KPERF_INPUT_PARAM in, int width, int height, ushort* win,
                                      int group_y, int group_x, int row0, int col0) {
-  const int gy0 = group_y * BLOCK_Y - RADIUS;
+  const int gy0 = group_y * KPERF_GROUP_STEP_Y - RADIUS;
   const int gxo = group_x * BLOCK_X + col0;  // the window's first output column
   if (!kperf_wide_row_inside(width, gxo)) return false;
 #pragma unroll
@@ -518,7 +533,7 @@ inline void kperf_global_row(KPERF_INPUT_PARAM in, int width, int height, int t,
 // work-item's group, or a neighbour whose computed output this one needs.
 inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
                                        int group_y, int group_x, int row0, int col0) {
-  const int gy0 = group_y * BLOCK_Y - RADIUS, gx0 = group_x * BLOCK_X - RADIUS;
+  const int gy0 = group_y * KPERF_GROUP_STEP_Y - RADIUS, gx0 = group_x * BLOCK_X - RADIUS;
 #if KPERF_GLOBAL_VEC_ROWS
   // Where every column is its own source and the window's row lies inside the grid, each window
   // row is one aligned VEC-wide load of the outputs' own columns and RADIUS elements on each
@@ -734,7 +749,7 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 // otherwise element by element, clamped to the grid as every load path clamps.
 inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
                                          int row0, int col0) {
-  const int gy0 = (int)get_group_id(1) * BLOCK_Y - RADIUS;
+  const int gy0 = kperf_tile_origin_y();
   const int gx0 = (int)get_group_id(0) * BLOCK_X - RADIUS + col0;
 #if KPERF_COLS_OWN_SOURCE && KPERF_SRC_COLS_DIRECT && KPERF_LOAD_BUFFER && ITEM_COLS % 4 == 0
   const int x0 = kperf_out_x0();
@@ -797,7 +812,7 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
   {                                                                                         \
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
     KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0);                                \
-    KPERF_COMPUTE_AT(block_fn, win, result, (int)get_group_id(1) * BLOCK_Y + (row0),         \
+    KPERF_COMPUTE_AT(block_fn, win, result, kperf_block_y0() + (row0),                       \
                      (int)get_group_id(0) * BLOCK_X + (col0));                              \
   }
 // The computed output (qy, qx) of this work-item into its slot of vals.
@@ -818,7 +833,7 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
       _Pragma("unroll") for (int dx = 0; dx < KPERF_WIN_W; ++dx)                              \
         win[dy * KPERF_WIN_W + dx] = shared_win[dy * KPERF_X_WIN_W + qx * OUT_KX + dx];        \
       KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                         \
-                       (int)get_group_id(1) * BLOCK_Y + row0,                                 \
+                       kperf_block_y0() + row0,                                               \
                        (int)get_group_id(0) * BLOCK_X + col0 + qx * OUT_KX);                  \
     }                                                                                         \
   }

@@ -8,8 +8,15 @@
 // its region, as vector stores, from its computed columns and the neighbours' nearest ones
 // (kperf_tile.cl: KPERF_OUT_PREV_X, KPERF_OUT_NEXT_X). Outputs equal the separate fill's: bit
 // for bit under nn, to float rounding under li.
-#define KPERF_OUT_NQY (OUT_PY + KPERF_OUT_NEXT_Y)
+#define KPERF_OUT_NQY (OUT_PY + KPERF_OUT_READS_NEXT_Y)
 #define KPERF_OUT_NQX (OUT_VEC + KPERF_OUT_PREV_X + KPERF_OUT_NEXT_X)
+#if KPERF_OVERLAP_Y && !defined(KPERF_FILL_SHARED)
+#error "KPERF_OVERLAP_Y: the shared fill's (its work-items read each other's rows)"
+#endif
+// Whether this work-item stores from its computed row q along y: not from the last computed row
+// of an overlapping block (KPERF_OVERLAP_Y), which is the next block's first and the next group's.
+#define KPERF_OWNS_ROW(q) \
+  (!KPERF_OVERLAP_Y || (int)get_local_id(1) < WG_Y - 1 || (q) < OUT_PY - 1)
 
 // Whether the work-item whose computed line (on an axis of n outputs, period k) is c writes line
 // c + d, for -(k / 2) <= d < k, and how: a copy of line c, or (*interp) the linear
@@ -113,11 +120,12 @@ inline void kperf_output_store(__global KPERF_OUT_T* out, int width, int height,
   for (int i = 0; i < KPERF_OUT_NQY * KPERF_OUT_NQX * PY * VEC; ++i) vals[i] = kperf_round_out(vals[i]);
 #if OUT_KX == 1
   // rows:K: whole output rows of VEC, float4 stores where the rows allow them.
-  const int gy0 = (int)get_group_id(1) * BLOCK_Y, x0 = kperf_out_x0();
+  const int gy0 = kperf_block_y0(), x0 = kperf_out_x0();
   int iy;
   float wy;
 #pragma unroll
   for (int q = 0; q < OUT_PY; ++q) {
+    if (!KPERF_OWNS_ROW(q)) continue;
     const int c = gy0 + kperf_item_row(q);
 #pragma unroll
     for (int d = -(OUT_KY / 2); d < OUT_KY; ++d) {
@@ -149,11 +157,12 @@ inline void kperf_output_store(__global KPERF_OUT_T* out, int width, int height,
   }
 #else
   // center:K: along x, then along y (bilinear in the separate fill's order).
-  const int gy0 = (int)get_group_id(1) * BLOCK_Y;
+  const int gy0 = kperf_block_y0();
   int iy;
   float wy;
 #pragma unroll
   for (int qy = 0; qy < OUT_PY; ++qy) {
+    if (!KPERF_OWNS_ROW(qy)) continue;
     const int cy = gy0 + kperf_item_row(qy);
 #pragma unroll
     for (int dy = -(OUT_KY / 2); dy < OUT_KY; ++dy) {

@@ -9,6 +9,14 @@
 // The stores are the fused fill's code on the same values: outputs equal the fused fill's bit for
 // bit. What it buys is arithmetic (the period's share of windows instead of vec + 2 of vec); what
 // it costs is a barrier and a pass through local memory.
+// Along y under li on a tile that does not depend on the group (the accurate input), the host
+// overlaps the blocks by one computed row instead (KPERF_OVERLAP_Y, kperf_tile.cl): the next
+// block's first computed row is then the group's own last, computed by its last work-items with
+// their other rows, so no work-item computes a second round before the barrier. Where the next
+// block's first row is computed past the block, the work-items that compute it do twice the
+// windows of the others, and at sizes where a group's time is its longest work-item that is what
+// the group takes.
+#define KPERF_FILL_SHARED 1
 #include "output_fill_fused.cl"
 
 #define KPERF_OUT_CQY OUT_PY
@@ -82,7 +90,7 @@ inline void kperf_grid_get_fused(const __local float* grid, float* vals) {
   for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)
 #pragma unroll
     for (int qx = 0; qx < KPERF_OUT_NQX; ++qx)
-      kperf_grid_get(KPERF_GRID_AT(grid, gy0 + qy, gx0 + qx),
+      kperf_grid_get(KPERF_GRID_AT(grid, min(gy0 + qy, KPERF_GRID_NY - 1), gx0 + qx),
                      &vals[(qy * KPERF_OUT_NQX + qx) * KPERF_GRID_POINT]);
 }
 

@@ -94,7 +94,8 @@ TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
       ++compared;
     }
   }
-  EXPECT_GE(compared, test::full_matrix() ? (app.traits.iterated ? 15 : 30) : (app.traits.iterated ? 5 : 10));
+  EXPECT_GE(compared,
+            test::full_matrix() ? (app.traits.iterated ? 15 : 30) : (app.traits.iterated ? 5 : 10));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllApps, LoadPath, ::testing::ValuesIn(test::all_app_names()));
@@ -323,6 +324,55 @@ TEST(OutputScheme, SharedColumnWindowEqualsOneWindowPerComputedColumn) {
         ++compared;
       }
     EXPECT_EQ(compared, 24) << name;  // 3 output schemes x nn, li x 2 load paths x 2 shapes
+  }
+}
+
+// The shared li fill on the accurate input overlaps neighbouring groups' blocks by one computed
+// row along y, so that no work-item computes a row past its own: the group's last work-items'
+// last row is the next block's first, read to interpolate and stored by the next group. The
+// outputs stay the fused fill's bit for bit, on both load paths, with blocks of two computed rows
+// (each group owns one), three and eight, partial blocks at the grid's end, and under center:3
+// with the shared side columns along x; a block of one computed row cannot overlap and keeps the
+// extra row. Hotspot reads its power grid at the outputs' coordinates, which move with the
+// blocks, and iterates.
+TEST(OutputScheme, SharedFillOverlapsBlocksAlongYAndEqualsTheFusedFill) {
+  KPERF_REQUIRE_DEVICE();
+  const std::vector<WorkGroup> wgs = {{4, 2, 2, 1}, {4, 3, 2, 1}, {4, 4, 4, 2}, {4, 1, 4, 1}};
+  AxesSpec a = axes("accurate", "nn", "local,global", "rows:2,rows:3,center:3", "li");
+  a.output_fills = "fused,shared";
+  const std::vector<Variant> variants = parse_variants(a);
+  const int w = 24, h = 31;
+  for (const char* name : {"median", "hotspot"}) {
+    const AppDescriptor& app = find_app(name);
+    const AppInput input = input_for(app, w, h, 97);
+    const int iterations = app.traits.iterated ? 3 : 1;
+    const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, input.in,
+                                               input.power_ptr(), iterations);
+    int overlapped = 0;
+    for (const auto& v : variants) {
+      if (std::string(v.fill().name) != "shared") continue;
+      Variant fused = v;
+      fused.output_fill = &find_output_fill("fused");
+      for (const auto& wg : wgs) {
+        const bool overlap = wg.y * wg.py > 1;
+        ASSERT_EQ(blocks_overlap_y(v, wg), overlap) << v.label();
+        ASSERT_FALSE(blocks_overlap_y(fused, wg)) << fused.label();
+        ASSERT_EQ(shape_build_options(v, wg).find("-DKPERF_OVERLAP_Y=1") != std::string::npos,
+                  overlap);
+        const ResultRow* got = o.find(app.name, v, wg);
+        const ResultRow* want = o.find(app.name, fused, wg);
+        ASSERT_TRUE(got && want) << v.label();
+        ASSERT_EQ(got->status, "ok") << got->key << ": " << got->reason << got->build_log;
+        ASSERT_EQ(want->status, "ok") << want->key << ": " << want->reason << want->build_log;
+        const Grid& g = o.outputs.at(got->key);
+        const Grid& f = o.outputs.at(want->key);
+        for (std::size_t i = 0; i < g.data.size(); ++i)
+          ASSERT_EQ(std::memcmp(&g.data[i], &f.data[i], sizeof(float)), 0)
+              << got->key << " element " << i << ": " << g.data[i] << " vs fused " << f.data[i];
+        overlapped += overlap;
+      }
+    }
+    EXPECT_EQ(overlapped, 18) << name;  // 3 output schemes x 2 load paths x 3 shapes
   }
 }
 
