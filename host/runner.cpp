@@ -531,10 +531,12 @@ std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGro
   // (Not along y where the blocks overlap: the block holds that row.)
   const bool next = fused_li && v.scheme->frame_free;
   const int ext_y = next && v.output.ky() > 1 && !blocks_overlap_y(v, wg) ? v.output.ky() : 0;
-  const int ext_x = next && v.output.kx() > 2 ? v.output.kx() : 0;
-  const int pad = v.precision_info().in->bytes == 2 && block.x % 8 == 0 ? 8 : 4;
-  const int stride = block.x % 4 == 0 && r <= 4 ? block.x + 2 * pad + (ext_x + 3) / 4 * 4
-                                                : block.x + 2 * r + ext_x;
+  const int ext_x = next && v.output.kx() > 2 && !blocks_overlap_x(v, wg) ? v.output.kx() : 0;
+  // Blocks that overlap along x start at multiples of a work-item's columns (KPERF_BLOCK_X_ALIGN).
+  const int align = blocks_overlap_x(v, wg) ? block.x / wg.x : block.x;
+  const int pad = v.precision_info().in->bytes == 2 && align % 8 == 0 ? 8 : 4;
+  const int stride =
+      align % 4 == 0 && r <= 4 ? block.x + 2 * pad + (ext_x + 3) / 4 * 4 : block.x + 2 * r + ext_x;
   // rows:k li over whole periods reads the kept row below the tile's last rows too
   // (perforate_lines.cl: KPERF_TILE_EXTRA_ROWS).
   const int extra_rows = std::string(v.scheme->family) == "rows" && v.recon == Recon::kLi &&
@@ -689,7 +691,7 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     if (v.load_path().reads_image && !input.image)
       return reject("not_applicable", input.image_problem);
     std::vector<LaunchStep> steps = launch_steps(w, v, program, kernel, input);
-    const cl::NDRange global((static_cast<std::size_t>(w.width) + block.x - 1) / block.x * wg.x,
+    const cl::NDRange global(static_cast<std::size_t>(groups_along_x(v, wg, w.width)) * wg.x,
                              static_cast<std::size_t>(groups_along_y(v, wg, w.height)) * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
     if (fault_at("alloc", configurations_timed)) throw std::bad_alloc();

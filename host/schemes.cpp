@@ -468,6 +468,41 @@ int groups_along_y(const Variant& v, WorkGroup wg, int height) {
   return std::max(1, (m + owned - 1) / owned);
 }
 
+namespace {
+// The fused fill's reads of neighbouring computed columns (kperf_tile.cl: KPERF_OUT_READS_PREV_X,
+// KPERF_OUT_READS_NEXT_X).
+bool reads_prev_x(const Variant& v) {
+  const int k = v.output.kx();
+  return k > 1 && v.fill().launches == 1 && (v.output_recon == Recon::kLi || k % 2 == 0);
+}
+bool reads_next_x(const Variant& v) {
+  return v.output.kx() > 2 && v.fill().launches == 1 && v.output_recon == Recon::kLi;
+}
+}  // namespace
+
+int side_items_x(const Variant& v, WorkGroup wg) {
+  if (v.output.none() || !v.fill().overlaps_blocks || !v.scheme->frame_free) return 0;
+  const int sides = (reads_prev_x(v) ? 1 : 0) + (reads_next_x(v) ? 1 : 0);
+  return wg.x > sides ? sides : 0;
+}
+
+bool blocks_overlap_x(const Variant& v, WorkGroup wg) { return side_items_x(v, wg) > 0; }
+
+int groups_along_x(const Variant& v, WorkGroup wg, int width) {
+  const int block_x = block_of(v, wg).x;
+  if (!blocks_overlap_x(v, wg)) return (width + block_x - 1) / block_x;
+  const int item_cols = block_x / wg.x, items = (width + item_cols - 1) / item_cols;
+  const int owned = wg.x - side_items_x(v, wg);
+  return std::max(1, (items + owned - 1) / owned);
+}
+
+int block_x0(const Variant& v, WorkGroup wg, int gx) {
+  const int block_x = block_of(v, wg).x;
+  if (!blocks_overlap_x(v, wg)) return gx * block_x;
+  const int item_cols = block_x / wg.x;
+  return gx * (block_x - side_items_x(v, wg) * item_cols) - (reads_prev_x(v) ? item_cols : 0);
+}
+
 std::optional<Verdict> check_variant(const Variant& v, const AppDescriptor& app, WorkGroup wg) {
   for (const StructuralAxis& axis : structural_axes())
     if (auto verdict = axis.verdict(v, app)) return verdict;
@@ -490,6 +525,7 @@ std::string shape_build_options(const Variant& v, WorkGroup wg) {
   std::string options = " -DVEC=" + std::to_string(along_x ? 1 : wg.vec) +
                         " -DPY=" + std::to_string(along_y ? 1 : wg.py);
   if (blocks_overlap_y(v, wg)) options += " -DKPERF_OVERLAP_Y=1";
+  if (blocks_overlap_x(v, wg)) options += " -DKPERF_OVERLAP_X=1";
   if (along_y) options += " -DOUT_PY=" + std::to_string(wg.py);
   if (along_x) options += " -DOUT_VEC=" + std::to_string(wg.vec);
   return options;
@@ -689,6 +725,10 @@ std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup
                                          int height, int group_x, int group_y) {
   TileGeometry g{block_of(v, wg), radius, v.skip, group_x, group_y};
   if (blocks_overlap_y(v, wg)) g.step_y = group_step_y(v, wg);
+  if (blocks_overlap_x(v, wg)) {
+    g.shift_x = -block_x0(v, wg, 0);
+    g.step_x = block_x0(v, wg, 1) + g.shift_x;
+  }
   std::vector<char> rows(static_cast<std::size_t>(height), 0),
       cols(static_cast<std::size_t>(width), 0);
   mark_lines(v, Axis::kY, g, g.tile_h(), height, rows);
@@ -705,15 +745,17 @@ namespace {
 // Lines read by any group along one axis (separable schemes: rows depend on group_y only).
 std::vector<char> lines_read_by_any(const Variant& v, Axis axis, int radius, WorkGroup wg,
                                     int size) {
-  const bool overlap = axis == Axis::kY && blocks_overlap_y(v, wg);
+  const bool overlap_y = axis == Axis::kY && blocks_overlap_y(v, wg);
+  const bool overlap_x = axis == Axis::kX && blocks_overlap_x(v, wg);
   const int step_y = group_step_y(v, wg);
-  const int groups = axis == Axis::kY ? groups_along_y(v, wg, size)
-                                      : (size + block_of(v, wg).x - 1) / block_of(v, wg).x;
+  const int shift_x = -block_x0(v, wg, 0), step_x = block_x0(v, wg, 1) + shift_x;
+  const int groups = axis == Axis::kY ? groups_along_y(v, wg, size) : groups_along_x(v, wg, size);
   wg = block_of(v, wg);
   std::vector<char> mark(static_cast<std::size_t>(size), 0);
   for (int grp = 0; grp < groups; ++grp) {
     TileGeometry g{wg, radius, v.skip, axis == Axis::kX ? grp : 0, axis == Axis::kY ? grp : 0};
-    if (overlap) g.step_y = step_y;
+    if (overlap_y) g.step_y = step_y;
+    if (overlap_x) g.step_x = step_x, g.shift_x = shift_x;
     mark_lines(v, axis, g, axis == Axis::kY ? g.tile_h() : g.tile_w(), size, mark);
   }
   return mark;

@@ -48,9 +48,11 @@ struct TileGeometry {
   int group_y = 0;
   int tile_w() const { return wg.x + 2 * radius; }
   int tile_h() const { return wg.y + 2 * radius; }
-  int step_y = 0;  // output rows between groups' blocks along y; 0: wg.y (no overlap)
+  int step_y = 0;   // output rows between groups' blocks along y; 0: wg.y (no overlap)
+  int step_x = 0;   // likewise along x
+  int shift_x = 0;  // the first block starts shift_x columns left of the grid
   int global_y(int ty) const { return group_y * (step_y ? step_y : wg.y) + ty - radius; }
-  int global_x(int tx) const { return group_x * wg.x + tx - radius; }
+  int global_x(int tx) const { return group_x * (step_x ? step_x : wg.x) - shift_x + tx - radius; }
 };
 
 struct TileD {
@@ -228,6 +230,15 @@ WorkGroup block_of(const Variant& v, WorkGroup wg);
 bool blocks_overlap_y(const Variant& v, WorkGroup wg);
 int group_step_y(const Variant& v, WorkGroup wg);
 int groups_along_y(const Variant& v, WorkGroup wg, int height);
+// Along x (the same fill and tile, an output scheme along x whose fill reads the neighbours'
+// computed columns) by whole work-items: a group's first work-item computes the previous
+// block's last work-item's columns, its last one (li, K > 2) the next block's first, and neither
+// stores (-DKPERF_OVERLAP_X). side_items_x: those work-items, 0 without overlap.
+bool blocks_overlap_x(const Variant& v, WorkGroup wg);
+int side_items_x(const Variant& v, WorkGroup wg);
+int groups_along_x(const Variant& v, WorkGroup wg, int width);
+// The first output column of group gx's block (negative for the first under overlap).
+int block_x0(const Variant& v, WorkGroup wg, int gx);
 
 // The launch shape's -D options: VEC and PY outputs per work-item along x and y; along an
 // output scheme's axis the app computes one (VEC or PY 1) and OUT_VEC or OUT_PY counts the

@@ -130,8 +130,25 @@
 #endif
 // Output rows from one group's block to the next one's along y.
 #define KPERF_GROUP_STEP_Y (BLOCK_Y - KPERF_OVERLAP_Y * OUT_KY)
-#define KPERF_OUT_NEXT_X (OUT_KX > 2 && OUT_LI && OUT_FUSED)
-#define KPERF_OUT_PREV_X (OUT_KX > 1 && OUT_FUSED && (OUT_LI || OUT_KX % 2 == 0))
+// Along x (KPERF_OVERLAP_X, same fill and tile) they overlap by whole work-items: the group's first
+// work-item computes the previous block's last work-item's columns, its last one the next block's
+// first work-item's, and neither stores, so the column runs keep their alignment.
+#ifndef KPERF_OVERLAP_X
+#define KPERF_OVERLAP_X 0
+#endif
+#define KPERF_OUT_READS_NEXT_X (OUT_KX > 2 && OUT_LI && OUT_FUSED)
+#define KPERF_OUT_READS_PREV_X (OUT_KX > 1 && OUT_FUSED && (OUT_LI || OUT_KX % 2 == 0))
+#define KPERF_OUT_NEXT_X (KPERF_OUT_READS_NEXT_X && !KPERF_OVERLAP_X)
+#define KPERF_OUT_PREV_X (KPERF_OUT_READS_PREV_X && !KPERF_OVERLAP_X)
+#define KPERF_SIDE_ITEMS_X (KPERF_OVERLAP_X * (KPERF_OUT_READS_PREV_X + KPERF_OUT_READS_NEXT_X))
+#if KPERF_OVERLAP_X && !(KPERF_SIDE_ITEMS_X && KPERF_FRAME_FREE && WG_X > KPERF_SIDE_ITEMS_X)
+#error "KPERF_OVERLAP_X: neighbours' columns on a tile that does not depend on the group, wider groups"
+#endif
+// Output columns from one group's block to the next one's, and the first block's start.
+#define KPERF_GROUP_STEP_X (BLOCK_X - KPERF_SIDE_ITEMS_X * ITEM_COLS)
+#define KPERF_BLOCK_X_SHIFT (KPERF_OVERLAP_X * KPERF_OUT_READS_PREV_X * ITEM_COLS)
+// What every block's first column is a multiple of.
+#define KPERF_BLOCK_X_ALIGN (KPERF_OVERLAP_X ? ITEM_COLS : BLOCK_X)
 #define KPERF_TILE_EXT_Y (KPERF_FRAME_FREE && KPERF_OUT_NEXT_Y ? OUT_KY : 0)
 #define KPERF_TILE_EXT_X (KPERF_FRAME_FREE && KPERF_OUT_NEXT_X ? OUT_KX : 0)
 #define TILE_W (BLOCK_X + 2 * RADIUS + KPERF_TILE_EXT_X)
@@ -156,9 +173,9 @@ inline void kperf_store_float8(float8 v, __global float* p, int i8) {
 // [block_x0 - PAD, block_x0 + BLOCK_X + PAD) moves as aligned 16-byte loads (KPERF_IN_VEC
 // elements: 4 floats, or 8 halves where the block width allows, PAD 8): wide loads are what
 // reach the memory bandwidth on GPUs. Otherwise rows are packed and loaded element by element.
-#if (BLOCK_X % 4 == 0) && (RADIUS <= 4)
+#if (KPERF_BLOCK_X_ALIGN % 4 == 0) && (RADIUS <= 4)
 #define KPERF_VEC_ROWS 1
-#if KPERF_IN_VEC == 8 && BLOCK_X % 8 == 0
+#if KPERF_IN_VEC == 8 && KPERF_BLOCK_X_ALIGN % 8 == 0
 #define KPERF_TILE_PAD 8
 #else
 #define KPERF_TILE_PAD 4
@@ -182,11 +199,14 @@ inline int kperf_local_linear_id(void) { return (int)(get_local_id(1) * WG_X + g
 // Global coordinates of tile element (0, 0) of this work-group.
 inline int kperf_block_y0(void) { return (int)get_group_id(1) * KPERF_GROUP_STEP_Y; }
 inline int kperf_tile_origin_y(void) { return kperf_block_y0() - RADIUS; }
-inline int kperf_tile_origin_x(void) { return (int)get_group_id(0) * BLOCK_X - RADIUS; }
+inline int kperf_block_x0(void) {
+  return (int)get_group_id(0) * KPERF_GROUP_STEP_X - KPERF_BLOCK_X_SHIFT;
+}
+inline int kperf_tile_origin_x(void) { return kperf_block_x0() - RADIUS; }
 
 // Global coordinates of a work-item's region (its first output without an output scheme).
 inline int kperf_out_y0(void) { return kperf_block_y0() + (int)get_local_id(1) * ITEM_ROWS; }
-inline int kperf_out_x0(void) { return (int)get_group_id(0) * BLOCK_X + (int)get_local_id(0) * ITEM_COLS; }
+inline int kperf_out_x0(void) { return kperf_block_x0() + (int)get_local_id(0) * ITEM_COLS; }
 
 // Block-local coordinates of a work-item's computed output q along y (x): the start of its region
 // without an output scheme, else line q * K + K / 2 of its region, which may lie past the grid's
@@ -250,7 +270,7 @@ inline void kperf_identity_source(int group, int t, int* a, int* b, float* w) {
 // segment [block_x0 - PAD, block_x0 + BLOCK_X + PAD) inside the grid (no clamping along x).
 inline bool kperf_rows_vectorizable(int width) {
 #if KPERF_VEC_ROWS && KPERF_LOAD_BUFFER
-  const int xa = (int)get_group_id(0) * BLOCK_X - KPERF_TILE_PAD;
+  const int xa = kperf_block_x0() - KPERF_TILE_PAD;
   return width % KPERF_IN_VEC == 0 && xa >= 0 && xa + TILE_STRIDE <= width;
 #else
   return false;
@@ -271,7 +291,7 @@ inline void kperf_load_rows(__local float* tile, KPERF_INPUT_PARAM in, int width
   if (kperf_rows_vectorizable(width)) {
     // Every load of this work-item is issued before the first local store, so all of them
     // are in flight together instead of one memory latency per loop trip.
-    const int xa = ((int)get_group_id(0) * BLOCK_X - KPERF_TILE_PAD) / KPERF_IN_VEC;
+    const int xa = (kperf_block_x0() - KPERF_TILE_PAD) / KPERF_IN_VEC;
     const int total = n_rows * KPERF_IN_CHUNKS;
     KPERF_IN_VEC_T staged[KPERF_LOAD_ITERS];
 #pragma unroll
@@ -497,7 +517,7 @@ inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row)
 inline bool kperf_gather_window_bits(KPERF_INPUT_PARAM in, int width, int height, ushort* win,
                                      int group_y, int group_x, int row0, int col0) {
   const int gy0 = group_y * KPERF_GROUP_STEP_Y - RADIUS;
-  const int gxo = group_x * BLOCK_X + col0;  // the window's first output column
+  const int gxo = group_x * KPERF_GROUP_STEP_X - KPERF_BLOCK_X_SHIFT + col0;  // first output column
   if (!kperf_wide_row_inside(width, gxo)) return false;
 #pragma unroll
   for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
@@ -533,7 +553,7 @@ inline void kperf_global_row(KPERF_INPUT_PARAM in, int width, int height, int t,
 // work-item's group, or a neighbour whose computed output this one needs.
 inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
                                        int group_y, int group_x, int row0, int col0) {
-  const int gy0 = group_y * KPERF_GROUP_STEP_Y - RADIUS, gx0 = group_x * BLOCK_X - RADIUS;
+  const int gy0 = group_y * KPERF_GROUP_STEP_Y - RADIUS, gx0 = group_x * KPERF_GROUP_STEP_X - KPERF_BLOCK_X_SHIFT - RADIUS;
 #if KPERF_GLOBAL_VEC_ROWS
   // Where every column is its own source and the window's row lies inside the grid, each window
   // row is one aligned VEC-wide load of the outputs' own columns and RADIUS elements on each
@@ -750,7 +770,7 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
 inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
                                          int row0, int col0) {
   const int gy0 = kperf_tile_origin_y();
-  const int gx0 = (int)get_group_id(0) * BLOCK_X - RADIUS + col0;
+  const int gx0 = kperf_tile_origin_x() + col0;
 #if KPERF_COLS_OWN_SOURCE && KPERF_SRC_COLS_DIRECT && KPERF_LOAD_BUFFER && ITEM_COLS % 4 == 0
   const int x0 = kperf_out_x0();
   if ((width & 3) == 0 && x0 + 4 * KPERF_X_CHUNK0 >= 0 &&
@@ -813,7 +833,7 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
     float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
     KPERF_OUTPUT_WINDOW(win, in, width, height, row0, col0);                                \
     KPERF_COMPUTE_AT(block_fn, win, result, kperf_block_y0() + (row0),                       \
-                     (int)get_group_id(0) * BLOCK_X + (col0));                              \
+                     kperf_block_x0() + (col0));                                            \
   }
 // The computed output (qy, qx) of this work-item into its slot of vals.
 #define KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)                         \
@@ -834,7 +854,7 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
         win[dy * KPERF_WIN_W + dx] = shared_win[dy * KPERF_X_WIN_W + qx * OUT_KX + dx];        \
       KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                         \
                        kperf_block_y0() + row0,                                               \
-                       (int)get_group_id(0) * BLOCK_X + col0 + qx * OUT_KX);                  \
+                       kperf_block_x0() + col0 + qx * OUT_KX);                                \
     }                                                                                         \
   }
 #else

@@ -9,14 +9,18 @@
 // (kperf_tile.cl: KPERF_OUT_PREV_X, KPERF_OUT_NEXT_X). Outputs equal the separate fill's: bit
 // for bit under nn, to float rounding under li.
 #define KPERF_OUT_NQY (OUT_PY + KPERF_OUT_READS_NEXT_Y)
-#define KPERF_OUT_NQX (OUT_VEC + KPERF_OUT_PREV_X + KPERF_OUT_NEXT_X)
-#if KPERF_OVERLAP_Y && !defined(KPERF_FILL_SHARED)
+#define KPERF_OUT_NQX (OUT_VEC + KPERF_OUT_READS_PREV_X + KPERF_OUT_READS_NEXT_X)
+#if (KPERF_OVERLAP_Y || KPERF_OVERLAP_X) && !defined(KPERF_FILL_SHARED)
 #error "KPERF_OVERLAP_Y: the shared fill's (its work-items read each other's rows)"
 #endif
 // Whether this work-item stores from its computed row q along y: not from the last computed row
 // of an overlapping block (KPERF_OVERLAP_Y), which is the next block's first and the next group's.
 #define KPERF_OWNS_ROW(q) \
   (!KPERF_OVERLAP_Y || (int)get_local_id(1) < WG_Y - 1 || (q) < OUT_PY - 1)
+// Whether this work-item stores at all: not the side work-items of overlapping blocks along x.
+#define KPERF_OWNS_ITEM_X                                       \
+  (!KPERF_OVERLAP_X || ((int)get_local_id(0) >= KPERF_OUT_READS_PREV_X && \
+                        (int)get_local_id(0) < WG_X - KPERF_OUT_READS_NEXT_X))
 
 // Whether the work-item whose computed line (on an axis of n outputs, period k) is c writes line
 // c + d, for -(k / 2) <= d < k, and how: a copy of line c, or (*interp) the linear
@@ -46,7 +50,7 @@ inline int kperf_fused_line(int c, int d, int n, int k, int* interp, float* w) {
 #if OUT_KX > 1
 // The value of a line at compile-time index q of a work-item's computed columns (q = -1: its
 // left neighbour's last, q = OUT_VEC: its right neighbour's first).
-#define KPERF_X_LINE(q) line[((q) + KPERF_OUT_PREV_X) * stride]
+#define KPERF_X_LINE(q) line[((q) + KPERF_OUT_READS_PREV_X) * stride]
 
 // Row of the ITEM_COLS outputs from column x0 (a multiple of OUT_KX) from one output row's
 // computed columns (line, stride apart): output x0 + i lies d = i % OUT_KX - OUT_KX / 2 from the
@@ -61,7 +65,7 @@ inline void kperf_fused_x_row(int x0, int width, const float* line, int stride, 
     const float here = KPERF_X_LINE(j);
     row[i] = here;
     if (d < 0) {
-#if KPERF_OUT_PREV_X
+#if KPERF_OUT_READS_PREV_X
       const float before = KPERF_X_LINE(j - 1);
       if (J >= m) {
         row[i] = before;  // past the last computed column
@@ -78,7 +82,7 @@ inline void kperf_fused_x_row(int x0, int width, const float* line, int stride, 
       if (j > 0 && J >= m) row[i] = KPERF_X_LINE(j > 0 ? j - 1 : 0);
 #endif
     }
-#if OUT_LI && KPERF_OUT_NEXT_X
+#if OUT_LI && KPERF_OUT_READS_NEXT_X
     else if (d > 0 && J + 1 < m) {
       row[i] = mad((float)d / (float)OUT_KX, KPERF_X_LINE(j + 1) - here, here);
     }
@@ -146,6 +150,7 @@ inline void kperf_output_store(__global KPERF_OUT_T* out, int width, int height,
   // from the computed columns (kperf_fused_x_row), then (center) mixed along y.
   const int x0 = kperf_out_x0();
   if (x0 + OUT_KX / 2 >= width) return;  // no computed column: the left neighbour writes these
+  if (!KPERF_OWNS_ITEM_X) return;
 #if OUT_KY == 1
   const int y0 = kperf_out_y0();
 #pragma unroll

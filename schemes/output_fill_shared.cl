@@ -12,7 +12,9 @@
 // Along y under li on a tile that does not depend on the group (the accurate input), the host
 // overlaps the blocks by one computed row instead (KPERF_OVERLAP_Y, kperf_tile.cl): the next
 // block's first computed row is then the group's own last, computed by its last work-items with
-// their other rows, so no work-item computes a second round before the barrier. Where the next
+// their other rows, so no work-item computes a second round before the barrier; and along x by
+// whole work-items (KPERF_OVERLAP_X): the group's first and last work-items compute the columns
+// either side of the others' and store nothing. Where the next
 // block's first row is computed past the block, the work-items that compute it do twice the
 // windows of the others, and at sizes where a group's time is its longest work-item that is what
 // the group takes.
@@ -83,14 +85,17 @@ inline void kperf_grid_put_own(__local float* grid, const float* vals) {
 }
 
 // The computed outputs the fused fill stores from (KPERF_OUT_NQY x KPERF_OUT_NQX points, from its
-// left neighbour's last column), out of the grid.
+// left neighbour's last column), out of the grid. Under overlapping blocks the points past the
+// grid's edges are those of work-items that store nothing from them (clamped, never used).
 inline void kperf_grid_get_fused(const __local float* grid, float* vals) {
-  const int gy0 = (int)get_local_id(1) * OUT_PY, gx0 = (int)get_local_id(0) * OUT_VEC;
+  const int gy0 = (int)get_local_id(1) * OUT_PY;
+  const int gx0 = (int)get_local_id(0) * OUT_VEC + KPERF_OUT_PREV_X - KPERF_OUT_READS_PREV_X;
 #pragma unroll
   for (int qy = 0; qy < KPERF_OUT_NQY; ++qy)
 #pragma unroll
     for (int qx = 0; qx < KPERF_OUT_NQX; ++qx)
-      kperf_grid_get(KPERF_GRID_AT(grid, min(gy0 + qy, KPERF_GRID_NY - 1), gx0 + qx),
+      kperf_grid_get(KPERF_GRID_AT(grid, min(gy0 + qy, KPERF_GRID_NY - 1),
+                                   clamp(gx0 + qx, 0, KPERF_GRID_NX - 1)),
                      &vals[(qy * KPERF_OUT_NQX + qx) * KPERF_GRID_POINT]);
 }
 

@@ -327,38 +327,49 @@ TEST(OutputScheme, SharedColumnWindowEqualsOneWindowPerComputedColumn) {
   }
 }
 
-// The shared li fill on the accurate input overlaps neighbouring groups' blocks by one computed
-// row along y, so that no work-item computes a row past its own: the group's last work-items'
-// last row is the next block's first, read to interpolate and stored by the next group. The
-// outputs stay the fused fill's bit for bit, on both load paths, with blocks of two computed rows
-// (each group owns one), three and eight, partial blocks at the grid's end, and under center:3
-// with the shared side columns along x; a block of one computed row cannot overlap and keeps the
-// extra row. Hotspot reads its power grid at the outputs' coordinates, which move with the
+// On the accurate input the shared fill overlaps neighbouring groups' blocks so that no
+// work-item computes a line past its own: under li along y by one computed row (the group's last
+// work-items' last row is the next block's first, read to interpolate and stored by the next
+// group), and along x, where the fill reads the neighbours' computed columns, by whole
+// work-items (the first and last compute those columns and store nothing). The outputs stay the
+// fused fill's bit for bit, on both load paths: blocks of two computed rows (each group owns one)
+// and six, groups that own one work-item along x, aligned runs (vector loads and stores) and
+// unaligned ones, partial blocks at the grid's ends, and both axes at once under center:3. A
+// block of one computed row, or a group with no work-item to spare along x, keeps computing past
+// its block. Hotspot reads its power grid at the outputs' coordinates, which move with the
 // blocks, and iterates.
-TEST(OutputScheme, SharedFillOverlapsBlocksAlongYAndEqualsTheFusedFill) {
+TEST(OutputScheme, SharedFillOverlapsBlocksAndEqualsTheFusedFill) {
   KPERF_REQUIRE_DEVICE();
-  const std::vector<WorkGroup> wgs = {{4, 2, 2, 1}, {4, 3, 2, 1}, {4, 4, 4, 2}, {4, 1, 4, 1}};
-  AxesSpec a = axes("accurate", "nn", "local,global", "rows:2,rows:3,center:3", "li");
-  a.output_fills = "fused,shared";
-  const std::vector<Variant> variants = parse_variants(a);
-  const int w = 24, h = 31;
+  const std::vector<WorkGroup> wgs = {{8, 2, 2, 1}, {4, 3, 4, 2}, {2, 1, 1, 1}};
+  AxesSpec li =
+      axes("accurate", "nn", "local,global", "rows:2,rows:3,cols:2,cols:3,center:3", "li");
+  AxesSpec nn = axes("accurate", "nn", "local,global", "cols:2", "nn");
+  li.output_fills = nn.output_fills = "fused,shared";
+  std::vector<Variant> variants = parse_variants(li);
+  for (const Variant& v : parse_variants(nn)) variants.push_back(v);
+  const int w = 28, h = 31;
   for (const char* name : {"median", "hotspot"}) {
     const AppDescriptor& app = find_app(name);
     const AppInput input = input_for(app, w, h, 97);
     const int iterations = app.traits.iterated ? 3 : 1;
     const Outcome o = test::run_through_runner(*env, {&app}, variants, wgs, input.in,
                                                input.power_ptr(), iterations);
-    int overlapped = 0;
+    int along_y = 0, along_x = 0, compared = 0;
     for (const auto& v : variants) {
       if (std::string(v.fill().name) != "shared") continue;
       Variant fused = v;
       fused.output_fill = &find_output_fill("fused");
       for (const auto& wg : wgs) {
-        const bool overlap = wg.y * wg.py > 1;
-        ASSERT_EQ(blocks_overlap_y(v, wg), overlap) << v.label();
-        ASSERT_FALSE(blocks_overlap_y(fused, wg)) << fused.label();
-        ASSERT_EQ(shape_build_options(v, wg).find("-DKPERF_OVERLAP_Y=1") != std::string::npos,
-                  overlap);
+        const bool li_fill = v.output_recon == Recon::kLi;
+        const bool y = li_fill && v.output.ky() > 1 && wg.y * wg.py > 1;
+        const int sides = v.output.kx() == 1 ? 0 : 1 + (li_fill && v.output.kx() > 2);
+        const bool x = sides > 0 && wg.x > sides;
+        ASSERT_EQ(blocks_overlap_y(v, wg), y) << v.label();
+        ASSERT_EQ(blocks_overlap_x(v, wg), x) << v.label();
+        ASSERT_FALSE(blocks_overlap_y(fused, wg) || blocks_overlap_x(fused, wg)) << v.label();
+        const std::string options = shape_build_options(v, wg);
+        ASSERT_EQ(options.find("-DKPERF_OVERLAP_Y=1") != std::string::npos, y) << options;
+        ASSERT_EQ(options.find("-DKPERF_OVERLAP_X=1") != std::string::npos, x) << options;
         const ResultRow* got = o.find(app.name, v, wg);
         const ResultRow* want = o.find(app.name, fused, wg);
         ASSERT_TRUE(got && want) << v.label();
@@ -369,10 +380,14 @@ TEST(OutputScheme, SharedFillOverlapsBlocksAlongYAndEqualsTheFusedFill) {
         for (std::size_t i = 0; i < g.data.size(); ++i)
           ASSERT_EQ(std::memcmp(&g.data[i], &f.data[i], sizeof(float)), 0)
               << got->key << " element " << i << ": " << g.data[i] << " vs fused " << f.data[i];
-        overlapped += overlap;
+        along_y += y;
+        along_x += x;
+        ++compared;
       }
     }
-    EXPECT_EQ(overlapped, 18) << name;  // 3 output schemes x 2 load paths x 3 shapes
+    EXPECT_EQ(compared, 36) << name;  // 6 output schemes x 2 load paths x 3 shapes
+    EXPECT_EQ(along_y, 12) << name;   // rows:2, rows:3, center:3 li x 2 paths x 2 shapes
+    EXPECT_EQ(along_x, 20) << name;   // cols:2 nn, li x 3 shapes; cols:3, center:3 li x 2
   }
 }
 
