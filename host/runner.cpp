@@ -528,7 +528,7 @@ std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGro
   // tile one period larger along y, and along x where the period is 3 or more
   // (kperf_tile.cl: KPERF_OUT_NEXT_Y, KPERF_OUT_NEXT_X).
   const bool fused_li = !v.output.none() && v.output_recon == Recon::kLi && v.fill().launches == 1;
-  // (Not along y where the blocks overlap: the block holds that row.)
+  // (Not where the blocks overlap: the block holds those lines.)
   const bool next = fused_li && v.scheme->frame_free;
   const int ext_y = next && v.output.ky() > 1 && !blocks_overlap_y(v, wg) ? v.output.ky() : 0;
   const int ext_x = next && v.output.kx() > 2 && !blocks_overlap_x(v, wg) ? v.output.kx() : 0;

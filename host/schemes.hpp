@@ -124,10 +124,10 @@ OutputScheme parse_output(const std::string& text);
 // work-items that compute their sources, in the same launch ("fused", Paraprox's way and the
 // default), or by a second, timed launch over the stored computed outputs ("separate").
 struct OutputFillDescriptor {
-  const char* name;      // "fused", "separate"
+  const char* name;      // "fused", "shared", "separate"
   const char* cl_file;   // in the scheme directory (-DKPERF_OUTPUT_FILL_FILE)
   int launches;          // kernel launches per app step
-  bool overlaps_blocks;  // blocks share a computed row along y where they can (blocks_overlap_y)
+  bool overlaps_blocks;  // neighbouring blocks share lines where they can (blocks_overlap_y/x)
   const char* summary;
 };
 const std::vector<OutputFillDescriptor>& output_fill_registry();

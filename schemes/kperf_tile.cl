@@ -4,8 +4,8 @@
 // (BLOCK_X = WG_X * VEC, BLOCK_Y = WG_Y * PY: each work-item computes VEC consecutive outputs
 // along x in each of PY consecutive rows) from a local
 // tile of TILE_H x TILE_W floats whose element (ty, tx) stands for the global element
-// (group_y * BLOCK_Y + ty - RADIUS, group_x * BLOCK_X + tx - RADIUS), clamped to the grid (under
-// the shared li fill's overlapping blocks, group_y * KPERF_GROUP_STEP_Y along y).
+// (group_y * BLOCK_Y + ty - RADIUS, group_x * BLOCK_X + tx - RADIUS), clamped to the grid (where
+// the shared fill's blocks overlap, kperf_block_y0() and kperf_block_x0() give the block's origin).
 // Five files, each chosen by a -D option, plug into this contract:
 // - the storage precision (KPERF_PRECISION_FILE: precision_f32.cl, _f16in.cl, _f16.cl) says how
 //   input and output elements are stored in global memory (float, or half through vload_half);
@@ -142,7 +142,7 @@
 #define KPERF_OUT_PREV_X (KPERF_OUT_READS_PREV_X && !KPERF_OVERLAP_X)
 #define KPERF_SIDE_ITEMS_X (KPERF_OVERLAP_X * (KPERF_OUT_READS_PREV_X + KPERF_OUT_READS_NEXT_X))
 #if KPERF_OVERLAP_X && !(KPERF_SIDE_ITEMS_X && KPERF_FRAME_FREE && WG_X > KPERF_SIDE_ITEMS_X)
-#error "KPERF_OVERLAP_X: neighbours' columns on a tile that does not depend on the group, wider groups"
+#error "KPERF_OVERLAP_X: the neighbours' columns, a group-independent tile, wider groups"
 #endif
 // Output columns from one group's block to the next one's, and the first block's start.
 #define KPERF_GROUP_STEP_X (BLOCK_X - KPERF_SIDE_ITEMS_X * ITEM_COLS)
@@ -553,7 +553,8 @@ inline void kperf_global_row(KPERF_INPUT_PARAM in, int width, int height, int t,
 // work-item's group, or a neighbour whose computed output this one needs.
 inline void kperf_gather_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
                                        int group_y, int group_x, int row0, int col0) {
-  const int gy0 = group_y * KPERF_GROUP_STEP_Y - RADIUS, gx0 = group_x * KPERF_GROUP_STEP_X - KPERF_BLOCK_X_SHIFT - RADIUS;
+  const int gy0 = group_y * KPERF_GROUP_STEP_Y - RADIUS;
+  const int gx0 = group_x * KPERF_GROUP_STEP_X - KPERF_BLOCK_X_SHIFT - RADIUS;
 #if KPERF_GLOBAL_VEC_ROWS
   // Where every column is its own source and the window's row lies inside the grid, each window
   // row is one aligned VEC-wide load of the outputs' own columns and RADIUS elements on each
