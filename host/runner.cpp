@@ -660,7 +660,6 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     return reject(verdict->status, verdict->reason);
   }
   const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
-  const WorkGroup block = block_of(v, wg);
   const std::string options = build_options(app, v, wg);
   cl::Program program;
   try {

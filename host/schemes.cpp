@@ -699,6 +699,18 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
 
 namespace {
 
+// The tile geometry of group (group_x, group_y): its block, and where the blocks overlap, the
+// step between blocks and the first block's shift (kperf_block_y0 / kperf_block_x0).
+TileGeometry group_geometry(const Variant& v, int radius, WorkGroup wg, int group_x, int group_y) {
+  TileGeometry g{block_of(v, wg), radius, v.skip, group_x, group_y};
+  if (blocks_overlap_y(v, wg)) g.step_y = group_step_y(v, wg);
+  if (blocks_overlap_x(v, wg)) {
+    g.shift_x = -block_x0(v, wg, 0);
+    g.step_x = block_x0(v, wg, 1) + g.shift_x;
+  }
+  return g;
+}
+
 // Marks, per axis, the global lines (clamped) that group `group` reads.
 void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, int size,
                 std::vector<char>& mark) {
@@ -723,12 +735,7 @@ void mark_lines(const Variant& v, Axis axis, const TileGeometry& g, int extent, 
 
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,
                                          int height, int group_x, int group_y) {
-  TileGeometry g{block_of(v, wg), radius, v.skip, group_x, group_y};
-  if (blocks_overlap_y(v, wg)) g.step_y = group_step_y(v, wg);
-  if (blocks_overlap_x(v, wg)) {
-    g.shift_x = -block_x0(v, wg, 0);
-    g.step_x = block_x0(v, wg, 1) + g.shift_x;
-  }
+  const TileGeometry g = group_geometry(v, radius, wg, group_x, group_y);
   std::vector<char> rows(static_cast<std::size_t>(height), 0),
       cols(static_cast<std::size_t>(width), 0);
   mark_lines(v, Axis::kY, g, g.tile_h(), height, rows);
@@ -745,17 +752,11 @@ namespace {
 // Lines read by any group along one axis (separable schemes: rows depend on group_y only).
 std::vector<char> lines_read_by_any(const Variant& v, Axis axis, int radius, WorkGroup wg,
                                     int size) {
-  const bool overlap_y = axis == Axis::kY && blocks_overlap_y(v, wg);
-  const bool overlap_x = axis == Axis::kX && blocks_overlap_x(v, wg);
-  const int step_y = group_step_y(v, wg);
-  const int shift_x = -block_x0(v, wg, 0), step_x = block_x0(v, wg, 1) + shift_x;
   const int groups = axis == Axis::kY ? groups_along_y(v, wg, size) : groups_along_x(v, wg, size);
-  wg = block_of(v, wg);
   std::vector<char> mark(static_cast<std::size_t>(size), 0);
   for (int grp = 0; grp < groups; ++grp) {
-    TileGeometry g{wg, radius, v.skip, axis == Axis::kX ? grp : 0, axis == Axis::kY ? grp : 0};
-    if (overlap_y) g.step_y = step_y;
-    if (overlap_x) g.step_x = step_x, g.shift_x = shift_x;
+    const TileGeometry g =
+        group_geometry(v, radius, wg, axis == Axis::kX ? grp : 0, axis == Axis::kY ? grp : 0);
     mark_lines(v, axis, g, axis == Axis::kY ? g.tile_h() : g.tile_w(), size, mark);
   }
   return mark;

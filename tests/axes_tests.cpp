@@ -29,6 +29,18 @@ AppInput input_for(const AppDescriptor& app, int w, int h, unsigned seed) {
   return {chip.temp, chip.power};
 }
 
+// Bit for bit (NaN included): the first element whose bits differ, named under `label`.
+::testing::AssertionResult same_bits(const Grid& got, const Grid& want, const std::string& label) {
+  if (got.data.size() != want.data.size())
+    return ::testing::AssertionFailure()
+           << label << ": " << got.data.size() << " elements vs " << want.data.size();
+  for (std::size_t i = 0; i < got.data.size(); ++i)
+    if (std::memcmp(&got.data[i], &want.data[i], sizeof(float)) != 0)
+      return ::testing::AssertionFailure()
+             << label << " element " << i << ": " << got.data[i] << " vs " << want.data[i];
+  return ::testing::AssertionSuccess();
+}
+
 AxesSpec axes(const std::string& schemes, const std::string& recons, const std::string& loads,
               const std::string& outputs = "none", const std::string& output_recons = "nn") {
   AxesSpec a;
@@ -88,9 +100,7 @@ TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
       ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
       const Grid& a = o.outputs.at(row->key);
       const Grid& b = o.outputs.at(local->key);
-      for (std::size_t i = 0; i < a.data.size(); ++i)
-        ASSERT_EQ(std::memcmp(&a.data[i], &b.data[i], sizeof(float)), 0)
-            << row->key << " element " << i << ": " << a.data[i] << " vs " << b.data[i];
+      ASSERT_TRUE(same_bits(a, b, row->key));
       ++compared;
     }
   }
@@ -134,9 +144,7 @@ TEST(SeparableApps, KeptRowPassesEqualPassingTheRebuiltWindow) {
         const Grid& got = kept.outputs.at(a->key);
         const Grid& want = first.outputs.at(b->key);
         if (v.recon == Recon::kNn) {
-          for (std::size_t i = 0; i < got.data.size(); ++i)
-            ASSERT_EQ(std::memcmp(&got.data[i], &want.data[i], sizeof(float)), 0)
-                << a->key << " element " << i << ": " << got.data[i] << " vs " << want.data[i];
+          ASSERT_TRUE(same_bits(got, want, a->key));
         } else {
           EXPECT_TRUE(test::within_tolerance(got, to_double(want.data, want.width, want.height)))
               << a->key;
@@ -226,14 +234,10 @@ TEST_P(OutputScheme, FusedEqualsSeparateAndTheModel) {
         ASSERT_TRUE(other && other->ok()) << other_fill.axes_key() << " beside " << row->key;
         const Grid& b = o.outputs.at(other->key);
         const bool bitwise = v.output_recon == Recon::kNn || std::string(fill) == "shared";
-        for (std::size_t i = 0; i < a.data.size(); ++i) {
-          if (bitwise)
-            ASSERT_EQ(std::memcmp(&a.data[i], &b.data[i], sizeof(float)), 0)
-                << other->key << " element " << i << ": " << b.data[i] << " vs fused " << a.data[i];
-          else
-            ASSERT_TRUE(within_one_ulp(a.data[i], b.data[i], stored))
-                << other->key << " element " << i << ": " << b.data[i] << " vs fused " << a.data[i];
-        }
+        if (bitwise) ASSERT_TRUE(same_bits(b, a, other->key + " vs fused"));
+        for (std::size_t i = 0; !bitwise && i < a.data.size(); ++i)
+          ASSERT_TRUE(within_one_ulp(a.data[i], b.data[i], stored))
+              << other->key << " element " << i << ": " << b.data[i] << " vs fused " << a.data[i];
         ++(std::string(fill) == "shared" ? shared_compared : compared);
       }
     }
@@ -318,9 +322,7 @@ TEST(OutputScheme, SharedColumnWindowEqualsOneWindowPerComputedColumn) {
         ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
         const Grid& got = shared.outputs.at(a->key);
         const Grid& want = apart.outputs.at(b->key);
-        for (std::size_t i = 0; i < got.data.size(); ++i)
-          ASSERT_EQ(std::memcmp(&got.data[i], &want.data[i], sizeof(float)), 0)
-              << a->key << " element " << i << ": " << got.data[i] << " vs " << want.data[i];
+        ASSERT_TRUE(same_bits(got, want, a->key));
         ++compared;
       }
     EXPECT_EQ(compared, 24) << name;  // 3 output schemes x nn, li x 2 load paths x 2 shapes
@@ -377,9 +379,7 @@ TEST(OutputScheme, SharedFillOverlapsBlocksAndEqualsTheFusedFill) {
         ASSERT_EQ(want->status, "ok") << want->key << ": " << want->reason << want->build_log;
         const Grid& g = o.outputs.at(got->key);
         const Grid& f = o.outputs.at(want->key);
-        for (std::size_t i = 0; i < g.data.size(); ++i)
-          ASSERT_EQ(std::memcmp(&g.data[i], &f.data[i], sizeof(float)), 0)
-              << got->key << " element " << i << ": " << g.data[i] << " vs fused " << f.data[i];
+        ASSERT_TRUE(same_bits(g, f, got->key + " vs fused"));
         along_y += y;
         along_x += x;
         ++compared;
