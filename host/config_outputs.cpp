@@ -83,10 +83,12 @@ std::optional<ErrorMetrics> Runner::measure_once(Workload& w, const Variant& v, 
 }
 
 bool Runner::measure_errors(Workload& w, const Variant& v, ResultRow& row,
-                            const SampleLaunches& sample, std::vector<float>& output) {
-  // Hotspot's output after timing has run every sample on; measure a fresh run of its steps.
+                            const SampleLaunches& sample, bool others_ran,
+                            std::vector<float>& output) {
+  // Hotspot's output after timing has run every sample on, and under --rounds other
+  // configurations have written the buffer since: measure a fresh run.
   const std::optional<ErrorMetrics> first =
-      measure_once(w, v, row, sample, sample.ping_pong(), output);
+      measure_once(w, v, row, sample, sample.ping_pong() || others_ran, output);
   if (!first) return false;
   row.error = *first;
   if (races(v)) {

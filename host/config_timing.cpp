@@ -109,7 +109,7 @@ void Runner::rerun_sample(const Workload& w, const Variant& v, const SampleLaunc
 }
 
 void Runner::time_samples(const Workload& w, const Variant& v, ResultRow& row,
-                          const SampleLaunches& sample) {
+                          const SampleLaunches& sample, int samples) {
   auto& q = env_.queue();
   PhaseTimer launch_timer(phase_s_, "timed_launches");
   reset_outputs(w, v, sample);
@@ -125,12 +125,12 @@ void Runner::time_samples(const Workload& w, const Variant& v, ResultRow& row,
   }
   q.finish();
   const int per_sample = sample.events();
-  // Batches of --reps samples, each enqueued whole and then read; with --max-cv more batches
+  // Batches of samples, each enqueued whole and then read; with --max-cv more batches
   // follow until the samples are quiet enough or --max-reps is reached.
-  auto time_batch = [&](int samples) {
+  auto time_batch = [&](int count) {
     std::vector<cl::Event> events;
-    events.reserve(static_cast<std::size_t>(samples) * per_sample);
-    for (int r = 0; r < samples; ++r) {
+    events.reserve(static_cast<std::size_t>(count) * per_sample);
+    for (int r = 0; r < count; ++r) {
       // --cold: the in-order queue finishes overwriting a buffer larger than the cache before
       // the sample starts, so its first launch finds none of its data cached.
       if (flush_bytes_)
@@ -140,7 +140,11 @@ void Runner::time_samples(const Workload& w, const Variant& v, ResultRow& row,
     }
     q.finish();
     if (interrupt_requested()) throw Abandoned{};
-    for (int r = 0; r < samples; ++r) {
+    // Under --rounds each round's first launch is dated on the device's clock, so that the
+    // rounds of all configurations can be laid out in time.
+    if (cfg_.rounds > 1 && !events.empty())
+      row.round_start_ns.push_back(events.front().getProfilingInfo<CL_PROFILING_COMMAND_START>());
+    for (int r = 0; r < count; ++r) {
       std::uint64_t total = 0;
       for (int it = 0; it < per_sample; ++it) {
         cl::Event& ev = events[static_cast<std::size_t>(r) * per_sample + it];
@@ -151,29 +155,13 @@ void Runner::time_samples(const Workload& w, const Variant& v, ResultRow& row,
     }
     row.time = summarize(row.samples_ns);
   };
-  time_batch(cfg_.reps);
+  time_batch(samples);
   if (cfg_.max_cv > 0) {
     const std::size_t cap = static_cast<std::size_t>(std::max(cfg_.max_reps, cfg_.reps));
     while (row.time->cv > cfg_.max_cv && row.samples_ns.size() < cap)
       time_batch(static_cast<int>(std::min<std::size_t>(cfg_.reps, cap - row.samples_ns.size())));
     row.stop_reason = row.time->cv <= cfg_.max_cv ? "cv" : "max_reps";
   }
-}
-
-void Runner::time_config(Workload& w, const Variant& v, ResultRow& row,
-                         std::vector<LaunchStep>& steps, const cl::NDRange& global,
-                         const cl::NDRange& local, DeviceUpload& input) {
-  const SampleLaunches sample = sample_launches(v, w, steps, global, local, row.iterations);
-  time_samples(w, v, row, sample);
-  if (cfg_.energy_requested) measure_energy(w, row, sample);
-  if (cfg_.transfers) {
-    PhaseTimer timer(phase_s_, "transfers");
-    time_transfers(w, v, row, sample, input);
-  }
-  std::vector<float> output;
-  if (!measure_errors(w, v, row, sample, output)) return;
-  if (cfg_.verify) verify_against_model(w, v, row, output);
-  if (!cfg_.save_outputs_dir.empty()) save_output(w, row, std::move(output));
 }
 
 void Runner::time_transfers(Workload& w, const Variant& v, ResultRow& row,

@@ -133,6 +133,7 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
     j["time_ns"] = stats_json(*r.time);
     j["samples_ns"] = r.samples_ns;
     if (!r.stop_reason.empty()) j["stop_reason"] = r.stop_reason;
+    if (!r.round_start_ns.empty()) j["round_start_ns"] = r.round_start_ns;
     j["bytes_model"] = r.bytes_model;
     j["gbps"] = r.gbps;
     j["copy_gbps"] = r.copy_gbps;
@@ -222,6 +223,8 @@ ResultRow row_from_json(const nlohmann::json& j) {
                          t.at("min").get<double>(),    t.at("max").get<double>(),
                          t.at("stddev").get<double>(), t.at("cv").get<double>()};
     r.samples_ns = j.at("samples_ns").get<std::vector<std::uint64_t>>();
+    if (j.contains("round_start_ns"))
+      r.round_start_ns = j.at("round_start_ns").get<std::vector<std::uint64_t>>();
     r.bytes_model = j.at("bytes_model").get<double>();
     r.gbps = j.at("gbps").get<double>();
     r.copy_gbps = j.value("copy_gbps", 0.0);

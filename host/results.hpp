@@ -45,6 +45,9 @@ struct ResultRow {
   std::vector<std::uint64_t> samples_ns;
   // --max-cv: why sampling stopped: "cv" (the samples' cv reached the limit) or "max_reps".
   std::string stop_reason;
+  // --rounds: the device timestamp of each round's first timed launch (the rounds' samples lie
+  // in samples_ns in order).
+  std::vector<std::uint64_t> round_start_ns;
   std::optional<TimingStats> time;
   double bytes_model = 0, gbps = 0, copy_gbps = 0, roofline = 0;
   std::string primary_metric;

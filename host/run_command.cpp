@@ -100,6 +100,13 @@ nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv&
   ctx["warmup"] = cfg.warmup;
   ctx["reps"] = cfg.reps;
   if (cfg.max_cv > 0) ctx["max_cv"] = {{"max_cv", cfg.max_cv}, {"max_reps", cfg.max_reps}};
+  if (cfg.rounds > 1)
+    ctx["rounds"] = {{"rounds", cfg.rounds},
+                     {"method",
+                      "every configuration of a workload set up first, then timed in rounds: "
+                      "round r (from 0) takes samples [reps*r/rounds, reps*(r+1)/rounds) of "
+                      "every configuration, each after its own warm-up, in the order of the "
+                      "sweep, reversed in odd rounds; round_start_ns dates each round"}};
   ctx["iterations"] = cfg.iterations;
   ctx["bilateral_sigmas"] = {{"color", cfg.params.sigma_color}, {"space", cfg.params.sigma_space}};
   ctx["extra_build_options"] = cfg.extra_build_options;
@@ -157,6 +164,7 @@ cxxopts::Options run_options() {
     ("reps", "timed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
     ("max-cv", "noise-based stop: after --reps samples, more batches of --reps until the samples' coefficient of variation is at most this (e.g. 0.01) or --max-reps is reached; rows say why they stopped", cxxopts::value<std::string>())
     ("max-reps", "the most timed samples under --max-cv (default: 10 x --reps)", cxxopts::value<std::string>())
+    ("rounds", "time each workload's configurations in R rounds, each round a share of --reps samples from every configuration in turn, so that a drift of the device's speed during the run reaches them all alike (1: each configuration whole, then the next)", cxxopts::value<std::string>()->default_value("1"))
     ("out", "results JSON path (default: kperf-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for each output grid as float32 .npy", cxxopts::value<std::string>())
     ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, its 6 apps and hotspot, 4 schemes, nn, full sweep); bilateral-phases: SagivTech's four bilateral phases (global + computed weights, global + table, local tile, image tile) at 256^2, 512^2, 1024^2, 10+50 launches", cxxopts::value<std::string>())
@@ -228,6 +236,14 @@ RunRequest run_request(const cxxopts::ParseResult& args) {
       throw UsageError("--max-reps " + std::to_string(cfg.max_reps) + " is below --reps " +
                        std::to_string(cfg.reps));
   }
+  cfg.rounds = parse_count("rounds", text("rounds"), 1, 1000000);
+  if (cfg.rounds > cfg.reps)
+    throw UsageError("--rounds " + std::to_string(cfg.rounds) + " is above --reps " +
+                     std::to_string(cfg.reps) + " (every round takes at least one sample)");
+  if (cfg.rounds > 1 && cfg.max_cv > 0)
+    throw UsageError(
+        "--rounds and --max-cv cannot be combined (rounds fix every "
+        "configuration's samples in advance)");
   cfg.iterations = parse_count("iterations", text("iterations"), 1, 1000000);
   cfg.sizes = req.sizes;
   cfg.verify = given("verify");
@@ -323,6 +339,8 @@ nlohmann::ordered_json run_fingerprint(const ClEnv& env, const RunConfig& cfg) {
   if (!cfg.shard_json.is_null())
     fingerprint["options"]["shard"] = std::to_string(cfg.shard_json["index"].get<int>()) + "/" +
                                       std::to_string(cfg.shard_json["count"].get<int>());
+  // Only with --rounds, so that files measured before the option still resume.
+  if (cfg.rounds > 1) fingerprint["options"]["rounds"] = cfg.rounds;
   // Only with --energy, so that files measured before the option still resume.
   if (cfg.energy_requested)
     fingerprint["options"]["energy"] = {{"source", cfg.energy ? cfg.energy->source() : "none"},

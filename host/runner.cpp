@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <limits>
 #include <new>
@@ -382,6 +383,10 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
         jobs.emplace_back(kernel_source(app.kernel_file), build_options(app, v, wg));
   prebuild(jobs);
 
+  if (cfg_.rounds > 1) {
+    run_in_rounds(w, sink);
+    return;
+  }
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs) {
       if (!selected(app, v, wg)) continue;
@@ -644,14 +649,49 @@ ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
 }  // namespace
 
 ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
+  PreparedConfig p;
+  if (!prepare_config(w, v, wg, p)) return std::move(p.row);
+  attempt(p.row, [&] { time_samples(w, v, p.row, p.sample, cfg_.reps); });
+  finish_config(w, p);
+  return std::move(p.row);
+}
+
+bool Runner::attempt(ResultRow& row, const std::function<void()>& part) {
+  auto fail = [&](const std::string& status, const std::string& reason) {
+    row.samples_ns.clear();
+    row.round_start_ns.clear();
+    row.time.reset();
+    row.status = status;
+    row.reason = reason;
+    return false;
+  };
+  try {
+    part();
+    return true;
+  } catch (const cl::Error& e) {
+    return fail("run_failed", describe(e));
+  } catch (const std::bad_alloc&) {
+    // Not the device's fault, and not the run's end: this configuration is a row, the sweep goes
+    // on.
+    return fail("host_error", "the host ran out of memory (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    return fail("host_error", e.what());
+  }
+}
+
+bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, PreparedConfig& p) {
   const AppDescriptor& app = *w.app;
   const DeviceInfo& dev = env_.info();
-  ResultRow row = describe_row(app, v, wg, w.input_name, w.width, w.height, cfg_.iterations);
+  p.variant = &v;
+  p.wg = wg;
+  p.key = config_key(app, v, wg, w.input_name, w.width, w.height);
+  ResultRow& row = p.row;
+  row = describe_row(app, v, wg, w.input_name, w.width, w.height, cfg_.iterations);
   row.note = w.note;
   auto reject = [&](const std::string& status, const std::string& reason) {
     row.status = status;
     row.reason = reason;
-    return row;
+    return false;
   };
 
   row.reference = w.reference;
@@ -670,50 +710,105 @@ ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
     return reject("build_failed", std::string(e.what()) + " (options: " + options + ")");
   }
 
-  try {
+  std::optional<Verdict> verdict;  // why the built kernel cannot run here
+  const bool ready = attempt(row, [&] {
     cl::Kernel kernel(program, "kperf_app");
     const auto kernel_wg = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device());
-    if (items > kernel_wg)
-      return reject("invalid_config",
-                    "work-group of " + std::to_string(items) +
-                        " work-items exceeds this kernel's CL_KERNEL_WORK_GROUP_SIZE " +
-                        std::to_string(kernel_wg));
+    if (items > kernel_wg) {
+      verdict = Verdict{"invalid_config",
+                        "work-group of " + std::to_string(items) +
+                            " work-items exceeds this kernel's CL_KERNEL_WORK_GROUP_SIZE " +
+                            std::to_string(kernel_wg)};
+      return;
+    }
     const auto kernel_local = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(env_.device());
-    if (kernel_local > dev.local_mem_size)
-      return reject("invalid_config", "kernel needs " + std::to_string(kernel_local) +
-                                          " bytes of local memory; device has " +
-                                          std::to_string(dev.local_mem_size));
+    if (kernel_local > dev.local_mem_size) {
+      verdict = Verdict{"invalid_config", "kernel needs " + std::to_string(kernel_local) +
+                                              " bytes of local memory; device has " +
+                                              std::to_string(dev.local_mem_size)};
+      return;
+    }
     std::optional<PhaseTimer> upload_timer;
     upload_timer.emplace(phase_s_, "upload");
-    DeviceUpload& input = input_for(w, v);
+    p.input = &input_for(w, v);
     upload_timer.reset();
-    if (v.load_path().reads_image && !input.image)
-      return reject("not_applicable", input.image_problem);
-    std::vector<LaunchStep> steps = launch_steps(w, v, program, kernel, input);
+    if (v.load_path().reads_image && !p.input->image) {
+      verdict = Verdict{"not_applicable", p.input->image_problem};
+      return;
+    }
+    p.steps = launch_steps(w, v, program, kernel, *p.input);
     const cl::NDRange global(static_cast<std::size_t>(groups_along_x(v, wg, w.width)) * wg.x,
                              static_cast<std::size_t>(groups_along_y(v, wg, w.height)) * wg.y);
     const cl::NDRange local(static_cast<std::size_t>(wg.x), static_cast<std::size_t>(wg.y));
+    p.sample = sample_launches(v, w, p.steps, global, local, row.iterations);
     if (fault_at("alloc", configurations_timed)) throw std::bad_alloc();
-    time_config(w, v, row, steps, global, local, input);
-  } catch (const cl::Error& e) {
-    row.samples_ns.clear();
-    row.time.reset();
-    return reject("run_failed", describe(e));
-  } catch (const std::bad_alloc&) {
-    // Not the device's fault, and not the run's end: this configuration is a row, the sweep goes
-    // on.
-    row.samples_ns.clear();
-    row.time.reset();
-    return reject("host_error", "the host ran out of memory (std::bad_alloc)");
-  } catch (const std::exception& e) {
-    row.samples_ns.clear();
-    row.time.reset();
-    return reject("host_error", e.what());
-  }
-  if (!row.ok()) return row;
+  });
+  if (verdict) return reject(verdict->status, verdict->reason);
+  return ready;
+}
 
-  add_bandwidth(w, v, wg, row);
-  return row;
+void Runner::finish_config(Workload& w, PreparedConfig& p) {
+  ResultRow& row = p.row;
+  if (!row.ok()) return;
+  const Variant& v = *p.variant;
+  const bool finished = attempt(row, [&] {
+    if (cfg_.energy_requested) measure_energy(w, row, p.sample);
+    if (cfg_.transfers) {
+      PhaseTimer timer(phase_s_, "transfers");
+      time_transfers(w, v, row, p.sample, *p.input);
+    }
+    std::vector<float> output;
+    if (!measure_errors(w, v, row, p.sample, cfg_.rounds > 1, output)) return;
+    if (cfg_.verify) verify_against_model(w, v, row, output);
+    if (!cfg_.save_outputs_dir.empty()) save_output(w, row, std::move(output));
+  });
+  if (finished && row.ok()) add_bandwidth(w, v, p.wg, row);
+}
+
+// Under --rounds a drift of the device's speed during the run (clocks, temperature, neighbours
+// on the host) reaches every configuration of the workload alike: each round takes a share of
+// --reps samples from every configuration, the order reversed every other round so that a
+// drift within a round cancels too. A configuration is written once all its rounds ran; an
+// interrupt leaves the workload's unfinished configurations for --resume.
+void Runner::run_in_rounds(Workload& w, const std::function<void(ResultRow)>& sink) {
+  const AppDescriptor& app = *w.app;
+  std::deque<PreparedConfig> ready;
+  try {
+    for (const auto& v : cfg_.variants)
+      for (const auto& wg : cfg_.wgs) {
+        if (!selected(app, v, wg)) continue;
+        if (interrupt_requested()) throw Abandoned{};
+        const std::string key = config_key(app, v, wg, w.input_name, w.width, w.height);
+        if (cfg_.skip_keys.count(key)) {
+          tick(key);
+          continue;
+        }
+        PreparedConfig& p = ready.emplace_back();
+        if (prepare_config(w, v, wg, p)) continue;
+        sink(std::move(p.row));
+        tick(key);
+        ready.pop_back();
+      }
+    for (int round = 0; round < cfg_.rounds; ++round) {
+      const int samples = cfg_.reps * (round + 1) / cfg_.rounds - cfg_.reps * round / cfg_.rounds;
+      auto time_round = [&](PreparedConfig& p) {
+        if (p.row.ok())
+          attempt(p.row, [&] { time_samples(w, *p.variant, p.row, p.sample, samples); });
+      };
+      if (round % 2 == 0)
+        std::for_each(ready.begin(), ready.end(), time_round);
+      else
+        std::for_each(ready.rbegin(), ready.rend(), time_round);
+    }
+    for (PreparedConfig& p : ready) {
+      if (interrupt_requested()) throw Abandoned{};
+      finish_config(w, p);
+      sink(std::move(p.row));
+      tick(p.key);
+    }
+  } catch (const Abandoned&) {
+    interrupted_ = true;
+  }
 }
 
 std::vector<LaunchStep> Runner::launch_steps(Workload& w, const Variant& v,

@@ -43,6 +43,9 @@ struct RunConfig {
   // coefficient of variation is at most max_cv or there are max_reps of them. 0: off.
   double max_cv = 0;
   int max_reps = 0;
+  // --rounds: a workload's configurations are timed in this many rounds, each a share of `reps`
+  // samples from every configuration in turn (1: each configuration timed whole, then the next).
+  int rounds = 1;
   std::string kernel_root;          // holds kernels/ and schemes/
   std::string extra_build_options;  // --cl-options, appended to every kernel build
   // A kperf binary that compiles programs in worker processes (compile_workers.hpp); empty:
@@ -87,6 +90,7 @@ struct DeviceUpload;
 struct DeviceBuffers;
 struct LaunchStep;
 struct SampleLaunches;
+struct PreparedConfig;
 
 // Set by SIGINT/SIGTERM; the runner stops after the configuration in flight.
 std::atomic<bool>& interrupt_requested();
@@ -143,6 +147,15 @@ class Runner {
   // Builds these programs (in worker processes when configured), timed as "compile".
   void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs);
   ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);
+  // --rounds: every configuration of the workload set up, then timed in rounds, then finished.
+  void run_in_rounds(Workload& w, const std::function<void(ResultRow)>& sink);
+  // Builds and sets up one configuration; false when it cannot run (p.row then says why).
+  bool prepare_config(Workload& w, const Variant& v, WorkGroup wg, PreparedConfig& p);
+  // After the timed samples: energy, transfers, the error, verification, the saved output and
+  // the bandwidth.
+  void finish_config(Workload& w, PreparedConfig& p);
+  // Runs one part of a configuration; a device or host failure ends the row with its status.
+  static bool attempt(ResultRow& row, const std::function<void()>& part);
   // The launches of one sample: the app kernel with its arguments on each output buffer (an
   // iterated app ping-pongs between two), each with its fill kernel under a two-launch output.
   std::vector<LaunchStep> launch_steps(Workload& w, const Variant& v, const cl::Program& program,
@@ -153,23 +166,23 @@ class Runner {
   std::string build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
   // Timing one configuration (config_timing.cpp): the launches of a sample, the outputs reset
   // before it, warm-up and timed batches, and with --transfers the end-to-end repetitions.
-  void time_config(Workload& w, const Variant& v, ResultRow& row, std::vector<LaunchStep>& steps,
-                   const cl::NDRange& global, const cl::NDRange& local, DeviceUpload& input);
   SampleLaunches sample_launches(const Variant& v, const Workload& w,
                                  std::vector<LaunchStep>& steps, const cl::NDRange& global,
                                  const cl::NDRange& local, int launches) const;
   void reset_outputs(const Workload& w, const Variant& v, const SampleLaunches& sample);
   // One untimed sample from freshly reset outputs (the output measured after timing).
   void rerun_sample(const Workload& w, const Variant& v, const SampleLaunches& sample);
+  // Warm-up, then `samples` timed samples appended to the row's (with --max-cv, more batches).
   void time_samples(const Workload& w, const Variant& v, ResultRow& row,
-                    const SampleLaunches& sample);
+                    const SampleLaunches& sample, int samples);
   void time_transfers(Workload& w, const Variant& v, ResultRow& row, const SampleLaunches& sample,
                       DeviceUpload& input);
   // The output of a configuration (config_outputs.cpp): its error against the truth (several
   // launches for racing variants), --verify against the CPU model, --save-outputs. False when
   // the row failed (a guard band overwritten); `output` holds the downloaded output, if any.
+  // others_ran: other configurations launched since this one's samples (--rounds).
   bool measure_errors(Workload& w, const Variant& v, ResultRow& row, const SampleLaunches& sample,
-                      std::vector<float>& output);
+                      bool others_ran, std::vector<float>& output);
   std::optional<ErrorMetrics> measure_once(Workload& w, const Variant& v, ResultRow& row,
                                            const SampleLaunches& sample, bool rerun,
                                            std::vector<float>& output);

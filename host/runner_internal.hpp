@@ -103,4 +103,20 @@ struct SampleLaunches {
   void enqueue(cl::CommandQueue& queue, std::vector<cl::Event>* events) const;
 };
 
+// A configuration set up to launch: built, checked, its input on the device. --rounds holds every
+// configuration of a workload like this while it times them in turn. `sample` points into
+// `steps`, so a PreparedConfig stays where it was made.
+struct PreparedConfig {
+  const Variant* variant = nullptr;
+  WorkGroup wg;
+  std::string key;
+  ResultRow row;
+  std::vector<LaunchStep> steps;
+  SampleLaunches sample;
+  DeviceUpload* input = nullptr;
+  PreparedConfig() = default;
+  PreparedConfig(const PreparedConfig&) = delete;
+  PreparedConfig& operator=(const PreparedConfig&) = delete;
+};
+
 }  // namespace kperf

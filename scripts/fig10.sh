@@ -7,12 +7,19 @@
 # (separate), so the implementations stand side by side.
 #
 # usage: scripts/fig10.sh OUT.json[.gz] SIZE [INPUT] [extra kperf run options...]
-# Two passes write one file: the second (--resume) reuses the first's accurate baselines, so
-# every row's speedup_vs_global is against the same measurement. A third times Paraprox's
-# baseline again after the output schemes, into OUT-baseline-after.json[.gz]: where kernels take
-# microseconds the device's speed moves during a run, and the output schemes, timed between the
-# two baselines, are then compared with both (scripts/fig10_repeats.py --bracket). Every pass
-# resumes: after an interruption, the same command goes on where it stopped.
+# Three passes, every one resuming (after an interruption the same command goes on where it
+# stopped):
+#   1. Paraprox's output schemes on both load paths, every fill, with both accurate baselines
+#      (output none), into OUT;
+#   2. Paraprox's baseline once more, after the output schemes, into
+#      OUT-baseline-after.json[.gz]: where kernels take microseconds the device's speed moves
+#      during a run, and each output scheme is then compared with both baselines
+#      (scripts/fig10_repeats.py --bracket);
+#   3. kperf's input perforation on the tile and straight from global memory (SYprox's device
+#      perforation) into OUT, against pass 1's baselines.
+# FIG10_ROUNDS=R (default 1) times each pass's configurations in R interleaved rounds (kperf run
+# --rounds): pass 1's baselines are then timed in turn with the output schemes they are the
+# reference of, so a drift of the device's speed reaches both alike.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 kperf="${KPERF:-$here/build/kperf}"
@@ -23,14 +30,13 @@ stem="${out%.gz}"
 after="${stem%.json}-baseline-after.json${out#"$stem"}"
 shape=(--apps gaussian3,median,inversion --input "$input" --size "$size"
        --wg "${FIG10_WG:-32x4,32x8,64x4,128x2,16x8}" --vec "${FIG10_VEC:-1,2,4}" --py "${FIG10_PY:-1,2,4}"
-       --quiet)
+       --rounds "${FIG10_ROUNDS:-1}" --quiet)
 common=("${shape[@]}" --out "$out" "$@")
-# Pass 1: input perforation on the tile and straight from global memory (SYprox's device
-# perforation), with both accurate baselines.
-"$kperf" run "${common[@]}" --resume --schemes accurate,stencil,rows1,rows2 --recon nn --load local,global
-# Pass 2: Paraprox's output schemes, each fill, on both load paths.
+# Pass 1: Paraprox's output schemes, each fill, on both load paths, and the accurate baselines.
 "$kperf" run "${common[@]}" --resume --schemes accurate --load global,local \
   --output none,rows:2,rows:3,cols:2,cols:3,center:3 --output-recon nn,li \
   --output-fill fused,shared,separate
-# Pass 3: Paraprox's baseline once more, after the output schemes.
+# Pass 2: Paraprox's baseline once more, after the output schemes.
 "$kperf" run "${shape[@]}" --out "$after" "$@" --resume --schemes accurate --load global
+# Pass 3: input perforation on the tile and straight from global memory.
+"$kperf" run "${common[@]}" --resume --schemes accurate,stencil,rows1,rows2 --recon nn --load local,global

@@ -74,6 +74,9 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
       {"run --max-cv 1.5", "invalid --max-cv '1.5' (expected a fraction in (0, 1)"},
       {"run --max-reps 100", "--max-reps needs --max-cv"},
       {"run --max-cv 0.01 --reps 20 --max-reps 10", "--max-reps 10 is below --reps 20"},
+      {"run --rounds 0", "--rounds"},
+      {"run --rounds 11 --reps 10", "--rounds 11 is above --reps 10"},
+      {"run --rounds 2 --max-cv 0.1", "--rounds and --max-cv cannot be combined"},
       {"run --weights lut", "unknown --weights 'lut' (valid: table, computed)"},
       {"run --preset sagiv", "unknown --preset 'sagiv'"},
       {"run --wg 0x8", "invalid work-group size '0x8'"},
@@ -398,6 +401,56 @@ TEST(Cli, MaxCvStopsOnQuietSamplesOrTheCap) {
   }
 }
 
+// --rounds: every configuration gets its --reps samples, split over the rounds, and the rounds
+// interleave the configurations (each round's start dated on the device's clock: round r of
+// every configuration lies between rounds r-1 and r+1 of every other, in the sweep's order,
+// reversed in odd rounds). The errors are each configuration's own, as without rounds, although
+// other configurations wrote the output buffer after its samples; hotspot's ping-pong too.
+TEST(Cli, RoundsInterleaveTheConfigurationsAndKeepTheirErrors) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  auto run = [&](const std::string& extra) {
+    const std::string out = (dir / "r.json").string();
+    const CliRun r = kperf_cli(
+        "run --apps gaussian3,hotspot --schemes accurate,rows:2 --recon nn,li --wg 8x8,16x4 "
+        "--size 48x40 --iterations 3 --warmup 1 --reps 7 --quiet --out " +
+            out + " " + extra,
+        dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(read_file(out));
+  };
+  const auto plain = run(""), rounds = run("--rounds 3");
+  EXPECT_FALSE(plain["context"].contains("rounds"));
+  EXPECT_EQ(rounds["context"]["rounds"]["rounds"], 3);
+  EXPECT_EQ(rounds["context"]["fingerprint"]["options"]["rounds"], 3);
+  std::map<std::string, nlohmann::json> errors;
+  for (const auto& row : plain["results"]) {
+    ASSERT_EQ(row["status"], "ok") << row["key"];
+    EXPECT_FALSE(row.contains("round_start_ns"));
+    errors[row["key"]] = row["error"];
+  }
+  // Rows in the sweep's order, per app (a workload).
+  std::map<std::string, std::vector<std::vector<std::uint64_t>>> starts;
+  for (const auto& row : rounds["results"]) {
+    ASSERT_EQ(row["status"], "ok") << row["key"];
+    EXPECT_EQ(row["samples_ns"].size(), 7u) << row["key"];
+    EXPECT_EQ(row["error"], errors.at(row["key"])) << row["key"];
+    starts[row["app"]].push_back(row.at("round_start_ns").get<std::vector<std::uint64_t>>());
+  }
+  EXPECT_EQ(errors.size(), rounds["results"].size());
+  for (const auto& [app, rows] : starts) {
+    ASSERT_GE(rows.size(), 4u) << app;
+    std::vector<std::uint64_t> timeline;  // every round of every row, in the expected order
+    for (int round = 0; round < 3; ++round)
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[round % 2 == 0 ? i : rows.size() - 1 - i];
+        ASSERT_EQ(r.size(), 3u) << app;
+        timeline.push_back(r[static_cast<std::size_t>(round)]);
+      }
+    EXPECT_TRUE(std::is_sorted(timeline.begin(), timeline.end())) << app;
+  }
+}
+
 // --binary-cache: the first run stores a binary per program, the second loads every one of them
 // and measures the same errors; an edited scheme file changes every key, so it compiles afresh.
 TEST(Cli, BinaryCacheStoresThenLoadsAndMissesOnEditedSources) {
@@ -617,6 +670,7 @@ TEST(Cli, ResumeRefusesOtherSettingsAndExtendsTheSameOnes) {
       {"--warmup 0 --reps 2 --iterations 7", "options.iterations"},
       {"--warmup 0 --reps 2 --metrics-on host", "options.metrics_on"},
       {"--warmup 0 --reps 2 --max-cv 0.5", "options.max_cv"},
+      {"--warmup 0 --reps 2 --rounds 2", "options.rounds"},
   };
   for (const auto& [args, field] : refused) {
     const CliRun r =
