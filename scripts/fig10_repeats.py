@@ -12,6 +12,10 @@ baseline timed again after the output schemes) and compares each cell with the m
 baseline times, the one before and the one after it, so that a device whose speed drifted
 during the run moves both sides alike; both baselines head the table.
 
+Runs timed in rounds (kperf run --rounds, FIG10_ROUNDS) add a row per app under its baseline:
+the least and the greatest median of the baseline's rounds, how far the reference moved within
+the run while every cell's rounds were timed in turn with it.
+
 usage: fig10_repeats.py [--fills fused,shared] [--bracket] RUN.json[.gz] [RUN.json[.gz] ...]
   (a markdown table on stdout; --fills: the output fills a cell takes its best of)
 """
@@ -26,13 +30,30 @@ def fail(message):
     sys.exit(2)
 
 
-def read_rows(path):
+def read_doc(path):
     try:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt") as f:
-            return json.load(f)["results"]
+            doc = json.load(f)
+        doc["results"]  # a run file has rows
+        return doc
     except (OSError, ValueError, KeyError, TypeError) as e:
         fail(f"{path}: not a kperf run file ({e})")
+
+
+def read_rows(path):
+    return read_doc(path)["results"]
+
+
+def round_medians(row, context):
+    """The median of each round's samples (kperf run --rounds), or None without rounds."""
+    rounds = (context.get("rounds") or {}).get("rounds", 1)
+    samples = row.get("samples_ns", [])
+    if rounds <= 1 or not samples:
+        return None
+    reps = len(samples)
+    return [statistics.median(samples[reps * r // rounds:reps * (r + 1) // rounds])
+            for r in range(rounds)]
 
 
 def baseline_after_path(path):
@@ -43,15 +64,16 @@ def baseline_after_path(path):
 
 
 def load(path, fills):
-    rows = read_rows(path)
-    baseline, best = {}, {}
-    for r in rows:
+    doc = read_doc(path)
+    baseline, best, by_round = {}, {}, {}
+    for r in doc["results"]:
         if r.get("status") != "ok" or r.get("scheme") != "accurate":
             continue
         t = r["time_ns"]["median"]
         if r["output"] == "none":
             if r["load"] == "global" and t < baseline.get(r["app"], float("inf")):
                 baseline[r["app"]] = t
+                by_round[r["app"]] = round_medians(r, doc.get("context", {}))
         elif r.get("output_fill") in fills:
             cell = (r["app"], r["output"], r["output_recon"])
             best[cell] = min(best.get(cell, float("inf")), t)
@@ -59,7 +81,7 @@ def load(path, fills):
     if not best:
         fail(f"{path}: no output scheme filled by {','.join(fills)} with its global accurate "
              "baseline")
-    return best, baseline
+    return best, baseline, by_round
 
 
 def load_baseline_after(path, apps):
@@ -96,9 +118,9 @@ def main(args):
              "[RUN.json[.gz] ...]")
     loaded = [load(p, fills) for p in paths]
     afters = [load_baseline_after(p, baseline) if bracket else None
-              for p, (_, baseline) in zip(paths, loaded)]
+              for p, (_, baseline, _) in zip(paths, loaded)]
     runs = []
-    for (best, baseline), after in zip(loaded, afters):
+    for (best, baseline, _), after in zip(loaded, afters):
         reference = {app: (t + after[app]) / 2 if after else t for app, t in baseline.items()}
         runs.append({c: reference[c[0]] / t for c, t in best.items()})
     cells = sorted(set.intersection(*(set(r) for r in runs)))
@@ -109,13 +131,18 @@ def main(args):
     print("|---" * (len(runs) + 3) + "|")
     # Each run's baselines first: how far the runs' reference itself moved.
     for app in sorted({c[0] for c in cells}):
-        sides = [("baseline", [b[app] for _, b in loaded])]
+        sides = [("baseline", [b[app] for _, b, _ in loaded])]
         if bracket:
             sides.append(("baseline after", [a[app] for a in afters]))
         for name, values in sides:
             times = [t / 1e3 for t in values]
             print(f"| {app} {name}, us | " + " | ".join(f"{t:.2f}" for t in times) +
                   f" | {statistics.median(times):.2f} | |")
+        spans = [r[app] for _, _, r in loaded]
+        if any(spans):
+            print(f"| {app} baseline's rounds, us | " +
+                  " | ".join(f"{min(m) / 1e3:.2f}-{max(m) / 1e3:.2f}" if m else "-"
+                             for m in spans) + " | | |")
     always = never = 0
     for cell in cells:
         ratios = [r[cell] for r in runs]

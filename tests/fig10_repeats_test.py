@@ -3,7 +3,8 @@
 accurate baseline at the cell's best shape, load path and one-launch fill (fused or shared; one of
 them with --fills), the separate fill and other schemes are left out, and the counts add up; a
 file that is not a run, or an unknown fill, gets one error line and exit 2. --bracket compares
-each cell with the mean of its run's baseline before and after (RUN-baseline-after.json).
+each cell with the mean of its run's baseline before and after (RUN-baseline-after.json). A run
+timed in rounds adds the least and greatest round median of each baseline.
 
 usage: fig10_repeats_test.py FIG10_REPEATS_PY
 """
@@ -89,6 +90,24 @@ def main():
               "r1-baseline-after.json" in run.stderr,
               f"--bracket without a run's baseline after: one line naming it, exit 2 "
               f"({run.stderr.strip()})")
+        # Runs timed in rounds: each baseline's least and greatest round median under it (here
+        # rounds of samples [0, 2) and [2, 5): medians 15 and 40 ns); a run without rounds: "-".
+        rounds_run = os.path.join(tmp, "rounds.json")
+        baseline = row("none", "global", None, 30)
+        baseline["samples_ns"] = [10, 20, 40, 30, 50]
+        with open(rounds_run, "w") as f:
+            json.dump({"context": {"rounds": {"rounds": 2}, "reps": 5},
+                       "results": [baseline, row("rows:2", "global", "fused", 25)]}, f)
+        run = subprocess.run([sys.executable, script, rounds_run, paths[0]], capture_output=True,
+                             text=True)
+        lines = run.stdout.splitlines()
+        check(run.returncode == 0, f"a run in rounds: exit 0 ({run.stderr.strip()})")
+        check("| gaussian3 baseline's rounds, us | 0.01-0.04 | - | | |" in lines,
+              "a run in rounds: its baseline's round medians 15 and 40 ns; the other run none")
+        check(lines.index("| gaussian3 baseline's rounds, us | 0.01-0.04 | - | | |") == 3,
+              "the rounds' row is under the baseline")
+        run = subprocess.run([sys.executable, script] + paths, capture_output=True, text=True)
+        check("rounds" not in run.stdout, "no rounds' row where no run has rounds")
         bad = os.path.join(tmp, "bad.json")
         with open(bad, "w") as f:
             f.write("{")
