@@ -790,7 +790,8 @@ void Runner::run_in_rounds(Workload& w, const std::function<void(ResultRow)>& si
         ready.pop_back();
       }
     for (int round = 0; round < cfg_.rounds; ++round) {
-      const int samples = cfg_.reps * (round + 1) / cfg_.rounds - cfg_.reps * round / cfg_.rounds;
+      auto share_end = [&](long long r) { return cfg_.reps * r / cfg_.rounds; };  // no overflow
+      const int samples = static_cast<int>(share_end(round + 1) - share_end(round));
       auto time_round = [&](PreparedConfig& p) {
         if (p.row.ok())
           attempt(p.row, [&] { time_samples(w, *p.variant, p.row, p.sample, samples); });
