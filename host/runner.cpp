@@ -383,31 +383,32 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
         jobs.emplace_back(kernel_source(app.kernel_file), build_options(app, v, wg));
   prebuild(jobs);
 
-  if (cfg_.rounds > 1) {
-    run_in_rounds(w, sink);
-    return;
+  try {
+    if (cfg_.rounds > 1)
+      run_in_rounds(w, sink);
+    else
+      for_each_pending(w, [&](const Variant& v, WorkGroup wg, const std::string& key) {
+        sink(run_config(w, v, wg));
+        tick(key);
+      });
+  } catch (const Abandoned&) {
+    interrupted_ = true;
   }
+}
+
+void Runner::for_each_pending(
+    const Workload& w,
+    const std::function<void(const Variant&, WorkGroup, const std::string&)>& visit) {
+  const AppDescriptor& app = *w.app;
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs) {
       if (!selected(app, v, wg)) continue;
-      if (interrupt_requested()) {
-        interrupted_ = true;
-        return;
-      }
+      if (interrupt_requested()) throw Abandoned{};
       const std::string key = config_key(app, v, wg, w.input_name, w.width, w.height);
-      if (cfg_.skip_keys.count(key)) {
+      if (cfg_.skip_keys.count(key))
         tick(key);
-        continue;
-      }
-      ResultRow row;
-      try {
-        row = run_config(w, v, wg);
-      } catch (const Abandoned&) {
-        interrupted_ = true;
-        return;
-      }
-      sink(std::move(row));
-      tick(key);
+      else
+        visit(v, wg, key);
     }
 }
 
@@ -771,44 +772,31 @@ void Runner::finish_config(Workload& w, PreparedConfig& p) {
 // drift within a round cancels too. A configuration is written once all its rounds ran; an
 // interrupt leaves the workload's unfinished configurations for --resume.
 void Runner::run_in_rounds(Workload& w, const std::function<void(ResultRow)>& sink) {
-  const AppDescriptor& app = *w.app;
   std::deque<PreparedConfig> ready;
-  try {
-    for (const auto& v : cfg_.variants)
-      for (const auto& wg : cfg_.wgs) {
-        if (!selected(app, v, wg)) continue;
-        if (interrupt_requested()) throw Abandoned{};
-        const std::string key = config_key(app, v, wg, w.input_name, w.width, w.height);
-        if (cfg_.skip_keys.count(key)) {
-          tick(key);
-          continue;
-        }
-        PreparedConfig& p = ready.emplace_back();
-        if (prepare_config(w, v, wg, p)) continue;
-        sink(std::move(p.row));
-        tick(key);
-        ready.pop_back();
-      }
-    for (int round = 0; round < cfg_.rounds; ++round) {
-      auto share_end = [&](long long r) { return cfg_.reps * r / cfg_.rounds; };  // no overflow
-      const int samples = static_cast<int>(share_end(round + 1) - share_end(round));
-      auto time_round = [&](PreparedConfig& p) {
-        if (p.row.ok())
-          attempt(p.row, [&] { time_samples(w, *p.variant, p.row, p.sample, samples); });
-      };
-      if (round % 2 == 0)
-        std::for_each(ready.begin(), ready.end(), time_round);
-      else
-        std::for_each(ready.rbegin(), ready.rend(), time_round);
-    }
-    for (PreparedConfig& p : ready) {
-      if (interrupt_requested()) throw Abandoned{};
-      finish_config(w, p);
-      sink(std::move(p.row));
-      tick(p.key);
-    }
-  } catch (const Abandoned&) {
-    interrupted_ = true;
+  for_each_pending(w, [&](const Variant& v, WorkGroup wg, const std::string& key) {
+    PreparedConfig& p = ready.emplace_back();
+    if (prepare_config(w, v, wg, p)) return;
+    sink(std::move(p.row));
+    tick(key);
+    ready.pop_back();
+  });
+  auto share_end = [&](long long r) { return cfg_.reps * r / cfg_.rounds; };  // no overflow
+  for (int round = 0; round < cfg_.rounds; ++round) {
+    const int samples = static_cast<int>(share_end(round + 1) - share_end(round));
+    auto time_round = [&](PreparedConfig& p) {
+      if (p.row.ok())
+        attempt(p.row, [&] { time_samples(w, *p.variant, p.row, p.sample, samples); });
+    };
+    if (round % 2 == 0)
+      std::for_each(ready.begin(), ready.end(), time_round);
+    else
+      std::for_each(ready.rbegin(), ready.rend(), time_round);
+  }
+  for (PreparedConfig& p : ready) {
+    if (interrupt_requested()) throw Abandoned{};
+    finish_config(w, p);
+    sink(std::move(p.row));
+    tick(p.key);
   }
 }
 

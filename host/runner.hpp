@@ -147,6 +147,11 @@ class Runner {
   // Builds these programs (in worker processes when configured), timed as "compile".
   void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs);
   ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);
+  // Calls `visit` for each of the workload's configurations in the sweep's order, but those a
+  // resumed file holds (counted as done); an interrupt throws Abandoned.
+  void for_each_pending(
+      const Workload& w,
+      const std::function<void(const Variant&, WorkGroup, const std::string&)>& visit);
   // --rounds: every configuration of the workload set up, then timed in rounds, then finished.
   void run_in_rounds(Workload& w, const std::function<void(ResultRow)>& sink);
   // Builds and sets up one configuration; false when it cannot run (p.row then says why).
