@@ -28,11 +28,17 @@ WATTS, PERIOD = 50.0, 0.1
 
 def fake_sensor(path, stop):
     start = time.monotonic()
+    published = -1
     while not stop.is_set():
-        updates = int((time.monotonic() - start) / PERIOD)
-        with open(path + ".tmp", "w") as f:
-            f.write(f"{int(round(updates * PERIOD * WATTS * 1e6))}\n")
-        os.replace(path + ".tmp", path)  # readers see a whole value
+        now = time.monotonic() - start
+        if int(now / PERIOD) != published:
+            published = int(now / PERIOD)
+            # The energy up to the moment the value is written, as a real counter holds: where
+            # this thread is starved and writes an update late (2 busy cores, sanitizers), any
+            # two updates still read WATTS over the time between them.
+            with open(path + ".tmp", "w") as f:
+                f.write(f"{int(round(now * WATTS * 1e6))}\n")
+            os.replace(path + ".tmp", path)  # readers see a whole value
         time.sleep(0.002)
 
 
