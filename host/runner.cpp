@@ -618,6 +618,18 @@ std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,
 
 namespace {
 
+// What the compiler said about a program that built (warnings; with -cl-nv-verbose, NVIDIA's
+// registers and spills per kernel); empty where it said nothing but blanks.
+std::string compiler_messages(const cl::Program& program, const cl::Device& device) {
+  try {
+    std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device);
+    if (log.find_first_not_of(" \t\r\n") == std::string::npos) return std::string();
+    return log;
+  } catch (const cl::Error&) {
+    return std::string();
+  }
+}
+
 // A row naming the configuration: app, every axis, launch shape, input; nothing measured yet.
 ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
                        const std::string& input_name, int width, int height, int iterations) {
@@ -710,6 +722,7 @@ bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepare
     row.build_log = e.log();
     return reject("build_failed", std::string(e.what()) + " (options: " + options + ")");
   }
+  row.build_log = compiler_messages(program, env_.device());
 
   std::optional<Verdict> verdict;  // why the built kernel cannot run here
   const bool ready = attempt(row, [&] {

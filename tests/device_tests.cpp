@@ -521,5 +521,33 @@ TEST(UserApp, KernelThatDoesNotCompileIsBuildFailedRows) {
   load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
 }
 
+// A kernel that builds with the compiler's messages (here a #warning) keeps them on its ok rows,
+// as the rows of one that does not build keep its log (NVIDIA's -cl-nv-verbose register counts
+// arrive the same way), and a silent build leaves build_log empty.
+TEST(UserApp, CompilerMessagesOfABuildThatSucceededAreOnItsRows) {
+  KPERF_REQUIRE_DEVICE();
+  TempDir dir;
+  const fs::path file = dir / "noisy.cl";
+  std::ofstream(file) << "// @name noisy\n// @radius 1\n#define RADIUS 1\n"
+                         "#include \"kperf_tile.cl\"\n#warning kperf_noisy_message\n"
+                         "inline float noisy_point(const float* c) "
+                         "{ return KPERF_AT(c, 0, 1); }\nKPERF_IMAGE_KERNEL(noisy_point)\n";
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  const AppDescriptor& app = add_user_app(file.string());
+  const Outcome noisy = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"),
+                                                 {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  ASSERT_EQ(noisy.rows.size(), 1u);
+  EXPECT_EQ(noisy.rows[0].status, "ok") << noisy.rows[0].reason << noisy.rows[0].build_log;
+  EXPECT_NE(noisy.rows[0].build_log.find("kperf_noisy_message"), std::string::npos)
+      << noisy.rows[0].build_log;
+  const Outcome silent =
+      test::run_through_runner(*env, {&find_app("gaussian3")}, parse_variants("accurate", "nn"),
+                               {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
+  ASSERT_EQ(silent.rows.size(), 1u);
+  EXPECT_EQ(silent.rows[0].status, "ok") << silent.rows[0].reason;
+  EXPECT_EQ(silent.rows[0].build_log, "");
+}
+
 }  // namespace
 }  // namespace kperf
