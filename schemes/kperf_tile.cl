@@ -813,6 +813,56 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
 #endif
 #endif  // KPERF_SHARED_X_WINDOW
 
+// Under an output scheme along y on the global load path and the accurate input, a work-item's
+// computed rows share one window, KPERF_Y_WIN_H rows tall (their windows, OUT_KY apart, stacked),
+// gathered once; each computed row's window is a slice of it. Where the windows overlap (rows:2
+// at any radius, rows:3 from radius 2) the rows they share are loaded once, where they only touch
+// one test decides the wide loads of all of them, and a separable app's row pass of a shared row
+// runs once (the slices hold the same values; the compiler merges the same operations). One
+// gather per window loads each shared row in each window: the tests that pick wide loads for
+// a window sit between them, and the compiler merged neither the loads nor the passes (NVIDIA's
+// PTX of gaussian3 rows:2 li, VEC 4, two computed rows: 9 row loads for 7 rows). Periods longer
+// than the window would load the rows between windows, so those keep one gather per window.
+// -DKPERF_SHARED_Y_WINDOW=0 gathers each window on its own, for comparison.
+#ifndef KPERF_SHARED_Y_WINDOW
+#define KPERF_SHARED_Y_WINDOW \
+  (OUT_KY > 1 && OUT_KX == 1 && OUT_KY <= KPERF_WIN_H && KPERF_FRAME_FREE && !KPERF_LOAD_TILE)
+#endif
+#if defined(KPERF_EXPECT_SHARED_Y_WINDOW) && \
+    KPERF_EXPECT_SHARED_Y_WINDOW != KPERF_SHARED_Y_WINDOW
+#error "KPERF_SHARED_Y_WINDOW is not the one expected (KPERF_EXPECT_SHARED_Y_WINDOW, tests)"
+#endif
+#if KPERF_SHARED_Y_WINDOW
+#if !KPERF_FRAME_FREE || defined(KPERF_FUSED_ROWS) || KPERF_LOAD_TILE || OUT_KX > 1
+#error "KPERF_SHARED_Y_WINDOW: rows:K on the global load path, every element its own value"
+#endif
+#define KPERF_Y_WIN_H ((KPERF_OUT_CQY - 1) * OUT_KY + KPERF_WIN_H)
+
+// The shared window of a work-item's computed rows, whose first element is tile element
+// (row0, col0): each row one wide load (kperf_read_window_row) where the columns allow it, else
+// element by element, clamped to the grid as every load path clamps; the same elements and
+// sources as kperf_gather_window_global's windows.
+inline void kperf_gather_y_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
+                                         int row0, int col0) {
+  const int gy0 = kperf_tile_origin_y() + row0;
+  const int gx0 = kperf_tile_origin_x() + col0;
+#if KPERF_GLOBAL_VEC_ROWS
+  if (kperf_wide_row_inside(width, gx0 + RADIUS)) {
+#pragma unroll
+    for (int dy = 0; dy < KPERF_Y_WIN_H; ++dy)
+      kperf_read_window_row(in, kperf_src_row(gy0 + dy, height) * width + gx0 + RADIUS,
+                            &win[dy * KPERF_WIN_W]);
+    return;
+  }
+#endif
+#pragma unroll
+  for (int dy = 0; dy < KPERF_Y_WIN_H; ++dy)
+#pragma unroll
+    for (int dx = 0; dx < KPERF_WIN_W; ++dx)
+      win[dy * KPERF_WIN_W + dx] = kperf_load(in, width, height, gy0 + dy, gx0 + dx);
+}
+#endif  // KPERF_SHARED_Y_WINDOW
+
 // A work-item's work: gather its window(s), compute, store by the output scheme.
 #if OUT_KY == 1 && OUT_KX == 1
 #define KPERF_BODY(block_fn, in, out, width, height)                             \
@@ -863,11 +913,31 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
   _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_CQX; ++qx)       \
     KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)
 #endif
+// Every computed row's outputs into vals.
+#if KPERF_SHARED_Y_WINDOW
+// From one shared window: each computed row's window is its slice.
+#define KPERF_OUT_COMPUTE_ROWS(block_fn, in, width, height, vals)                             \
+  {                                                                                           \
+    const int row0 = kperf_item_row(0), col0 = kperf_item_col(0);                            \
+    float shared_win[KPERF_Y_WIN_H * KPERF_WIN_W];                                            \
+    kperf_gather_y_window_global(in, width, height, shared_win, row0, col0);                  \
+    _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_CQY; ++qy) {                            \
+      float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
+      _Pragma("unroll") for (int i = 0; i < KPERF_WIN_H * KPERF_WIN_W; ++i)                   \
+        win[i] = shared_win[qy * OUT_KY * KPERF_WIN_W + i];                                   \
+      KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, 0),                          \
+                       kperf_block_y0() + row0 + qy * OUT_KY, kperf_block_x0() + col0);       \
+    }                                                                                         \
+  }
+#else
+#define KPERF_OUT_COMPUTE_ROWS(block_fn, in, width, height, vals) \
+  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_CQY; ++qy)    \
+    KPERF_OUT_COMPUTE_ROW(block_fn, in, width, height, vals, qy)
+#endif
 #define KPERF_BODY(block_fn, in, out, width, height)                       \
   KPERF_TILE_FILL(in, width, height);                                      \
   float kperf_vals[KPERF_OUT_CQY * KPERF_OUT_CQX * KPERF_OUT_POINT];       \
-  _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_CQY; ++qy)             \
-    KPERF_OUT_COMPUTE_ROW(block_fn, in, width, height, kperf_vals, qy);    \
+  KPERF_OUT_COMPUTE_ROWS(block_fn, in, width, height, kperf_vals);         \
   KPERF_OUT_FINISH(block_fn, in, out, width, height, kperf_vals)
 #endif
 

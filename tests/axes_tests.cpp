@@ -329,6 +329,46 @@ TEST(OutputScheme, SharedColumnWindowEqualsOneWindowPerComputedColumn) {
   }
 }
 
+// Under an output scheme along y on the global load path and the accurate input a work-item's
+// computed rows share one window (KPERF_SHARED_Y_WINDOW), whose slices hold the values each
+// computed row's own window reads: the outputs are bit for bit those of one gather per window,
+// in every fill, with wide row loads inside the grid (VEC 4) and element by element at its
+// edges (16 columns a group, 40 in the grid), for windows that overlap (rows:2) and windows that touch (rows:3 at radius
+// 1), radius 1 and 2, and hotspot, which reads its power grid at the computed rows. Each build
+// states which gather it compiled, so the comparison cannot pass by building one program twice.
+TEST(OutputScheme, SharedRowWindowEqualsOneWindowPerComputedRow) {
+  KPERF_REQUIRE_DEVICE();
+  const std::vector<WorkGroup> wgs = {{4, 3, 4, 2}};
+  AxesSpec spec = axes("accurate", "nn", "global", "rows:2,rows:3", "nn,li");
+  spec.output_fills = "fused,shared,separate";
+  const std::vector<Variant> variants = parse_variants(spec);
+  const int w = 40, h = 37;
+  for (const char* name : {"gaussian3", "median", "gaussian5", "hotspot"}) {
+    const AppDescriptor& app = find_app(name);
+    const AppInput input = input_for(app, w, h, 61);
+    const int iterations = app.traits.iterated ? 2 : 1;
+    const Outcome shared = test::run_through_runner(
+        *env, {&app}, variants, wgs, input.in, input.power_ptr(), iterations,
+        KPERF_TEST_KERNEL_ROOT, false, {}, "-DKPERF_EXPECT_SHARED_Y_WINDOW=1");
+    const Outcome apart = test::run_through_runner(
+        *env, {&app}, variants, wgs, input.in, input.power_ptr(), iterations,
+        KPERF_TEST_KERNEL_ROOT, false, {},
+        "-DKPERF_SHARED_Y_WINDOW=0 -DKPERF_EXPECT_SHARED_Y_WINDOW=0");
+    int compared = 0;
+    for (const auto& v : variants)
+      for (const auto& wg : wgs) {
+        const ResultRow* a = shared.find(app.name, v, wg);
+        const ResultRow* b = apart.find(app.name, v, wg);
+        ASSERT_TRUE(a && b) << v.label();
+        ASSERT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
+        ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
+        ASSERT_TRUE(same_bits(shared.outputs.at(a->key), apart.outputs.at(b->key), a->key));
+        ++compared;
+      }
+    EXPECT_EQ(compared, 12) << name;  // 2 output schemes x nn, li x 3 fills
+  }
+}
+
 // On the accurate input the shared fill overlaps neighbouring groups' blocks so that no
 // work-item computes a line past its own: under li along y by one computed row (the group's last
 // work-items' last row is the next block's first, read to interpolate and stored by the next
