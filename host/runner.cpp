@@ -618,8 +618,8 @@ std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,
 
 namespace {
 
-// What the compiler said about a program that built (warnings; with -cl-nv-verbose, NVIDIA's
-// registers and spills per kernel); empty where it said nothing but blanks.
+// What the compiler said about a program that built (its warnings); empty where it said nothing
+// but blanks. NVIDIA's driver (580) leaves the log empty even under -cl-nv-verbose.
 std::string compiler_messages(const cl::Program& program, const cl::Device& device) {
   try {
     std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device);

@@ -522,8 +522,7 @@ TEST(UserApp, KernelThatDoesNotCompileIsBuildFailedRows) {
 }
 
 // A kernel that builds with the compiler's messages (here a #warning) keeps them on its ok rows,
-// as the rows of one that does not build keep its log (NVIDIA's -cl-nv-verbose register counts
-// arrive the same way), and a silent build leaves build_log empty.
+// as the rows of one that does not build keep its log, and a silent build leaves build_log empty.
 TEST(UserApp, CompilerMessagesOfABuildThatSucceededAreOnItsRows) {
   KPERF_REQUIRE_DEVICE();
   TempDir dir;
