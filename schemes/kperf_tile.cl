@@ -753,47 +753,21 @@ inline void kperf_store(__global KPERF_OUT_T* out, int width, int height, const 
     KPERF_EXPECT_SHARED_X_WINDOW != KPERF_SHARED_X_WINDOW
 #error "KPERF_SHARED_X_WINDOW is not the one expected (KPERF_EXPECT_SHARED_X_WINDOW, tests)"
 #endif
-// Under an output scheme along y on the global load path and the accurate input, a work-item's
-// computed rows share one window, KPERF_Y_WIN_H rows tall (their windows, OUT_KY apart, stacked),
-// gathered once; each computed row's window is a slice of it (under center:K, of the one window
-// of all its computed outputs, KPERF_Y_WIN_H x KPERF_X_WIN_W). Where the windows overlap (rows:2
-// at any radius, rows:3 from radius 2) the rows they share are loaded once, where they only touch
-// one test decides the wide loads of all of them, and a separable app's row pass of a shared row
-// runs once (the slices hold the same values; the compiler merges the same operations). One
-// gather per window loads each shared row in each window: the tests that pick wide loads for
-// a window sit between them, and the compiler merged neither the loads nor the passes (NVIDIA's
-// PTX of gaussian3 rows:2 li, VEC 4, two computed rows: 9 row loads for 7 rows). Periods longer
-// than the window would load the rows between windows, so those keep one gather per window.
-// -DKPERF_SHARED_Y_WINDOW=0 gathers each window on its own, for comparison.
-#ifndef KPERF_SHARED_Y_WINDOW
-#define KPERF_SHARED_Y_WINDOW                                                               \
-  (OUT_KY > 1 && OUT_KY <= KPERF_WIN_H && KPERF_FRAME_FREE && !KPERF_LOAD_TILE && \
-   (OUT_KX == 1 || KPERF_SHARED_X_WINDOW))
-#endif
-#if defined(KPERF_EXPECT_SHARED_Y_WINDOW) && \
-    KPERF_EXPECT_SHARED_Y_WINDOW != KPERF_SHARED_Y_WINDOW
-#error "KPERF_SHARED_Y_WINDOW is not the one expected (KPERF_EXPECT_SHARED_Y_WINDOW, tests)"
-#endif
-#define KPERF_Y_WIN_H ((KPERF_OUT_CQY - 1) * OUT_KY + KPERF_WIN_H)
-
 #if KPERF_SHARED_X_WINDOW
 #if !KPERF_FRAME_FREE || defined(KPERF_FUSED_ROWS)
 #error "KPERF_SHARED_X_WINDOW: only where every tile element holds its own value"
 #endif
 #define KPERF_X_WIN_W ((KPERF_OUT_CQX - 1) * OUT_KX + 1 + 2 * RADIUS)
-// Its rows: every computed row's under the shared row window (center:K), else one window's.
-#define KPERF_X_WIN_H (KPERF_SHARED_Y_WINDOW ? KPERF_Y_WIN_H : KPERF_WIN_H)
 // Its first column from the region's first (x0); its aligned 4-element chunks from there.
 #define KPERF_X_WIN_OFF (OUT_KX / 2 - KPERF_OUT_ITEM_PREV_X * OUT_KX - RADIUS)
 #define KPERF_FLOOR4(n) (((n) + 64) / 4 - 16)  // floor(n / 4) for n >= -64
 #define KPERF_X_CHUNK0 KPERF_FLOOR4(KPERF_X_WIN_OFF)
 #define KPERF_X_CHUNKS (KPERF_FLOOR4(KPERF_X_WIN_OFF + KPERF_X_WIN_W - 1) - KPERF_X_CHUNK0 + 1)
 
-// The shared window of computed row qy's outputs (of every computed row's under the shared row
-// window), whose first element is tile element (row0, col0), from global memory: where the
-// region's columns are aligned and every chunk lies inside the grid, as aligned 4-element loads
-// (each row one address, constant offsets); otherwise element by element, clamped to the grid
-// as every load path clamps.
+// The shared window of computed row qy's outputs, whose first element is tile element
+// (row0, col0), from global memory: where the region's columns are aligned and every chunk lies
+// inside the grid, as aligned 4-element loads (each row one address, constant offsets);
+// otherwise element by element, clamped to the grid as every load path clamps.
 inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
                                          int row0, int col0) {
   const int gy0 = kperf_tile_origin_y();
@@ -803,7 +777,7 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
   if ((width & 3) == 0 && x0 + 4 * KPERF_X_CHUNK0 >= 0 &&
       x0 + 4 * (KPERF_X_CHUNK0 + KPERF_X_CHUNKS) <= width) {
 #pragma unroll
-    for (int dy = 0; dy < KPERF_X_WIN_H; ++dy) {
+    for (int dy = 0; dy < KPERF_WIN_H; ++dy) {
       KPERF_INPUT_PARAM at = in + kperf_src_row(gy0 + row0 + dy, height) * width + x0;
       float chunks[4 * KPERF_X_CHUNKS];
 #pragma unroll
@@ -817,7 +791,7 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
   }
 #endif
 #pragma unroll
-  for (int dy = 0; dy < KPERF_X_WIN_H; ++dy)
+  for (int dy = 0; dy < KPERF_WIN_H; ++dy)
 #pragma unroll
     for (int dx = 0; dx < KPERF_X_WIN_W; ++dx)
       win[dy * KPERF_X_WIN_W + dx] = kperf_load(in, width, height, gy0 + row0 + dy, gx0 + dx);
@@ -839,17 +813,35 @@ inline void kperf_gather_x_window_global(KPERF_INPUT_PARAM in, int width, int he
 #endif
 #endif  // KPERF_SHARED_X_WINDOW
 
-#if KPERF_SHARED_Y_WINDOW
-#if !KPERF_FRAME_FREE || defined(KPERF_FUSED_ROWS) || KPERF_LOAD_TILE || \
-    (OUT_KX > 1 && !KPERF_SHARED_X_WINDOW)
-#error "KPERF_SHARED_Y_WINDOW: the global load path, every element its own value"
+// Under an output scheme along y on the global load path and the accurate input, a work-item's
+// computed rows share one window, KPERF_Y_WIN_H rows tall (their windows, OUT_KY apart, stacked),
+// gathered once; each computed row's window is a slice of it. Where the windows overlap (rows:2
+// at any radius, rows:3 from radius 2) the rows they share are loaded once, where they only touch
+// one test decides the wide loads of all of them, and a separable app's row pass of a shared row
+// runs once (the slices hold the same values; the compiler merges the same operations). One
+// gather per window loads each shared row in each window: the tests that pick wide loads for
+// a window sit between them, and the compiler merged neither the loads nor the passes (NVIDIA's
+// PTX of gaussian3 rows:2 li, VEC 4, two computed rows: 9 row loads for 7 rows). Periods longer
+// than the window would load the rows between windows, so those keep one gather per window.
+// -DKPERF_SHARED_Y_WINDOW=0 gathers each window on its own, for comparison.
+#ifndef KPERF_SHARED_Y_WINDOW
+#define KPERF_SHARED_Y_WINDOW \
+  (OUT_KY > 1 && OUT_KX == 1 && OUT_KY <= KPERF_WIN_H && KPERF_FRAME_FREE && !KPERF_LOAD_TILE)
 #endif
+#if defined(KPERF_EXPECT_SHARED_Y_WINDOW) && \
+    KPERF_EXPECT_SHARED_Y_WINDOW != KPERF_SHARED_Y_WINDOW
+#error "KPERF_SHARED_Y_WINDOW is not the one expected (KPERF_EXPECT_SHARED_Y_WINDOW, tests)"
+#endif
+#if KPERF_SHARED_Y_WINDOW
+#if !KPERF_FRAME_FREE || defined(KPERF_FUSED_ROWS) || KPERF_LOAD_TILE || OUT_KX > 1
+#error "KPERF_SHARED_Y_WINDOW: rows:K on the global load path, every element its own value"
+#endif
+#define KPERF_Y_WIN_H ((KPERF_OUT_CQY - 1) * OUT_KY + KPERF_WIN_H)
 
-// The shared window of a work-item's computed rows under rows:K (center:K's is the x window),
-// whose first element is tile element (row0, col0): each row one wide load
-// (kperf_read_window_row) where the columns allow it, else element by element, clamped to the
-// grid as every load path clamps; the same elements and sources as kperf_gather_window_global's
-// windows.
+// The shared window of a work-item's computed rows, whose first element is tile element
+// (row0, col0): each row one wide load (kperf_read_window_row) where the columns allow it, else
+// element by element, clamped to the grid as every load path clamps; the same elements and
+// sources as kperf_gather_window_global's windows.
 inline void kperf_gather_y_window_global(KPERF_INPUT_PARAM in, int width, int height, float* win,
                                          int row0, int col0) {
   const int gy0 = kperf_tile_origin_y() + row0;
@@ -922,26 +914,7 @@ inline void kperf_gather_y_window_global(KPERF_INPUT_PARAM in, int width, int he
     KPERF_OUT_COMPUTE(block_fn, in, width, height, vals, qy, qx)
 #endif
 // Every computed row's outputs into vals.
-#if KPERF_SHARED_Y_WINDOW && OUT_KX > 1
-// From one shared window of every computed output (center:K): each one's window is its slice.
-#define KPERF_OUT_COMPUTE_ROWS(block_fn, in, width, height, vals)                             \
-  {                                                                                           \
-    const int row0 = kperf_item_row(0), col0 = kperf_item_col(-KPERF_OUT_ITEM_PREV_X);        \
-    float shared_win[KPERF_Y_WIN_H * KPERF_X_WIN_W];                                          \
-    kperf_gather_x_window_global(in, width, height, shared_win, row0, col0);                  \
-    _Pragma("unroll") for (int qy = 0; qy < KPERF_OUT_CQY; ++qy)                              \
-    _Pragma("unroll") for (int qx = 0; qx < KPERF_OUT_CQX; ++qx) {                            \
-      float win[KPERF_WIN_H * KPERF_WIN_W];                                                   \
-      _Pragma("unroll") for (int dy = 0; dy < KPERF_WIN_H; ++dy)                              \
-      _Pragma("unroll") for (int dx = 0; dx < KPERF_WIN_W; ++dx)                              \
-        win[dy * KPERF_WIN_W + dx] =                                                          \
-            shared_win[(qy * OUT_KY + dy) * KPERF_X_WIN_W + qx * OUT_KX + dx];                \
-      KPERF_COMPUTE_AT(block_fn, win, KPERF_OUT_VAL_AT(vals, qy, qx),                         \
-                       kperf_block_y0() + row0 + qy * OUT_KY,                                 \
-                       kperf_block_x0() + col0 + qx * OUT_KX);                                \
-    }                                                                                         \
-  }
-#elif KPERF_SHARED_Y_WINDOW
+#if KPERF_SHARED_Y_WINDOW
 // From one shared window: each computed row's window is its slice.
 #define KPERF_OUT_COMPUTE_ROWS(block_fn, in, width, height, vals)                             \
   {                                                                                           \
