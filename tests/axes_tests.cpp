@@ -333,9 +333,10 @@ TEST(OutputScheme, SharedColumnWindowEqualsOneWindowPerComputedColumn) {
 // computed rows share one window (KPERF_SHARED_Y_WINDOW), whose slices hold the values each
 // computed row's own window reads: the outputs are bit for bit those of one gather per window,
 // in every fill, with wide row loads inside the grid (VEC 4) and element by element at its
-// edges (16 columns a group, 40 in the grid), for windows that overlap (rows:2) and windows that touch (rows:3 at radius
-// 1), radius 1 and 2, and hotspot, which reads its power grid at the computed rows. Each build
-// states which gather it compiled, so the comparison cannot pass by building one program twice.
+// edges (16 columns a group, 40 in the grid), for windows that overlap (rows:2) and windows that
+// touch (rows:3 at radius 1), radius 1 and 2, and hotspot, which reads its power grid at the
+// computed rows. Each build states which gather it compiled, so the comparison cannot pass by
+// building one program twice.
 TEST(OutputScheme, SharedRowWindowEqualsOneWindowPerComputedRow) {
   KPERF_REQUIRE_DEVICE();
   const std::vector<WorkGroup> wgs = {{4, 3, 4, 2}};
@@ -350,10 +351,10 @@ TEST(OutputScheme, SharedRowWindowEqualsOneWindowPerComputedRow) {
     const Outcome shared = test::run_through_runner(
         *env, {&app}, variants, wgs, input.in, input.power_ptr(), iterations,
         KPERF_TEST_KERNEL_ROOT, false, {}, "-DKPERF_EXPECT_SHARED_Y_WINDOW=1");
-    const Outcome apart = test::run_through_runner(
-        *env, {&app}, variants, wgs, input.in, input.power_ptr(), iterations,
-        KPERF_TEST_KERNEL_ROOT, false, {},
-        "-DKPERF_SHARED_Y_WINDOW=0 -DKPERF_EXPECT_SHARED_Y_WINDOW=0");
+    const Outcome apart =
+        test::run_through_runner(*env, {&app}, variants, wgs, input.in, input.power_ptr(),
+                                 iterations, KPERF_TEST_KERNEL_ROOT, false, {},
+                                 "-DKPERF_SHARED_Y_WINDOW=0 -DKPERF_EXPECT_SHARED_Y_WINDOW=0");
     int compared = 0;
     for (const auto& v : variants)
       for (const auto& wg : wgs) {
