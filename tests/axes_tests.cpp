@@ -41,6 +41,29 @@ AppInput input_for(const AppDescriptor& app, int w, int h, unsigned seed) {
   return ::testing::AssertionSuccess();
 }
 
+// Two builds of the same configurations (one app, every variant x shape): each row of both is
+// ok and their outputs are bit for bit the same; *compared counts the pairs.
+::testing::AssertionResult same_outputs(const Outcome& got, const Outcome& want,
+                                        const AppDescriptor& app,
+                                        const std::vector<Variant>& variants,
+                                        const std::vector<WorkGroup>& wgs, int* compared) {
+  *compared = 0;
+  for (const auto& v : variants)
+    for (const auto& wg : wgs) {
+      const ResultRow* a = got.find(app.name, v, wg);
+      const ResultRow* b = want.find(app.name, v, wg);
+      if (!a || !b) return ::testing::AssertionFailure() << v.label() << ": a row is missing";
+      for (const ResultRow* r : {a, b})
+        if (r->status != "ok")
+          return ::testing::AssertionFailure()
+                 << r->key << ": " << r->status << " " << r->reason << r->build_log;
+      const auto same = same_bits(got.outputs.at(a->key), want.outputs.at(b->key), a->key);
+      if (!same) return same;
+      ++*compared;
+    }
+  return ::testing::AssertionSuccess();
+}
+
 AxesSpec axes(const std::string& schemes, const std::string& recons, const std::string& loads,
               const std::string& outputs = "none", const std::string& output_recons = "nn") {
   AxesSpec a;
@@ -313,18 +336,7 @@ TEST(OutputScheme, SharedColumnWindowEqualsOneWindowPerComputedColumn) {
         *env, {&app}, variants, wgs, input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {},
         "-DKPERF_SHARED_X_WINDOW=0 -DKPERF_EXPECT_SHARED_X_WINDOW=0");
     int compared = 0;
-    for (const auto& v : variants)
-      for (const auto& wg : wgs) {
-        const ResultRow* a = shared.find(app.name, v, wg);
-        const ResultRow* b = apart.find(app.name, v, wg);
-        ASSERT_TRUE(a && b) << v.label();
-        ASSERT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
-        ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
-        const Grid& got = shared.outputs.at(a->key);
-        const Grid& want = apart.outputs.at(b->key);
-        ASSERT_TRUE(same_bits(got, want, a->key));
-        ++compared;
-      }
+    ASSERT_TRUE(same_outputs(shared, apart, app, variants, wgs, &compared));
     EXPECT_EQ(compared, 24) << name;  // 3 output schemes x nn, li x 2 load paths x 2 shapes
   }
 }
@@ -356,16 +368,7 @@ TEST(OutputScheme, SharedRowWindowEqualsOneWindowPerComputedRow) {
                                  iterations, KPERF_TEST_KERNEL_ROOT, false, {},
                                  "-DKPERF_SHARED_Y_WINDOW=0 -DKPERF_EXPECT_SHARED_Y_WINDOW=0");
     int compared = 0;
-    for (const auto& v : variants)
-      for (const auto& wg : wgs) {
-        const ResultRow* a = shared.find(app.name, v, wg);
-        const ResultRow* b = apart.find(app.name, v, wg);
-        ASSERT_TRUE(a && b) << v.label();
-        ASSERT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
-        ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
-        ASSERT_TRUE(same_bits(shared.outputs.at(a->key), apart.outputs.at(b->key), a->key));
-        ++compared;
-      }
+    ASSERT_TRUE(same_outputs(shared, apart, app, variants, wgs, &compared));
     EXPECT_EQ(compared, 12) << name;  // 2 output schemes x nn, li x 3 fills
   }
 }
