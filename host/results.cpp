@@ -128,6 +128,10 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["status"] = r.status;
   if (!r.ok()) j["reason"] = r.reason;
   if (!r.build_log.empty()) j["build_log"] = r.build_log;
+  if (r.kernel_info)
+    j["kernel"] = {{"max_work_group_size", r.kernel_info->max_work_group_size},
+                   {"private_mem_bytes", r.kernel_info->private_mem_bytes},
+                   {"local_mem_bytes", r.kernel_info->local_mem_bytes}};
   if (!r.note.empty()) j["note"] = r.note;
   if (r.time) {
     j["time_ns"] = stats_json(*r.time);
@@ -215,6 +219,12 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.status = j.at("status").get<std::string>();
   r.reason = j.value("reason", std::string());
   r.build_log = j.value("build_log", std::string());
+  if (j.contains("kernel")) {
+    const auto& k = j.at("kernel");
+    r.kernel_info = ResultRow::KernelInfo{k.at("max_work_group_size").get<std::uint64_t>(),
+                                          k.at("private_mem_bytes").get<std::uint64_t>(),
+                                          k.at("local_mem_bytes").get<std::uint64_t>()};
+  }
   r.note = j.value("note", std::string());
   r.stop_reason = j.value("stop_reason", std::string());
   if (j.contains("time_ns")) {

@@ -41,6 +41,13 @@ struct ResultRow {
   int iterations = 1;  // hotspot launches per sample
   std::string status = "ok";
   std::string reason, build_log;
+  // What the driver reports of the built kernel (clGetKernelWorkGroupInfo), on every row whose
+  // kernel was created: the largest work-group it can launch (on NVIDIA bounded by its registers,
+  // so a register cap shows here), its private memory (spills) and local memory per work-group.
+  struct KernelInfo {
+    std::uint64_t max_work_group_size = 0, private_mem_bytes = 0, local_mem_bytes = 0;
+  };
+  std::optional<KernelInfo> kernel_info;
   std::string note;  // a caveat on an ok row (e.g. a diverging hotspot)
   std::vector<std::uint64_t> samples_ns;
   // --max-cv: why sampling stopped: "cv" (the samples' cv reached the limit) or "max_reps".

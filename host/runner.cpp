@@ -728,6 +728,10 @@ bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepare
   const bool ready = attempt(row, [&] {
     cl::Kernel kernel(program, "kperf_app");
     const auto kernel_wg = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device());
+    const auto kernel_local = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(env_.device());
+    row.kernel_info = ResultRow::KernelInfo{
+        kernel_wg, kernel.getWorkGroupInfo<CL_KERNEL_PRIVATE_MEM_SIZE>(env_.device()),
+        kernel_local};
     if (items > kernel_wg) {
       verdict = Verdict{"invalid_config",
                         "work-group of " + std::to_string(items) +
@@ -735,7 +739,6 @@ bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepare
                             std::to_string(kernel_wg)};
       return;
     }
-    const auto kernel_local = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(env_.device());
     if (kernel_local > dev.local_mem_size) {
       verdict = Verdict{"invalid_config", "kernel needs " + std::to_string(kernel_local) +
                                               " bytes of local memory; device has " +

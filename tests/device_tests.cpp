@@ -548,5 +548,30 @@ TEST(UserApp, CompilerMessagesOfABuildThatSucceededAreOnItsRows) {
   EXPECT_EQ(silent.rows[0].build_log, "");
 }
 
+// Every row whose kernel was created says what the driver reports of it: the local load path's
+// tile is local memory the global path does not have, and the launch shape fits its largest
+// work-group.
+TEST(Runner, RowsCarryWhatTheDriverReportsOfTheirKernel) {
+  KPERF_REQUIRE_DEVICE();
+  AxesSpec spec;
+  spec.schemes = "accurate";
+  spec.loads = "local,global";
+  const Outcome o = test::run_through_runner(*env, {&find_app("gaussian3")}, parse_variants(spec),
+                                             {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
+  ASSERT_EQ(o.rows.size(), 2u);
+  const ResultRow* local = nullptr;
+  const ResultRow* global = nullptr;
+  for (const ResultRow& r : o.rows) {
+    ASSERT_EQ(r.status, "ok") << r.key << ": " << r.reason;
+    ASSERT_TRUE(r.kernel_info) << r.key;
+    EXPECT_GE(r.kernel_info->max_work_group_size, 64u) << r.key;
+    (r.load == "local" ? local : global) = &r;
+  }
+  ASSERT_TRUE(local && global);
+  // A 10 x 10 float tile (8 x 8 outputs and a radius of 1) at least.
+  EXPECT_GE(local->kernel_info->local_mem_bytes, 400u);
+  EXPECT_LT(global->kernel_info->local_mem_bytes, local->kernel_info->local_mem_bytes);
+}
+
 }  // namespace
 }  // namespace kperf

@@ -78,6 +78,7 @@ TEST(Results, JsonRoundTrip) {
   r.speedup = 1.3;
   r.best_wg = true;
   r.output_file = "out/x.npy";
+  r.kernel_info = ResultRow::KernelInfo{384, 16, 2048};
   const std::string text = to_json(r).dump();
   const ResultRow back = row_from_json(nlohmann::json::parse(text));
   EXPECT_EQ(back.key, "gaussian3/rows:2/li/wg:16x8/camera/512x256");
@@ -88,6 +89,10 @@ TEST(Results, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(*back.speedup, 1.3);
   EXPECT_FALSE(back.speedup_same_wg.has_value());
   EXPECT_TRUE(back.best_wg);
+  ASSERT_TRUE(back.kernel_info);
+  EXPECT_EQ(back.kernel_info->max_work_group_size, 384u);
+  EXPECT_EQ(back.kernel_info->private_mem_bytes, 16u);
+  EXPECT_EQ(back.kernel_info->local_mem_bytes, 2048u);
   EXPECT_EQ(back.output_file, "out/x.npy");
   EXPECT_EQ(to_json(back).dump(), text);
   EXPECT_EQ(make_key("median", "stencil", "nn", "", 32, 4, 4, 1, "x", 8, 9),
