@@ -42,8 +42,8 @@ struct ResultRow {
   std::string status = "ok";
   std::string reason, build_log;
   // What the driver reports of the built kernel (clGetKernelWorkGroupInfo), on every row whose
-  // kernel was created: the largest work-group it can launch (on NVIDIA bounded by its registers,
-  // so a register cap shows here), its private memory (spills) and local memory per work-group.
+  // kernel was created: the largest work-group it can launch (what rejects a launch shape as
+  // invalid_config), its private memory per work-item and local memory per work-group.
   struct KernelInfo {
     std::uint64_t max_work_group_size = 0, private_mem_bytes = 0, local_mem_bytes = 0;
   };
