@@ -732,7 +732,10 @@ bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepare
     row.kernel_info = ResultRow::KernelInfo{
         kernel_wg, kernel.getWorkGroupInfo<CL_KERNEL_PRIVATE_MEM_SIZE>(env_.device()),
         kernel_local};
-    if (items > kernel_wg) {
+    // KPERF_LAUNCH_PAST_KERNEL_WG=1 launches such a shape anyway, so that the launch itself (ok,
+    // or run_failed with its error) says whether the driver's figure binds.
+    static const bool launch_past_kernel_wg = std::getenv("KPERF_LAUNCH_PAST_KERNEL_WG") != nullptr;
+    if (items > kernel_wg && !launch_past_kernel_wg) {
       verdict = Verdict{"invalid_config",
                         "work-group of " + std::to_string(items) +
                             " work-items exceeds this kernel's CL_KERNEL_WORK_GROUP_SIZE " +
