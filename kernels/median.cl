@@ -141,10 +141,11 @@ inline void median_block(const float* win, float* result) {
 #endif
 }
 
-// Where every window element is a half, outputs are stored as halves and the global load path
-// reads the window's rows wide, the pairs are packed from the stored bits and the outputs stored
-// as bits: no conversion to float and back (the same elements, so the same outputs as
-// median_block). Other work-items (the grid's edges) take median_block, so the selection is
+// Where the input and outputs are stored as halves and the global load path reads the window's
+// rows wide, the pairs are packed from the stored bits and the outputs stored as bits: no
+// conversion to float and back (the same elements, so the same outputs as median_block). Under
+// rows:2 li a rebuilt row is the mean of two kept rows' pairs (kperf_pair_mid), the half that
+// median_block's float window rounds to when it packs its pairs. Other work-items (the grid's edges) take median_block, so the selection is
 // compiled twice. Measured on an H200 at 8192^2 (f16, each at its best of 24 shapes with VEC 8):
 // rows:2 nn 65.5 -> 62.3 us, accurate unchanged (78.2 us); with float outputs (f16in) it was
 // 1-2 % slower, so f16in keeps the float window.
@@ -164,6 +165,11 @@ inline void median_block(const float* win, float* result) {
 #endif
 
 #if MEDIAN_BITS
+// The pair of window row r's columns c and c + MED_VEC, from their stored bits.
+inline MED_T median_bits_pair(const ushort* bits, int r, int c) {
+  return (uint)bits[r * KPERF_WIN_W + c] | ((uint)bits[r * KPERF_WIN_W + c + MED_VEC] << 16);
+}
+
 // Output column j's half from the selected pairs of one output row (lane j / MED_VEC).
 inline uint median_output_bits(const MED_T* selected, int j) {
   const MED_T pair = selected[j % MED_VEC];
@@ -186,16 +192,22 @@ inline void median_store_bits(__global KPERF_OUT_T* out, int i, const MED_T* sel
 
 __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T* out, int width,
                                       int height) {
-  ushort bits[KPERF_WIN_H * KPERF_WIN_W];
-  if (kperf_gather_window_bits(in, width, height, bits, (int)get_group_id(1),
+  ushort bits[KPERF_WIN_H * KPERF_WIN_W], below[KPERF_BITS_BELOW_ELEMS];
+  bool mixes[KPERF_WIN_H];
+  if (kperf_gather_window_bits(in, width, height, bits, below, mixes, (int)get_group_id(1),
                                (int)get_group_id(0), kperf_item_row(0), kperf_item_col(0))) {
     MED_T pairs[KPERF_WIN_H * MED_WIN_W], selected[PY * MED_VEC];
 #pragma unroll
     for (int r = 0; r < KPERF_WIN_H; ++r)
 #pragma unroll
-      for (int c = 0; c < MED_WIN_W; ++c)
-        pairs[r * MED_WIN_W + c] = (uint)bits[r * KPERF_WIN_W + c] |
-                                   ((uint)bits[r * KPERF_WIN_W + c + MED_VEC] << 16);
+      for (int c = 0; c < MED_WIN_W; ++c) {
+        pairs[r * MED_WIN_W + c] = median_bits_pair(bits, r, c);
+#if RECON_LI
+        // rows:2 li: the mean rounded to half, as the float window's pair packing rounds it.
+        const MED_T mixed = kperf_pair_mid(pairs[r * MED_WIN_W + c], median_bits_pair(below, r, c));
+        pairs[r * MED_WIN_W + c] = mixes[r] ? mixed : pairs[r * MED_WIN_W + c];
+#endif
+      }
     median_select(pairs, selected);
     // The row lies inside the grid along x (wide rows), so each output row is one aligned store;
     // where every row lies inside along y too (most blocks), without a test per row.

@@ -1,7 +1,8 @@
 // Two halves in one 32-bit register, for order statistics on half-precision data: min and max of
-// both lanes in one instruction where the device has one. A selection (median) returns one of its
-// elements, so where every element is a half value it selects the same element on packed halves
-// as on floats: exact, at twice the elements per instruction.
+// both lanes in one instruction where the device has one, and the mean of two rows (rows:2 li).
+// A selection (median) returns one of its elements, so where every element is a half value it
+// selects the same element on packed halves as on floats: exact, at twice the elements per
+// instruction.
 //
 // KPERF_HALF_PAIR_OPS says how the lanes are computed:
 //   0  none: callers keep their float code (the default where the device has no packed half
@@ -49,6 +50,17 @@ inline kperf_half_pair kperf_pair_max(kperf_half_pair a, kperf_half_pair b) {
   asm("max.f16x2 %0, %1, %2;" : "=r"(p) : "r"(a), "r"(b));
   return p;
 }
+// (a + b) / 2 in each lane, rounded to half: the sum rounded to half and halved. Halving is
+// exact wherever the sum is at least 2^-13, and a sum of halves below that is a multiple of 2^-24
+// that a half holds exactly, so this is one rounding of the exact mean, as a float computation
+// rounded once to half gives; the two differ only where the sum overflows (|a + b| >= 65520).
+inline kperf_half_pair kperf_pair_mid(kperf_half_pair a, kperf_half_pair b) {
+  kperf_half_pair p;
+  asm("{ .reg .b32 s, h; add.rn.f16x2 s, %1, %2; mov.b32 h, 0x38003800; mul.rn.f16x2 %0, s, h; }"
+      : "=r"(p)
+      : "r"(a), "r"(b));
+  return p;
+}
 #elif KPERF_HALF_PAIR_OPS == 1
 inline kperf_half_pair kperf_pair_pack(float lo, float hi) {
   kperf_half_pair p;
@@ -65,6 +77,13 @@ inline kperf_half_pair kperf_pair_min(kperf_half_pair a, kperf_half_pair b) {
 inline kperf_half_pair kperf_pair_max(kperf_half_pair a, kperf_half_pair b) {
   const float2 x = kperf_pair_unpack(a), y = kperf_pair_unpack(b);
   return kperf_pair_pack(fmax(x.x, y.x), fmax(x.y, y.y));
+}
+// Two halves whose exponents differ by at most 13 sum exactly in float, so packing the sum
+// rounds as add.rn.f16x2 does.
+inline kperf_half_pair kperf_pair_mid(kperf_half_pair a, kperf_half_pair b) {
+  const float2 x = kperf_pair_unpack(a), y = kperf_pair_unpack(b);
+  const float2 sum = kperf_pair_unpack(kperf_pair_pack(x.x + y.x, x.y + y.y));
+  return kperf_pair_pack(sum.x * 0.5f, sum.y * 0.5f);
 }
 #elif KPERF_HALF_PAIR_OPS != 0
 #error "KPERF_HALF_PAIR_OPS: 0 (none), 1 (emulated) or 2 (NVIDIA PTX, KPERF_NV_SM >= 80)"

@@ -487,8 +487,15 @@ inline void kperf_wide_row_source(int group_y, int row0, int dy, int* ra, int* r
 }
 #endif
 
-#if KPERF_GLOBAL_VEC_ROWS && KPERF_IN_BYTES == 2 && !RECON_LI
+// Under li a window row's bits are those of two rows to mix; with SKIP 2 the weight of every
+// mixed row is 1/2, which an app on halves can apply exactly (half_pairs.cl's kperf_pair_mid).
+#if KPERF_GLOBAL_VEC_ROWS && KPERF_IN_BYTES == 2 && (!RECON_LI || SKIP == 2)
 #define KPERF_GLOBAL_BITS_ROWS 1
+#if RECON_LI
+#define KPERF_BITS_BELOW_ELEMS (KPERF_WIN_H * KPERF_WIN_W)
+#else
+#define KPERF_BITS_BELOW_ELEMS 1
+#endif
 // A window row's 16-bit elements as stored, for an app that works on halves as they are
 // (median's packed selection): the addresses of kperf_read_window_row, no conversion.
 inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row) {
@@ -513,9 +520,12 @@ inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row)
 }
 
 // kperf_gather_window_global's window as element bits, where its rows read wide; false
-// otherwise (the caller then takes the float path).
+// otherwise (the caller then takes the float path). Under li, window row dy is the mean of its
+// row in win and its row in below (KPERF_BITS_BELOW_ELEMS) where mixes[dy] is set, as
+// kperf_mix_row's select would take it; the caller mixes them.
 inline bool kperf_gather_window_bits(KPERF_INPUT_PARAM in, int width, int height, ushort* win,
-                                     int group_y, int group_x, int row0, int col0) {
+                                     ushort* below, bool* mixes, int group_y, int group_x,
+                                     int row0, int col0) {
   const int gy0 = group_y * KPERF_GROUP_STEP_Y - RADIUS;
   const int gxo = group_x * KPERF_GROUP_STEP_X - KPERF_BLOCK_X_SHIFT + col0;  // first output column
   if (!kperf_wide_row_inside(width, gxo)) return false;
@@ -526,6 +536,14 @@ inline bool kperf_gather_window_bits(KPERF_INPUT_PARAM in, int width, int height
     kperf_wide_row_source(group_y, row0, dy, &ra, &rb, &wr, &mix);
     kperf_read_window_row_bits(in, kperf_src_row(gy0 + ra, height) * width + gxo,
                                &win[dy * KPERF_WIN_W]);
+    mixes[dy] = false;
+#if RECON_LI
+    if (ra != rb) {
+      kperf_read_window_row_bits(in, kperf_src_row(gy0 + rb, height) * width + gxo,
+                                 &below[dy * KPERF_WIN_W]);
+      mixes[dy] = mix;
+    }
+#endif
   }
   return true;
 }

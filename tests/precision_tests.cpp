@@ -437,11 +437,12 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
   EXPECT_EQ(kept.rows.size(), 7u);
 
   // The stored-bits path (f16 on the global load path) is the one these builds take, host-packed
-  // rows included, and gives the float selection's outputs; f16in keeps its float window.
+  // rows and rows:2 li (rows mixed on the pairs, kperf_pair_mid) included, and gives the float
+  // selection's outputs; f16in keeps its float window.
   const Grid wide_input = test::random_grid(64, 21, 41);
   const std::vector<WorkGroup> wide_wgs = {{4, 2, 8, 2}, {8, 2, 4, 3}};
   std::vector<Variant> bits_variants = parse_variants(axes("accurate", "nn", "global", "f16"));
-  for (const Variant& v : parse_variants(axes("rows:2", "nn", "global", "f16", "device,host")))
+  for (const Variant& v : parse_variants(axes("rows:2", "nn,li", "global", "f16", "device,host")))
     bits_variants.push_back(v);
   const Outcome bits =
       test::run_through_runner(*env, {&app}, bits_variants, wide_wgs, wide_input, nullptr, 1,
@@ -449,7 +450,7 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
   const Outcome bits_floats = test::run_through_runner(
       *env, {&app}, bits_variants, wide_wgs, wide_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false,
       {}, "-DKPERF_HALF_PAIR_OPS=0 -DMEDIAN_EXPECT_BITS=0");
-  EXPECT_EQ(same_outputs(bits, bits_floats, bits_variants, wide_wgs), 3 * 2);
+  EXPECT_EQ(same_outputs(bits, bits_floats, bits_variants, wide_wgs), 5 * 2);
   const Outcome f16in = test::run_through_runner(
       *env, {&app}, parse_variants(axes("accurate", "nn", "global", "f16in")), {{4, 2, 8, 2}},
       wide_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {}, ops + " -DMEDIAN_EXPECT_BITS=0");
