@@ -52,8 +52,9 @@ inline kperf_half_pair kperf_pair_max(kperf_half_pair a, kperf_half_pair b) {
 }
 // (a + b) / 2 in each lane, rounded to half: the sum rounded to half and halved. Halving is
 // exact wherever the sum is at least 2^-13, and a sum of halves below that is a multiple of 2^-24
-// that a half holds exactly, so this is one rounding of the exact mean, as a float computation
-// rounded once to half gives; the two differ only where the sum overflows (|a + b| >= 65520).
+// that a half holds exactly, so this is one rounding of the exact mean, unless the sum overflows
+// (|a + b| >= 65520). Float arithmetic holds that mean exactly where the two exponents differ by
+// at most 12 (or one lane is zero), so there a float mean rounded to half is the same half.
 inline kperf_half_pair kperf_pair_mid(kperf_half_pair a, kperf_half_pair b) {
   kperf_half_pair p;
   asm("{ .reg .b32 s, h; add.rn.f16x2 s, %1, %2; mov.b32 h, 0x38003800; mul.rn.f16x2 %0, s, h; }"
@@ -78,7 +79,7 @@ inline kperf_half_pair kperf_pair_max(kperf_half_pair a, kperf_half_pair b) {
   const float2 x = kperf_pair_unpack(a), y = kperf_pair_unpack(b);
   return kperf_pair_pack(fmax(x.x, y.x), fmax(x.y, y.y));
 }
-// Two halves whose exponents differ by at most 13 sum exactly in float, so packing the sum
+// Two halves whose exponents differ by at most 12 sum exactly in float, so packing the sum
 // rounds as add.rn.f16x2 does.
 inline kperf_half_pair kperf_pair_mid(kperf_half_pair a, kperf_half_pair b) {
   const float2 x = kperf_pair_unpack(a), y = kperf_pair_unpack(b);
