@@ -155,7 +155,7 @@ inline void median_block(const float* win, float* result) {
 #endif
 #if MEDIAN_STORED_BITS && MEDIAN_PAIRS && defined(KPERF_IN_HALF) && defined(KPERF_OUT_HALF) && \
     defined(KPERF_GLOBAL_BITS_ROWS) && !KPERF_LOAD_TILE && OUT_KY == 1 && OUT_KX == 1 &&      \
-    !KPERF_PROBE_LOADS_ONLY && !KPERF_PROBE_NO_LOADS
+    !KPERF_PROBE_LOADS_ONLY
 #define MEDIAN_BITS 1
 #else
 #define MEDIAN_BITS 0

@@ -500,6 +500,11 @@ inline void kperf_wide_row_source(int group_y, int row0, int dy, int* ra, int* r
 // (median's packed selection): the addresses of kperf_read_window_row, no conversion.
 inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row) {
   __global const ushort* elements = (__global const ushort*)in + i;
+#if KPERF_PROBE_NO_LOADS  // bits made from the addresses, as kperf_read_in's probe makes values
+#pragma unroll
+  for (int dx = 0; dx < KPERF_WIN_W; ++dx)
+    row[dx] = (ushort)KPERF_PROBE_BITS(elements, dx - RADIUS);
+#else
 #if VEC == 8
   const uint4 block = *(__global const uint4*)elements;
   const uint words[4] = {block.s0, block.s1, block.s2, block.s3};
@@ -517,6 +522,7 @@ inline void kperf_read_window_row_bits(KPERF_INPUT_PARAM in, int i, ushort* row)
     row[r] = elements[r - RADIUS];
     row[RADIUS + VEC + r] = elements[VEC + r];
   }
+#endif
 }
 
 // kperf_gather_window_global's window as element bits, where its rows read wide; false
