@@ -451,6 +451,16 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
       *env, {&app}, bits_variants, wide_wgs, wide_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false,
       {}, "-DKPERF_HALF_PAIR_OPS=0 -DMEDIAN_EXPECT_BITS=0");
   EXPECT_EQ(same_outputs(bits, bits_floats, bits_variants, wide_wgs), 5 * 2);
+  // The no-loads probe takes the stored-bits path too, its bits made from the addresses: a NaN
+  // input never reaches the outputs.
+  const Outcome probe = test::run_through_runner(
+      *env, {&app}, bits_variants, {wide_wgs[0]}, test::random_grid(64, 21, 43, NAN, NAN), nullptr,
+      1, KPERF_TEST_KERNEL_ROOT, false, {},
+      ops + " -DKPERF_PROBE_NO_LOADS=1 -DMEDIAN_EXPECT_BITS=1");
+  for (const auto& row : probe.rows) EXPECT_EQ(row.status, "ok") << row.key << row.build_log;
+  ASSERT_EQ(probe.outputs.size(), bits_variants.size());
+  for (const auto& [key, out] : probe.outputs)
+    for (const float x : out.data) ASSERT_TRUE(std::isfinite(x)) << key;
   const Outcome f16in = test::run_through_runner(
       *env, {&app}, parse_variants(axes("accurate", "nn", "global", "f16in")), {{4, 2, 8, 2}},
       wide_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {}, ops + " -DMEDIAN_EXPECT_BITS=0");
