@@ -384,7 +384,8 @@ std::optional<double> Tuner::best_baseline(const std::string &stage, const std::
 }
 
 std::optional<double> Tuner::device_scale(const TuneRow &row) const {
-  if (row.stage != "sweep" || row.device == home_device(row.row.app)) return 1.0;
+  const bool screen = row.stage == "screen";
+  if ((row.stage != "sweep" && !screen) || row.device == home_device(row.row.app)) return 1.0;
   // The accurate kernel is always swept on the app's home device; another device times it again in
   // each timed stage it takes part in (the atoms' or the combinations'). The scale is the median
   // over the shapes of the first device's time over this one's: near the launch floor one
@@ -395,7 +396,8 @@ std::optional<double> Tuner::device_scale(const TuneRow &row) const {
   const auto state = app->second.find(variant_id(row.row));
   const bool combination = state != app->second.end() && state->second.origin == "combination";
   const std::string own_stage =
-      std::string("sweep-baseline:") + (combination ? "combination" : "atom");
+      screen ? "screen-baseline"
+             : std::string("sweep-baseline:") + (combination ? "combination" : "atom");
   std::vector<double> ratios;
   for (const auto &wg : cfg_.shapes) {
     const std::string shape = shape_label(wg), input = cfg_.train[0].name;
@@ -785,6 +787,43 @@ void Tuner::judge_sweeps(const std::string &origin_prefix) {
     }
 }
 
+// After the screen: each app's combinations ranked by their time at the probe shape on the first
+// training input; those past --max-combinations leave the search.
+void Tuner::judge_screen() {
+  for (auto *app : cfg_.apps) {
+    std::vector<std::pair<double, State *>> timed;
+    std::size_t screened = 0;
+    for (auto &[id, s] : states_[app->name]) {
+      if (s.origin != "combination" || !s.problem.empty()) continue;
+      ++screened;
+      const TuneRow *found = nullptr;
+      for (int d = 0; d <= static_cast<int>(cfg_.worker_devices.size()) && !found; ++d)
+        found = find("screen", app->name, id, shape_label(*s.probe), cfg_.train[0].name, d);
+      const std::optional<TimingStats> t =
+          found && found->row.ok() ? objective_time(*found) : std::nullopt;
+      if (!t) {
+        s.problem = !found ? "not timed"
+                    : found->row.ok()
+                        ? "no accurate baseline on device " + std::to_string(found->device)
+                        : found->row.status + ": " + found->row.reason;
+        s.pruned_at = "screen";
+        continue;
+      }
+      timed.push_back({t->median, &s});
+    }
+    std::stable_sort(timed.begin(), timed.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (std::size_t i = cfg_.max_combinations; i < timed.size(); ++i) {
+      char us[32];
+      std::snprintf(us, sizeof us, "%.1f", timed[i].first / 1e3);
+      timed[i].second->problem = "not among the " + std::to_string(cfg_.max_combinations) +
+                                 " fastest of the " + std::to_string(screened) +
+                                 " combinations timed at the probe shape (" + us + " us)";
+      timed[i].second->pruned_at = "screen";
+    }
+  }
+}
+
 // 1. Atoms: each axis value alone, and the two baselines whatever the lists say (speedups are
 // against them).
 void Tuner::add_atoms(const TuneSpace &space) {
@@ -815,8 +854,10 @@ void Tuner::add_combinations() {
           if (s.origin == "atom:" + group_name(c)) g = c;
         standings.push_back({g, s.v, s.best_time, s.probe_error});
       }
-    for (const auto &c : propose_combinations(standings, b->second.best_time, cfg_.budgets.back(),
-                                              cfg_.max_combinations))
+    const std::size_t limit =
+        cfg_.screen_combinations ? cfg_.screen_combinations : cfg_.max_combinations;
+    for (const auto &c :
+         propose_combinations(standings, b->second.best_time, cfg_.budgets.back(), limit))
       if (State *s = add(*app, c.variant, "combination")) s->proposal = c;
   }
 }
@@ -1056,10 +1097,19 @@ bool Tuner::run(const Checkpoint &checkpoint) {
     return false;
   };
   // 1-2. Atoms probed on every training input, the admissible ones timed at every shape;
-  // 3. the same for combinations; 4. confirm the best shapes.
+  // 3. the same for combinations (with --screen-combinations, only the fastest of more of them
+  // timed at their probe shape); 4. confirm the best shapes.
   add_atoms(make_space(cfg_.axes));
   for (const char *origin : {"atom", "combination"}) {
-    if (std::string(origin) == "combination") add_combinations();
+    if (std::string(origin) == "combination") {
+      add_combinations();
+      if (cfg_.screen_combinations) {
+        if (!stage("screen", StageInputs::kFirstTrain, plan_of(origin, false), true, false,
+                   "screen-baseline", checkpoint))
+          return interrupted();
+        judge_screen();
+      }
+    }
     if (!stage("probe", StageInputs::kTrain, plan_of(origin, false), false, false, "", checkpoint))
       return interrupted();
     judge_probes(origin);

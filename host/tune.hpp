@@ -137,6 +137,11 @@ struct TuneConfig {
   EnergyOptions energy_options;
   std::string energy_absent_reason;
   std::size_t max_combinations = 32;
+  // --screen-combinations M (0: off): the M fastest predicted combinations are timed at their
+  // probe shape on the first training input, and only the max_combinations fastest measured go
+  // on. Predictions multiply the atoms' time ratios; where many lie within a few percent of each
+  // other, which of them fall inside max_combinations is the atoms' noise.
+  std::size_t screen_combinations = 0;
   std::string kernel_root, extra_build_options, outputs_dir;
   std::string compile_worker_exe;  // see RunConfig
   bool progress = false;
@@ -151,12 +156,13 @@ struct TuneConfig {
 // Which inputs a stage measures.
 enum class StageInputs { kTrain, kFirstTrain, kTest };
 
-// A measured row and the stage that measured it: "probe" (error on every
+// A measured row and the stage that measured it: "screen" (with --screen-combinations: a
+// combination timed at its probe shape on the first training input), "probe" (error on every
 // training input at one launch shape), "sweep" (timed over every launch shape
 // on the first training input), "confirm" (error on every training input at the
 // best shape), "test" (held-out inputs).
-// Under --devices, the baselines that another device measures for its own sweep rows are stage
-// "sweep-baseline:atom" or "sweep-baseline:combination".
+// Under --devices, the baselines that another device measures for its own timed rows are stage
+// "sweep-baseline:atom", "sweep-baseline:combination" or "screen-baseline".
 struct TuneRow {
   std::string stage;
   ResultRow row;
@@ -259,6 +265,7 @@ class Tuner {
   Plan confirm_plan();
   void judge_probes(const std::string &origin_prefix);
   void judge_sweeps(const std::string &origin_prefix);
+  void judge_screen();
   std::vector<double> train_errors(const std::string &stage, const AppDescriptor &app,
                                    const Variant &v, const WorkGroup &wg,
                                    std::string &problem) const;

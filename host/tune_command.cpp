@@ -99,6 +99,7 @@ cxxopts::Options tune_options() {
     ("vec", "outputs per work-item along x, a list (default: 1,4 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
     ("py", "outputs per work-item along y, a list (default: 1,4,6 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
     ("max-combinations", "combinations of the axis fronts tried per app, fastest predicted first", cxxopts::value<std::string>()->default_value("32"))
+    ("screen-combinations", "0, or more than --max-combinations: time this many of the fastest predicted combinations at their probe shape on the first training input and try the --max-combinations fastest measured", cxxopts::value<std::string>()->default_value("0"))
     ("percentile", "the training (and test) statistic held to the budget: this percentile over inputs", cxxopts::value<std::string>()->default_value("95"))
     ("objective", "what is ranked: kernel (the launches' time), end-to-end (host packing or conversion, upload, launches, download) or energy (joules per launch; needs --energy)", cxxopts::value<std::string>()->default_value("kernel"))
     ("energy", "measure energy per launch in the timed stages: none, auto, nvml, powercap, hwmon:PATH (as kperf run)", cxxopts::value<std::string>()->default_value("none"))
@@ -143,6 +144,12 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   make_space(cfg.axes);  // a bad value fails here, before any work
   cfg.max_combinations = static_cast<std::size_t>(
       parse_count("max-combinations", text("max-combinations"), 0, 100000));
+  cfg.screen_combinations = static_cast<std::size_t>(
+      parse_count("screen-combinations", text("screen-combinations"), 0, 100000));
+  if (cfg.screen_combinations && cfg.screen_combinations <= cfg.max_combinations)
+    throw UsageError("--screen-combinations " + std::to_string(cfg.screen_combinations) +
+                     ": must exceed --max-combinations (" + std::to_string(cfg.max_combinations) +
+                     "), or be 0 (no screen)");
   cfg.percentile = parse_count("percentile", text("percentile"), 0, 100);
   const std::string objective = text("objective");
   if (objective != "kernel" && objective != "end-to-end" && objective != "energy")
@@ -295,6 +302,7 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
           {"space", space},
           {"shapes", shapes},
           {"max_combinations", cfg.max_combinations},
+          {"screen_combinations", cfg.screen_combinations},
           {"devices", devices},
           {"outputs_dir", cfg.outputs_dir},
           {"method",
@@ -308,7 +316,10 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
            "group's Pareto-optimal atoms, "
            "predicted (time ratios multiplied, errors added), within "
            "the largest budget, "
-           "fastest predicted first, probed and swept like the atoms. "
+           "fastest predicted first, probed and swept like the atoms "
+           "(screen, with screen_combinations: that many timed at "
+           "their probe shape on the first training input, the "
+           "max_combinations fastest measured go on). "
            "confirm: each survivor's "
            "fastest shape on every training input. points: each "
            "survivor at its probe and best "

@@ -112,6 +112,29 @@ def check_document(doc, test_dir):
     check(sorted(budgets) == budgets, "budgets ascending")
 
 
+def check_screen(doc, limit, scale):
+    """Per app: every combination timed once in the screen, at the shape its probe then used; the
+    ones searched on are the `limit` fastest of them (times through `scale`, a row's factor onto
+    the first device), and every other is pruned at the screen."""
+    check(doc["context"]["tune"]["screen_combinations"] > limit, "screen_combinations in the context")
+    for app, t in doc["tune"].items():
+        rows = [r for r in doc["results"] if r["app"] == app]
+        screen = {r["variant"]: r for r in rows if r["stage"] == "screen"}
+        pruned = {p["variant"] for p in t["pruned"] if p["at"] == "screen"}
+        kept = set(screen) - pruned
+        check(len(screen) > limit and len(kept) == limit,
+              f"{app}: {len(screen)} screened, {len(kept)} kept (limit {limit})")
+        times = {v: r["time_ns"]["median"] * scale(r) for v, r in screen.items() if r["status"] == "ok"}
+        check(all(k in times for k in kept) and
+              all(times[k] <= times[p] for k in kept for p in pruned if p in times),
+              f"{app}: the kept combinations are the fastest screened ({times}, kept {kept})")
+        probed = {r["variant"]: tuple(r["wg"]) + (r["vec"], r["py"]) for r in rows if r["stage"] == "probe"}
+        check(all(v in probed and probed[v] == tuple(screen[v]["wg"]) + (screen[v]["vec"], screen[v]["py"])
+                  for v in kept), f"{app}: each kept combination probed at its screen shape")
+        check(not any(r["variant"] in pruned for r in rows if r["stage"] in ("probe", "sweep")),
+              f"{app}: a combination pruned at the screen was measured again")
+
+
 def check_devices(binary, args, one_device_out, test_dir, tmp):
     """kperf tune --devices on two PoCL devices of one model."""
     env = dict(os.environ, POCL_DEVICES="pthread pthread")
@@ -122,10 +145,15 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
         return
     slot = lambda r: r.get("device_slot", 0)
 
-    def tune_on_two(name, app_list):
+    def tune_on_two(name, app_list, extra=()):
         out = os.path.join(tmp, name)
         run_args = [a if a != one_device_out else out for a in args] + ["--devices", "all"]
         run_args[run_args.index("--apps") + 1] = app_list
+        for option, value in zip(extra[::2], extra[1::2]):
+            if option in run_args:
+                run_args[run_args.index(option) + 1] = value
+            else:
+                run_args += [option, value]
         run = subprocess.run(run_args, capture_output=True, text=True, env=env)
         check(run.returncode == 0, f"tune --apps {app_list} --devices all: {run.stderr}")
         if run.returncode != 0:
@@ -199,6 +227,23 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
             (r["stage"], r["key"]) in one and r["status"] == "ok"]
     check(len(same) >= 10 and all(a["error"] == b["error"] for a, b in same),
           f"probe errors equal to the one-device tune's ({len(same)} compared)")
+
+    # A screen spread over both devices: the second device's screen rows are put on the first's
+    # scale by its own accurate kernel (stage screen-baseline) before they are ranked.
+    screen_doc, _ = tune_on_two("two-devices-screen.json", "gaussian3",
+                                ["--max-combinations", "2", "--screen-combinations", "5"])
+    if screen_doc:
+        srows = screen_doc["results"]
+        check({slot(r) for r in srows if r["stage"] == "screen"} == {0, 1}, "screen spread over both")
+        first = {(tuple(r["wg"]), r["vec"], r["py"]): r["time_ns"]["median"] for r in srows
+                 if r["stage"] == "sweep" and slot(r) == 0 and r["variant"] == "accurate/none"
+                 and r["status"] == "ok"}
+        own = {(tuple(r["wg"]), r["vec"], r["py"]): r["time_ns"]["median"] for r in srows
+               if r["stage"] == "screen-baseline" and slot(r) == 1 and r["status"] == "ok"}
+        ratios = [first[k] / own[k] for k in first if k in own]
+        check(bool(ratios), "the second device timed its accurate kernel for the screen")
+        factor = float(np.median(ratios)) if ratios else float("nan")
+        check_screen(screen_doc, 2, lambda r: factor if slot(r) == 1 else 1.0)
 
     # Interrupted, then resumed: complete, each configuration once, on the same devices only.
     cut = os.path.join(tmp, "two-cut.json")
@@ -321,6 +366,23 @@ def main():
                 want = float(np.median(row["transfer_samples_ns"]["end_to_end"])) if row else None
                 check(want is not None and abs(p["time_ns"] - want) <= 1e-9 * want,
                       f"{p['key']}: time {p['time_ns']} is the end-to-end median {want}")
+        # --screen-combinations: more combinations timed at their probe shape, the fastest
+        # --max-combinations of them searched on; a screen that would not exceed it is refused.
+        screen_out = os.path.join(tmp, "screen.json")
+        screen_args = [a if a != out else screen_out for a in args]
+        screen_args[screen_args.index("--apps") + 1] = "gaussian3"
+        screen_args[screen_args.index("--max-combinations") + 1] = "2"
+        run = subprocess.run(screen_args + ["--screen-combinations", "5"], capture_output=True, text=True)
+        check(run.returncode == 0, f"tune --screen-combinations: {run.stderr}")
+        if run.returncode == 0:
+            screened = json.load(open(screen_out))
+            check_document(screened, test)
+            check_screen(screened, 2, lambda r: 1.0)
+        bad = subprocess.run(screen_args + ["--screen-combinations", "2", "--out", screen_out + ".bad"],
+                             capture_output=True, text=True)
+        check(bad.returncode == 2 and "--screen-combinations 2" in bad.stderr and
+              bad.stderr.count("\n") == 1 and not os.path.exists(screen_out + ".bad"),
+              f"--screen-combinations not above --max-combinations: exit {bad.returncode}, {bad.stderr!r}")
         # A document tuned on kernel time does not resume under the other objective.
         before = open(out, "rb").read()
         mixed = subprocess.run(args + ["--resume", "--objective", "end-to-end"], capture_output=True, text=True)
