@@ -145,10 +145,11 @@ inline void median_block(const float* win, float* result) {
 // rows wide, the pairs are packed from the stored bits and the outputs stored as bits: no
 // conversion to float and back (the same elements, so the same outputs as median_block). Under
 // rows:2 li a rebuilt row is the mean of two kept rows' pairs (kperf_pair_mid), the half that
-// median_block's float window rounds to when it packs its pairs. Other work-items (the grid's edges) take median_block, so the selection is
-// compiled twice. Measured on an H200 at 8192^2 (f16, each at its best of 24 shapes with VEC 8):
-// rows:2 nn 65.5 -> 62.3 us, accurate unchanged (78.2 us); with float outputs (f16in) it was
-// 1-2 % slower, so f16in keeps the float window.
+// median_block's float window rounds to when it packs its pairs. Other work-items (the grid's
+// edges) take median_block, so the selection is compiled twice. Measured on an H200 at 8192^2
+// (f16, each at its best of 24 shapes with VEC 8): rows:2 nn 65.5 -> 62.3 us, accurate unchanged
+// (78.2 us); with float outputs (f16in) it was 1-2 % slower, so f16in keeps the float window. On
+// an H100, rows:2 li 79.9 -> 79.3 us (results/README).
 // -DMEDIAN_STORED_BITS=0 turns it off.
 #ifndef MEDIAN_STORED_BITS
 #define MEDIAN_STORED_BITS 1
