@@ -52,7 +52,9 @@ def main():
         time.sleep(0.05)
         try:
             out = os.path.join(tmp, "run.json")
-            r = subprocess.run([binary, "run", "--energy", f"hwmon:{sensor}", "--energy-window", "0.5",
+            # 1 s windows: a window edge read late by a starved poll (sanitizers on two busy
+            # cores) shifts its power by that share of the window: 58.1 W was seen with 0.5 s.
+            r = subprocess.run([binary, "run", "--energy", f"hwmon:{sensor}", "--energy-window", "1",
                                 "--energy-reps", "2", "--apps", "gaussian3", "--schemes", "accurate,rows:2",
                                 "--wg", "8x8", "--size", "64", "--warmup", "2", "--reps", "5", "--quiet",
                                 "--out", out], capture_output=True, text=True)
@@ -70,7 +72,7 @@ def main():
                         continue
                     check(len(e["windows"]) == 2, f"{row['key']}: {len(e['windows'])} windows")
                     for w in e["windows"]:
-                        check(w["seconds"] >= 0.5, f"{row['key']}: a window of {w['seconds']} s")
+                        check(w["seconds"] >= 1, f"{row['key']}: a window of {w['seconds']} s")
                         check(abs(w["joules"] / w["seconds"] - WATTS) < 0.1 * WATTS,
                               f"{row['key']}: {w['joules'] / w['seconds']:.1f} W in a window")
                         check(w["launches"] > 0, f"{row['key']}: no launches")
