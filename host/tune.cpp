@@ -791,6 +791,7 @@ void Tuner::judge_sweeps(const std::string &origin_prefix) {
 // training input; those past --max-combinations leave the search.
 void Tuner::judge_screen() {
   for (auto *app : cfg_.apps) {
+    if (!screens(*app)) continue;
     std::vector<std::pair<double, State *>> timed;
     std::size_t screened = 0;
     for (auto &[id, s] : states_[app->name]) {
@@ -822,6 +823,14 @@ void Tuner::judge_screen() {
       timed[i].second->pruned_at = "screen";
     }
   }
+}
+
+// Whether the screen times an app's combinations: only where it has more than it may try.
+bool Tuner::screens(const AppDescriptor &app) {
+  std::size_t combinations = 0;
+  for (const auto &[id, s] : states_[app.name])
+    combinations += s.origin == "combination" && s.problem.empty();
+  return combinations > cfg_.max_combinations;
 }
 
 // 1. Atoms: each axis value alone, and the two baselines whatever the lists say (speedups are
@@ -985,6 +994,9 @@ nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
                            {"probe_wg", s.probe ? shape_label(*s.probe) : std::string()},
                            {"train_error", number_or_null(s.probe_error)},
                            {"reason", s.problem}});
+    if (s.proposal)
+      j["pruned"].back()["predicted"] = {{"time_ns", s.proposal->predicted_time},
+                                         {"error", s.proposal->predicted_error}};
   }
   return j;
 }
@@ -1104,8 +1116,11 @@ bool Tuner::run(const Checkpoint &checkpoint) {
     if (std::string(origin) == "combination") {
       add_combinations();
       if (cfg_.screen_combinations) {
-        if (!stage("screen", StageInputs::kFirstTrain, plan_of(origin, false), true, false,
-                   "screen-baseline", checkpoint))
+        Plan screen = plan_of(origin, false);
+        for (auto *app : cfg_.apps)
+          if (!screens(*app)) screen.apps.erase(app->name);
+        if (!stage("screen", StageInputs::kFirstTrain, screen, true, false, "screen-baseline",
+                   checkpoint))
           return interrupted();
         judge_screen();
       }

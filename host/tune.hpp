@@ -137,10 +137,12 @@ struct TuneConfig {
   EnergyOptions energy_options;
   std::string energy_absent_reason;
   std::size_t max_combinations = 32;
-  // --screen-combinations M (0: off): the M fastest predicted combinations are timed at their
-  // probe shape on the first training input, and only the max_combinations fastest measured go
-  // on. Predictions multiply the atoms' time ratios; where many lie within a few percent of each
-  // other, which of them fall inside max_combinations is the atoms' noise.
+  // --screen-combinations M (0: off; the command's default is three times max_combinations):
+  // the M fastest predicted combinations are timed at their probe shape on the first training
+  // input, and only the max_combinations fastest measured go on. Predictions multiply the atoms'
+  // time ratios; where many lie within a few percent of each other, which of them fall inside
+  // max_combinations is the atoms' noise. An app with no more than max_combinations combinations
+  // is not screened.
   std::size_t screen_combinations = 0;
   std::string kernel_root, extra_build_options, outputs_dir;
   std::string compile_worker_exe;  // see RunConfig
@@ -266,6 +268,7 @@ class Tuner {
   void judge_probes(const std::string &origin_prefix);
   void judge_sweeps(const std::string &origin_prefix);
   void judge_screen();
+  bool screens(const AppDescriptor &app);
   std::vector<double> train_errors(const std::string &stage, const AppDescriptor &app,
                                    const Variant &v, const WorkGroup &wg,
                                    std::string &problem) const;

@@ -8,6 +8,8 @@ search over generated .npy inputs, then, from the JSON and the saved outputs alo
   of the test inputs, against the saved outputs (SPEC 5 MRE);
 - the report renders; a tune interrupted by SIGINT resumes to a complete file with every row
   once; resuming a complete file measures nothing new;
+- the screen is on by default (3 x --max-combinations): the kept combinations are the fastest
+  screened, the others pruned at the screen with their predictions; 0 turns it off;
 - --objective end-to-end ranks each point by its end-to-end median (host packing or conversion,
   upload, launches, download), and a kernel-objective document does not resume as one;
 - --devices over two PoCL devices (POCL_DEVICES="pthread pthread"): every configuration measured
@@ -113,14 +115,23 @@ def check_document(doc, test_dir):
 
 
 def check_screen(doc, limit, scale):
-    """Per app: every combination timed once in the screen, at the shape its probe then used; the
-    ones searched on are the `limit` fastest of them (times through `scale`, a row's factor onto
-    the first device), and every other is pruned at the screen."""
+    """Per app with more than `limit` combinations: every combination timed once in the screen, at
+    the shape its probe then used; the ones searched on are the `limit` fastest of them (times
+    through `scale`, a row's factor onto the first device), and every other is pruned at the
+    screen, with its prediction. An app with no more is not screened. Returns the apps screened."""
     check(doc["context"]["tune"]["screen_combinations"] > limit, "screen_combinations in the context")
+    screened_apps = []
     for app, t in doc["tune"].items():
         rows = [r for r in doc["results"] if r["app"] == app]
         screen = {r["variant"]: r for r in rows if r["stage"] == "screen"}
+        combinations = {p["variant"] for p in t["points"] + t["pruned"] if p["origin"] == "combination"}
+        if not screen:
+            check(len(combinations) <= limit, f"{app}: {len(combinations)} combinations, none screened")
+            continue
+        screened_apps.append(app)
         pruned = {p["variant"] for p in t["pruned"] if p["at"] == "screen"}
+        check(all("predicted" in p for p in t["pruned"] if p["at"] == "screen"),
+              f"{app}: a combination pruned at the screen without its prediction")
         kept = set(screen) - pruned
         check(len(screen) > limit and len(kept) == limit,
               f"{app}: {len(screen)} screened, {len(kept)} kept (limit {limit})")
@@ -133,6 +144,7 @@ def check_screen(doc, limit, scale):
                   for v in kept), f"{app}: each kept combination probed at its screen shape")
         check(not any(r["variant"] in pruned for r in rows if r["stage"] in ("probe", "sweep")),
               f"{app}: a combination pruned at the screen was measured again")
+    return screened_apps
 
 
 def check_devices(binary, args, one_device_out, test_dir, tmp):
@@ -306,6 +318,9 @@ def main():
         check({"probe", "sweep", "test"} <= stages, f"stages {stages}")
         check(any(p["origin"] == "combination" for t in doc["tune"].values() for p in t["points"]),
               "some combination survived")
+        # The screen is on by default: three times --max-combinations.
+        check(doc["context"]["tune"]["screen_combinations"] == 12, "the default screen is 3 x 4")
+        check(bool(check_screen(doc, 4, lambda r: 1.0)), "the default screen timed some app")
 
         rep = subprocess.run(["/usr/bin/python3", report, out, "--out", os.path.join(tmp, "report")],
                              capture_output=True, text=True)
@@ -348,13 +363,15 @@ def main():
                     "--test", test, "--wg", "8x8,16x4", "--schemes", "accurate,rows:2", "--recon", "nn",
                     "--perforate", "device,host", "--load", "local", "--output", "none",
                     "--precision", "f32,f16", "--relax", "none", "--warmup", "1", "--reps", "3",
-                    "--max-combinations", "2", "--objective", "end-to-end", "--quiet", "--out", e2e_out]
+                    "--max-combinations", "2", "--screen-combinations", "0", "--objective", "end-to-end",
+                    "--quiet", "--out", e2e_out]
         run = subprocess.run(e2e_args, capture_output=True, text=True)
         check(run.returncode == 0, f"tune --objective end-to-end: {run.stderr}")
         if run.returncode == 0:
             e2e = json.load(open(e2e_out))
             check_document(e2e, test)
             check(e2e["context"]["tune"]["objective"] == "end-to-end", "objective in the context")
+            check(not any(r["stage"] == "screen" for r in e2e["results"]), "--screen-combinations 0 screens")
             sweep = {r["key"]: r for r in e2e["results"] if r["stage"] == "sweep" and r["status"] == "ok"}
             check(bool(sweep) and all("transfer_samples_ns" in r for r in sweep.values()),
                   "end-to-end sweep rows carry transfer samples")
