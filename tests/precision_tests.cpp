@@ -193,6 +193,50 @@ TEST(HostPerforation, PackedBufferHoldsOnlyKeptLines) {
   }
 }
 
+// Every line a tile can ask host perforation for maps inside the packed buffer. Blocks that overlap
+// their left or upper neighbour (the shared and fused output fills) start their tile more than
+// RADIUS lines before the grid; packed lines are clamped at 0 as well as at the end, where they
+// once went negative and read before the buffer (Oclgrind: an invalid read in kperf_load_buffer).
+// The functions run on the device, as the kernels run them, over lines from far before the grid
+// to far past it.
+TEST(HostPerforation, PackedSourceLinesStayInsideTheBuffer) {
+  KPERF_REQUIRE_DEVICE();
+  const std::string source =
+      "#include \"perforate_host.cl\"\n"
+      "__kernel void lines(__global int* out, int first, int n) {\n"
+      "  const int i = get_global_id(0);\n"
+      "  out[i] = KPERF_PACKED_ROWS ? kperf_src_row(first + i, n) : kperf_src_col(first + i, n);\n"
+      "}\n";
+  const int n = 37, first = -200, count = 500;
+  for (int rows : {0, 1})
+    for (int radius : {0, 2})
+      for (int skip : {2, 3}) {
+        const std::string options = "-cl-std=CL1.2 -I " + std::string(KPERF_TEST_KERNEL_ROOT) +
+                                    "/schemes -DRADIUS=" + std::to_string(radius) +
+                                    " -DSKIP=" + std::to_string(skip) +
+                                    " -DKPERF_PACKED_ROWS=" + std::to_string(rows);
+        cl::Kernel kernel(env->build(source, options), "lines");
+        cl::Buffer out(env->context(), CL_MEM_WRITE_ONLY, count * sizeof(cl_int));
+        kernel.setArg(0, out);
+        kernel.setArg(1, static_cast<cl_int>(first));
+        kernel.setArg(2, static_cast<cl_int>(n));
+        env->queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(count));
+        std::vector<cl_int> packed(count);
+        env->queue().enqueueReadBuffer(out, CL_TRUE, 0, count * sizeof(cl_int), packed.data());
+        const int lines = (n - 1 + radius + skip - 1) / skip + 1;
+        for (int i = 0; i < count; ++i) {
+          const int g = first + i;
+          ASSERT_GE(packed[i], 0) << (rows ? "row " : "column ") << g << " r" << radius << " k"
+                                  << skip;
+          ASSERT_LT(packed[i], lines) << (rows ? "row " : "column ") << g;
+          // A kept line holds the grid line that clamping gives it.
+          if ((((g + radius) % skip) + skip) % skip == 0)
+            ASSERT_EQ(std::clamp(packed[i] * skip - radius, 0, n - 1), std::clamp(g, 0, n - 1))
+                << g;
+        }
+      }
+}
+
 class Precision : public ::testing::TestWithParam<std::string> {};
 
 // f16in on an input equals f32 on that input rounded to half, bit for bit (so every load path
