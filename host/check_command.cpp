@@ -9,6 +9,7 @@
 #include "app_check.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "fault_journal.hpp"
 
 namespace kperf {
 
@@ -73,7 +74,18 @@ int cmd_check(int argc, char** argv) {
   const Grid input = check_input(width, height);
   bool all_pass = true;
   for (const AppDescriptor* app : apps) {
-    const std::vector<CheckResult> results = check_app(env, *app, input, run_options);
+    std::vector<CheckResult> results;
+    try {
+      results = check_app(env, *app, input, run_options);
+    } catch (const DeviceLost& e) {
+      // Under a supervisor the next process checks again, the faulting configuration a failed
+      // check; alone, the check ends here.
+      if (supervised()) exit_for_restart();
+      std::printf("%-16s %-40s %-6s %s\n", "device", app->name.c_str(), "FAIL", e.what());
+      std::printf("%s: NOT perforation-safe: a configuration faulted the device\n",
+                  app->name.c_str());
+      return 1;
+    }
     std::printf("\n%-16s %-40s %-6s %s\n", "check", app->name.c_str(), "result", "detail");
     std::map<std::string, int> failed_by_check;
     int failed = 0;
@@ -92,6 +104,10 @@ int cmd_check(int argc, char** argv) {
       which += (which.empty() ? "" : ", ") + check + " " + std::to_string(n);
     std::printf("%s: NOT perforation-safe: %d of %zu checks failed (%s)\n", app->name.c_str(),
                 failed, results.size(), which.c_str());
+  }
+  if (!journal_stop().empty()) {
+    std::printf("kperf check stopped: %s\n", journal_stop().c_str());
+    return 1;
   }
   return all_pass ? 0 : 1;
 }

@@ -12,7 +12,7 @@
 namespace kperf {
 
 // A directory private to this kperf process (created on first use under $TMPDIR, removed with
-// its contents when the process that made it exits).
+// its contents when the process that made it exits), or its supervisor's (KPERF_SCRATCH_DIR).
 const std::string& scratch_dir();
 
 // Points NVIDIA's JIT cache at a fresh directory of scratch_dir() and turns it on. NVIDIA's cache

@@ -87,9 +87,20 @@ bool Runner::measure_errors(Workload& w, const Variant& v, ResultRow& row,
                             std::vector<float>& output) {
   // Hotspot's output after timing has run every sample on, and under --rounds other
   // configurations have written the buffer since: measure a fresh run.
+  // Where the input is finite, an output that is non-finite where the truth is finite was never
+  // written, or computed from values never loaded: not a measurement.
+  auto finite_where_truth_is = [&](const ErrorMetrics& e) {
+    if (!w.input_finite || e.nonfinite <= w.truth_nonfinite) return true;
+    row.status = "run_failed";
+    row.reason = std::to_string(e.nonfinite - w.truth_nonfinite) + " of " +
+                 std::to_string(static_cast<long long>(w.width) * w.height) +
+                 " outputs are non-finite where the accurate output is finite (never written, "
+                 "or computed from values never loaded)";
+    return false;
+  };
   const std::optional<ErrorMetrics> first =
       measure_once(w, v, row, sample, sample.ping_pong() || others_ran, output);
-  if (!first) return false;
+  if (!first || !finite_where_truth_is(*first)) return false;
   row.error = *first;
   if (races(v)) {
     // A race by design: outputs may differ from launch to launch. Keep the primary error of
@@ -98,7 +109,7 @@ bool Runner::measure_errors(Workload& w, const Variant& v, ResultRow& row,
     row.error_reps.push_back(row.error->value(w.app->primary_metric));
     for (int i = 1; i < kRelaxedDownloads; ++i) {
       const std::optional<ErrorMetrics> again = measure_once(w, v, row, sample, true, output);
-      if (!again) return false;
+      if (!again || !finite_where_truth_is(*again)) return false;
       row.error_reps.push_back(again->value(w.app->primary_metric));
     }
   }

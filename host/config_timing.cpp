@@ -112,6 +112,7 @@ void Runner::time_samples(const Workload& w, const Variant& v, ResultRow& row,
                           const SampleLaunches& sample, int samples) {
   auto& q = env_.queue();
   PhaseTimer launch_timer(phase_s_, "timed_launches");
+  injected_launch_fault(row.key);
   reset_outputs(w, v, sample);
   // --warmup counts launches: an iterated sample is `iterations` launches already, so it warms up
   // with whole samples until at least that many launches ran.

@@ -13,8 +13,11 @@ namespace kperf {
 
 namespace {
 
-constexpr int kGroup = 256;   // work-items per group (GROUP in metrics.cl)
-constexpr int kGroups = 512;  // fixed, so the sums' order never depends on the device
+constexpr int kGroup = 256;  // work-items per group (GROUP in metrics.cl)
+// At most this many groups, fewer for grids of fewer than kGroups * kGroup elements (one element
+// a work-item at least): the count depends on the grid alone, so the sums' order never depends on
+// the device, and a small grid launches no idle groups.
+constexpr int kGroups = 512;
 
 }  // namespace
 
@@ -64,7 +67,8 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
   const std::size_t t = storage_index(type);
   auto& q = env_.queue();
   const cl_int n = width_ * height_;
-  const cl::NDRange global(static_cast<std::size_t>(kGroup) * kGroups), local(kGroup);
+  const int groups = std::clamp((n + kGroup - 1) / kGroup, 1, kGroups);
+  const cl::NDRange global(static_cast<std::size_t>(kGroup) * groups), local(kGroup);
   std::vector<double> partial(4 * kGroups);
   std::vector<cl_long> counts(5 * kGroups);
 
@@ -74,12 +78,12 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
   range.setArg(2, n);
   range.setArg(3, partial_);
   q.enqueueNDRangeKernel(range, cl::NullRange, global, local);
-  q.enqueueReadBuffer(partial_, CL_TRUE, 0, sizeof(double) * 3 * kGroups, partial.data());
+  q.enqueueReadBuffer(partial_, CL_TRUE, 0, sizeof(double) * 3 * groups, partial.data());
   ErrorSums s;
   s.max_t = -std::numeric_limits<double>::infinity();
   s.min_t = std::numeric_limits<double>::infinity();
   double max_abs_t = 0;
-  for (int g = 0; g < kGroups; ++g) {
+  for (int g = 0; g < groups; ++g) {
     s.max_t = std::max(s.max_t, partial[3 * g]);
     s.min_t = std::min(s.min_t, partial[3 * g + 1]);
     max_abs_t = std::max(max_abs_t, partial[3 * g + 2]);
@@ -94,9 +98,9 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
   sums.setArg(5, partial_);
   sums.setArg(6, counts_);
   q.enqueueNDRangeKernel(sums, cl::NullRange, global, local);
-  q.enqueueReadBuffer(partial_, CL_FALSE, 0, sizeof(double) * 4 * kGroups, partial.data());
-  q.enqueueReadBuffer(counts_, CL_TRUE, 0, sizeof(cl_long) * 5 * kGroups, counts.data());
-  for (int g = 0; g < kGroups; ++g) {  // in group order: reproducible
+  q.enqueueReadBuffer(partial_, CL_FALSE, 0, sizeof(double) * 4 * groups, partial.data());
+  q.enqueueReadBuffer(counts_, CL_TRUE, 0, sizeof(cl_long) * 5 * groups, counts.data());
+  for (int g = 0; g < groups; ++g) {  // in group order: reproducible
     s.rel += partial[4 * g];
     s.abs += partial[4 * g + 1];
     s.sq += partial[4 * g + 2];
@@ -132,9 +136,9 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
   ssim.setArg(6, window_);
   ssim.setArg(7, partial_);
   q.enqueueNDRangeKernel(ssim, cl::NullRange, global, local);
-  q.enqueueReadBuffer(partial_, CL_TRUE, 0, sizeof(double) * kGroups, partial.data());
+  q.enqueueReadBuffer(partial_, CL_TRUE, 0, sizeof(double) * groups, partial.data());
   double total = 0;
-  for (int g = 0; g < kGroups; ++g) total += partial[g];
+  for (int g = 0; g < groups; ++g) total += partial[g];
   e.ssim = total / (static_cast<double>(width_ - 10) * (height_ - 10));
   return e;
 }

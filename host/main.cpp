@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "compile_workers.hpp"
+#include "fault_journal.hpp"
 #include "io.hpp"
 #include "kperf_git_sha.h"  // generated at build time
 #include "merge_command.hpp"
@@ -25,6 +27,7 @@
 #include "results.hpp"
 #include "run_command.hpp"
 #include "runner.hpp"
+#include "supervisor.hpp"
 #include "synthetic.hpp"
 #include "tune_command.hpp"
 
@@ -118,6 +121,9 @@ int main(int argc, char** argv) {
     }
     if (cmd == "__compile-worker") return compile_worker_main(argc - 1, argv + 1);
     if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
+    // Measuring commands run in a child process that a fault loses alone (supervisor.hpp).
+    if (!std::getenv("KPERF_JOURNAL_EVENTS") && wants_supervisor(cmd)) return supervise(argc, argv);
+    init_journal_from_environment();
     if (cmd == "run" || cmd == "tune" || cmd == "check" || cmd == "__tune-stage")
       use_private_jit_cache();
     if (cmd == "__tune-stage") return tune_stage_worker_main(argc - 1, argv + 1);

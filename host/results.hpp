@@ -102,6 +102,8 @@ struct ResultRow {
   bool shard_baseline = false;
 
   bool ok() const { return status == "ok"; }
+  // The configuration crashed or faulted the device (SPEC 14): its reason holds the driver's words.
+  bool device_faulted() const { return status == "device_fault"; }
 };
 
 // app/scheme/recon[/axes]/wg:WXxWY[vV][yP]/input/WIDTHxHEIGHT ("v4", "y2" only when not 1; axes

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cxxopts.hpp>
@@ -17,6 +18,7 @@
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "energy.hpp"
+#include "fault_journal.hpp"
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
@@ -25,6 +27,7 @@
 #include "results.hpp"
 #include "runner.hpp"
 #include "shard.hpp"
+#include "supervisor.hpp"
 
 namespace kperf {
 
@@ -169,7 +172,8 @@ cxxopts::Options run_options() {
     ("save-outputs", "directory for each output grid as float32 .npy", cxxopts::value<std::string>())
     ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, its 6 apps and hotspot, 4 schemes, nn, full sweep); bilateral-phases: SagivTech's four bilateral phases (global + computed weights, global + table, local tile, image tile) at 256^2, 512^2, 1024^2, 10+50 launches", cxxopts::value<std::string>())
     ("resume", "skip configurations already in --out and append the rest")
-    ("verify", "also check every output against the CPU model of its scheme");
+    ("verify", "also check every output against the CPU model of its scheme")
+    ("dry-run", "print every configuration the run would measure as one JSON object a line on stdout, with its status: planned, or why it cannot run (judged before building); build, launch and write nothing");
   // clang-format on
   add_axis_options(options, false);
   add_common_options(options);
@@ -477,9 +481,22 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   std::vector<ResultRow> rows;
   if (given("resume") && fs::exists(out_path)) rows = resumed_rows(out_path, fingerprint);
   for (const auto& r : rows) cfg.skip_keys.insert(r.key);
-  cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
+  // After a fault: what the earlier measuring processes finished, the faulting rows among them.
+  for (const auto& j : journal_rows()) {
+    ResultRow row = row_from_json(j);
+    if (req.shard.active() && !owned_units.count(row.app + "/" + row.variant))
+      row.shard_baseline = true;
+    if (cfg.skip_keys.insert(row.key).second) rows.push_back(std::move(row));
+  }
+  cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO) && !given("dry-run");
   catch_interrupts();
 
+  if (given("dry-run")) {
+    cfg.dry_run = true;
+    Runner runner(env, cfg);
+    runner.run([](const ResultRow& row) { std::cout << to_json(row).dump() << "\n"; });
+    return 0;
+  }
   Runner runner(env, cfg);
   RunDocument document(out_path, command_line, env, cfg, runner, binary_cache, fingerprint,
                        rows.size());
@@ -496,6 +513,14 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
         last_checkpoint = now;
       }
     });
+  } catch (const DeviceLost& e) {
+    // The device faulted: under a supervisor the next process measures the rest; alone, the run
+    // ends here with what it measured.
+    if (supervised()) exit_for_restart();
+    document.write(rows, false, {{"kind", "device_fault"}, {"message", e.what()}});
+    std::fprintf(stderr, "kperf: device fault in %s; %zu results kept in %s (complete: false)\n",
+                 e.what(), rows.size(), out_path.c_str());
+    return kExitFaulted;
   } catch (const std::exception& e) {
     // Whatever ends the run early, the rows measured so far are kept (complete: false, with the
     // error); main() then prints the one line and exits non-zero.
@@ -505,7 +530,11 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                              " (complete: false)");
   }
   const bool complete = !runner.interrupted();
-  const auto annotated = document.write(rows, complete, nullptr);
+  const auto annotated = document.write(
+      rows, complete,
+      runner.stopped()
+          ? nlohmann::ordered_json{{"kind", "device_fault"}, {"message", journal_stop()}}
+          : nlohmann::ordered_json(nullptr));
   std::cout << summary_table(annotated);
   std::size_t throttled = 0;
   for (const ResultRow& r : annotated)
@@ -515,10 +544,22 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                  "warning: %zu rows were measured while the GPU was throttled (power or thermal; "
                  "their energy.windows[].clocks say which)\n",
                  throttled);
+  const std::size_t faulted = std::count_if(annotated.begin(), annotated.end(),
+                                            [](const ResultRow& r) { return r.device_faulted(); });
   std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
-               complete ? "done" : "interrupted", annotated.size(), env.builds_done(),
-               out_path.c_str());
-  return complete ? 0 : kExitInterrupted;
+               runner.stopped() ? "stopped"
+               : complete       ? "done"
+                                : "interrupted",
+               annotated.size(), env.builds_done(), out_path.c_str());
+  if (faulted == 0 && runner.stopped()) {
+    std::fprintf(stderr, "kperf: stopped: %s\n", journal_stop().c_str());
+    return 1;
+  }
+  if (faulted == 0) return complete ? 0 : kExitInterrupted;
+  std::fprintf(stderr, "kperf: %zu configuration%s faulted the device (device_fault rows)%s\n",
+               faulted, faulted == 1 ? "" : "s",
+               runner.stopped() ? ("; stopped: " + journal_stop()).c_str() : "");
+  return kExitFaulted;
 }
 
 }  // namespace kperf

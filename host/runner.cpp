@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 
 #include "compile_workers.hpp"
 #include "device_metrics.hpp"
+#include "fault_journal.hpp"
 #include "kernel_axes.hpp"
 #include "metrics.hpp"
 #include "runner_internal.hpp"
@@ -49,6 +51,11 @@ bool fault_at(const std::string& kind, std::atomic<long>& count) {
   return ++count == at;
 }
 
+std::optional<std::string> fault_argument(const std::string& kind) {
+  if (!fault(kind + ":")) return std::nullopt;
+  return std::string(std::getenv("KPERF_FAULT") + kind.size() + 1);
+}
+
 double now_s() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
@@ -63,6 +70,10 @@ std::string config_key(const AppDescriptor& app, const Variant& v, WorkGroup wg,
   return make_key(app.name, v.canonical(), recon_name(v.recon), v.axes_key(), wg.x, wg.y, wg.vec,
                   wg.py, input, width, height);
 }
+
+// A row naming the configuration: app, every axis, launch shape, input; nothing measured yet.
+ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                       const std::string& input_name, int width, int height, int iterations);
 
 std::string layout_key(const Variant& v) {
   return std::string(v.precision_info().in->name) +
@@ -167,7 +178,18 @@ double Runner::copy_gbps_for(int width, int height) {
     cl::Program program = env_.build(kernel_source("copy.cl"), "-cl-std=CL1.2");
     cl::Buffer in(env_.context(), CL_MEM_READ_WRITE, n * sizeof(float));
     cl::Buffer out(env_.context(), CL_MEM_READ_WRITE, n * sizeof(float));
-    env_.queue().enqueueFillBuffer(in, 1.0f, 0, n * sizeof(float));
+    // Values like an image's, not a constant: predictable data can inflate a copy's bandwidth
+    // (clpeak's finding), and every byte the copies read is written first.
+    const Grid pattern = make_synthetic_image("noise", width, height);
+    env_.queue().enqueueWriteBuffer(in, CL_TRUE, 0, n * sizeof(float), pattern.data.data());
+    // The copies are checked as well as timed: each output read back once equals the input.
+    auto check_copy = [&](const char* name, std::size_t elements) {
+      if (result.status != "ok" || elements == 0) return;
+      std::vector<float> back(elements);
+      env_.queue().enqueueReadBuffer(out, CL_TRUE, 0, elements * sizeof(float), back.data());
+      if (std::memcmp(back.data(), pattern.data.data(), elements * sizeof(float)) != 0)
+        result.status = std::string(name) + " wrote something other than its input";
+    };
     const std::size_t local = std::min<std::size_t>(256, env_.info().max_work_group_size);
     auto measure = [&](const char* name, std::size_t items, double bytes) {
       if (items == 0) return 0.0;
@@ -191,7 +213,9 @@ double Runner::copy_gbps_for(int width, int height) {
       return median > 0 ? bytes / median : 0.0;  // bytes per ns = GB/s
     };
     result.scalar_gbps = measure("copy_scalar", n, 2.0 * n * sizeof(float));
+    check_copy("copy_scalar", n);
     result.vec4_gbps = measure("copy_vec4", n / 4, 2.0 * (n / 4) * 4 * sizeof(float));
+    check_copy("copy_vec4", n / 4 * 4);
     const double halves = static_cast<double>(n / 8 * 8);
     result.half_gbps = measure("copy_half8", n / 8, 2.0 * halves * 2);
     result.half_convert_gbps = measure("copy_half8_convert", n / 8, 2.0 * halves * 2);
@@ -271,8 +295,14 @@ void Runner::load_own_inputs(Workload& w, std::optional<std::pair<int, int>> siz
                  app.name.c_str(), bad);
 }
 
-void Runner::run(const std::function<void(ResultRow)>& sink) {
+void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
   start_s_ = now_s();
+  raw_sink_ = &raw_sink;
+  // Every row is journaled before it is handed on: a restarted process resumes after it.
+  const std::function<void(ResultRow)> sink = [&](ResultRow row) {
+    if (!cfg_.dry_run) journal_row(journal_json(row));
+    raw_sink(std::move(row));
+  };
   std::size_t image_apps = 0;
   for (auto* a : cfg_.apps) image_apps += a->takes_images() ? 1 : 0;
   std::vector<std::optional<std::pair<int, int>>> sizes(cfg_.sizes.begin(), cfg_.sizes.end());
@@ -289,7 +319,7 @@ void Runner::run(const std::function<void(ResultRow)>& sink) {
   for (auto* a : cfg_.apps)
     total_ += configs_of(*a) * (a->takes_images() ? cfg_.image_inputs.size() * sizes.size()
                                                   : (own_files ? 1 : sizes.size()));
-  if (cfg_.skip_keys.empty()) {
+  if (cfg_.skip_keys.empty() && !cfg_.dry_run && journal_stop().empty()) {
     // Every program of the run at once (build options do not depend on the input), so the
     // worker processes start once; with a resumed file each workload builds what it still needs.
     std::vector<std::pair<std::string, std::string>> jobs;
@@ -348,6 +378,17 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     return;
   }
 
+  if (cfg_.dry_run) {
+    for_each_pending(w, [&](const Variant& v, WorkGroup wg, const std::string& key) {
+      ResultRow row = describe_row(app, v, wg, w.input_name, w.width, w.height, cfg_.iterations);
+      const auto verdict = static_check(w, v, wg);
+      row.status = verdict ? verdict->status : "planned";
+      if (verdict) row.reason = verdict->reason;
+      sink(std::move(row));
+      tick(key);
+    });
+    return;
+  }
   if (app.traits.size_caveat) {
     w.note = app.traits.size_caveat(w.width, w.height);
     if (!w.note.empty())
@@ -360,6 +401,10 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     w.input_d = to_double(w.input.data, w.width, w.height);
     if (w.power) w.power_d = to_double(w.power->data, w.width, w.height);
     compute_truth(w, iterations);
+    w.truth_nonfinite = std::count_if(w.truth.data.begin(), w.truth.data.end(),
+                                      [](double t) { return !std::isfinite(t); });
+    w.input_finite =
+        count_nonfinite(w.input.data) == 0 && (!w.power || count_nonfinite(w.power->data) == 0);
   }
   std::optional<PhaseTimer> upload_timer;
   upload_timer.emplace(phase_s_, "upload");
@@ -388,12 +433,24 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
       run_in_rounds(w, sink);
     else
       for_each_pending(w, [&](const Variant& v, WorkGroup wg, const std::string& key) {
-        sink(run_config(w, v, wg));
+        ResultRow row = run_config(w, v, wg);
+        const std::string reason = row.reason;
+        sink(std::move(row));
         tick(key);
+        if (lost_) throw DeviceLost(key + ": " + reason);
       });
   } catch (const Abandoned&) {
     interrupted_ = true;
+  } catch (const Stopped&) {
+    interrupted_ = stopped_ = true;
   }
+}
+
+nlohmann::ordered_json Runner::journal_json(const ResultRow& row) const {
+  nlohmann::ordered_json j = to_json(row);
+  for (auto it = cfg_.journal_fields.begin(); it != cfg_.journal_fields.end(); ++it)
+    j[it.key()] = it.value();
+  return j;
 }
 
 void Runner::for_each_pending(
@@ -405,10 +462,20 @@ void Runner::for_each_pending(
       if (!selected(app, v, wg)) continue;
       if (interrupt_requested()) throw Abandoned{};
       const std::string key = config_key(app, v, wg, w.input_name, w.width, w.height);
-      if (cfg_.skip_keys.count(key))
+      if (cfg_.skip_keys.count(key)) {
         tick(key);
-      else
-        visit(v, wg, key);
+        continue;
+      }
+      if (!cfg_.dry_run) {
+        // A configuration that faulted an earlier process is not launched again.
+        if (const auto fault = journaled_fault(key, cfg_.journal_fields)) {
+          (*raw_sink_)(row_from_json(*fault));
+          tick(key);
+          continue;
+        }
+        if (!journal_stop().empty()) throw Stopped{};
+      }
+      visit(v, wg, key);
     }
 }
 
@@ -630,7 +697,6 @@ std::string compiler_messages(const cl::Program& program, const cl::Device& devi
   }
 }
 
-// A row naming the configuration: app, every axis, launch shape, input; nothing measured yet.
 ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
                        const std::string& input_name, int width, int height, int iterations) {
   ResultRow row;
@@ -663,10 +729,44 @@ ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
 
 ResultRow Runner::run_config(Workload& w, const Variant& v, WorkGroup wg) {
   PreparedConfig p;
-  if (!prepare_config(w, v, wg, p)) return std::move(p.row);
-  attempt(p.row, [&] { time_samples(w, v, p.row, p.sample, cfg_.reps); });
-  finish_config(w, p);
+  const bool ready = prepare_config(w, v, wg, p);
+  if (ready && !lost_) {
+    journal_begin(journal_json(p.row), "timed launches");
+    attempt(p.row, [&] { time_samples(w, v, p.row, p.sample, cfg_.reps); });
+    if (!lost_) finish_config(w, p);
+  }
+  journal_end();
   return std::move(p.row);
+}
+
+bool Runner::device_responds(std::string& why) {
+  if (injected_loss_) {
+    why = "clFinish failed: CL_INVALID_COMMAND_QUEUE (injected: KPERF_FAULT=lose-queue)";
+    return false;
+  }
+  try {
+    env_.queue().finish();
+    cl_int probe = 1;
+    cl::Buffer buffer(env_.context(), CL_MEM_READ_WRITE, sizeof probe);
+    env_.queue().enqueueWriteBuffer(buffer, CL_TRUE, 0, sizeof probe, &probe);
+    env_.queue().enqueueReadBuffer(buffer, CL_TRUE, 0, sizeof probe, &probe);
+    return true;
+  } catch (const cl::Error& e) {
+    why = describe(e);
+    return false;
+  }
+}
+
+void Runner::injected_launch_fault(const std::string& key) {
+  if (const auto crash = fault_argument("crash"); crash && key.find(*crash) != std::string::npos) {
+    std::signal(SIGSEGV, SIG_DFL);  // as the driver's own crash: no handler between
+    std::raise(SIGSEGV);
+  }
+  if (const auto lose = fault_argument("lose-queue");
+      lose && key.find(*lose) != std::string::npos) {
+    injected_loss_ = true;
+    throw cl::Error(CL_INVALID_COMMAND_QUEUE, "clFinish");
+  }
 }
 
 bool Runner::attempt(ResultRow& row, const std::function<void()>& part) {
@@ -682,6 +782,12 @@ bool Runner::attempt(ResultRow& row, const std::function<void()>& part) {
     part();
     return true;
   } catch (const cl::Error& e) {
+    std::string why;
+    if (!device_responds(why)) {
+      lost_ = true;
+      return fail("device_fault",
+                  describe(e) + "; then the device accepted no more commands (" + why + ")");
+    }
     return fail("run_failed", describe(e));
   } catch (const std::bad_alloc&) {
     // Not the device's fault, and not the run's end: this configuration is a row, the sweep goes
@@ -701,6 +807,7 @@ bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepare
   ResultRow& row = p.row;
   row = describe_row(app, v, wg, w.input_name, w.width, w.height, cfg_.iterations);
   row.note = w.note;
+  journal_begin(journal_json(row), "build and set-up");
   auto reject = [&](const std::string& status, const std::string& reason) {
     row.status = status;
     row.reason = reason;
@@ -770,6 +877,7 @@ bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepare
 void Runner::finish_config(Workload& w, PreparedConfig& p) {
   ResultRow& row = p.row;
   if (!row.ok()) return;
+  journal_begin(journal_json(row), "output check");
   const Variant& v = *p.variant;
   const bool finished = attempt(row, [&] {
     if (cfg_.energy_requested) measure_energy(w, row, p.sample);
@@ -792,9 +900,20 @@ void Runner::finish_config(Workload& w, PreparedConfig& p) {
 // interrupt leaves the workload's unfinished configurations for --resume.
 void Runner::run_in_rounds(Workload& w, const std::function<void(ResultRow)>& sink) {
   std::deque<PreparedConfig> ready;
+  // A configuration that faults the device is written at once and ends this process's device
+  // work; the others of the workload are measured again by the next process.
+  auto end_if_lost = [&](PreparedConfig& p) {
+    journal_end();
+    if (!lost_) return;
+    const std::string reason = p.row.reason;
+    sink(std::move(p.row));
+    throw DeviceLost(p.key + ": " + reason);
+  };
   for_each_pending(w, [&](const Variant& v, WorkGroup wg, const std::string& key) {
     PreparedConfig& p = ready.emplace_back();
-    if (prepare_config(w, v, wg, p)) return;
+    const bool prepared = prepare_config(w, v, wg, p);
+    end_if_lost(p);
+    if (prepared) return;
     sink(std::move(p.row));
     tick(key);
     ready.pop_back();
@@ -803,8 +922,10 @@ void Runner::run_in_rounds(Workload& w, const std::function<void(ResultRow)>& si
   for (int round = 0; round < cfg_.rounds; ++round) {
     const int samples = static_cast<int>(share_end(round + 1) - share_end(round));
     auto time_round = [&](PreparedConfig& p) {
-      if (p.row.ok())
-        attempt(p.row, [&] { time_samples(w, *p.variant, p.row, p.sample, samples); });
+      if (!p.row.ok()) return;
+      journal_begin(journal_json(p.row), "timed launches");
+      attempt(p.row, [&] { time_samples(w, *p.variant, p.row, p.sample, samples); });
+      end_if_lost(p);
     };
     if (round % 2 == 0)
       std::for_each(ready.begin(), ready.end(), time_round);
@@ -814,6 +935,7 @@ void Runner::run_in_rounds(Workload& w, const std::function<void(ResultRow)>& si
   for (PreparedConfig& p : ready) {
     if (interrupt_requested()) throw Abandoned{};
     finish_config(w, p);
+    end_if_lost(p);
     sink(std::move(p.row));
     tick(p.key);
   }

@@ -72,6 +72,13 @@ struct RunConfig {
   // "device" (wherever supported) or "host".
   std::string metrics_on = "auto";
   std::set<std::string> skip_keys;  // --resume: keys already measured
+  // --dry-run: every configuration becomes a row with status "planned" (or its verdict, judged
+  // before building) and nothing is built, launched or computed.
+  bool dry_run = false;
+  // Fields that place this run's rows in the command's journal (fault_journal.hpp): a tune's
+  // stage. Every row is journaled with them, and a device_fault row an earlier process journaled
+  // with them stands for its configuration instead of measuring it again.
+  nlohmann::ordered_json journal_fields = nlohmann::ordered_json::object();
   // When set, only the configurations it accepts run (and count): the tuner's per-app,
   // per-variant selections.
   std::function<bool(const AppDescriptor&, const Variant&, const WorkGroup&)> only;
@@ -120,6 +127,9 @@ class Runner {
     return {{"processes", worker_processes_}, {"programs", worker_programs_}};
   }
   bool interrupted() const { return interrupted_; }
+  // The journal said to stop (fault_journal.hpp: journal_stop) before a configuration that was
+  // still to be measured; interrupted() is true too.
+  bool stopped() const { return stopped_; }
   // The context's energy block: the source and what it reads, idle power, the counter's update
   // period, the window; null without --energy.
   nlohmann::ordered_json energy_json() const;
@@ -148,10 +158,24 @@ class Runner {
   void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs);
   ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);
   // Calls `visit` for each of the workload's configurations in the sweep's order, but those a
-  // resumed file holds (counted as done); an interrupt throws Abandoned.
+  // resumed file holds (counted as done) and those whose device_fault row the journal holds
+  // (handed on as they are); an interrupt throws Abandoned, the journal's stop Stopped.
   void for_each_pending(
       const Workload& w,
       const std::function<void(const Variant&, WorkGroup, const std::string&)>& visit);
+  // The row as the journal keeps it: its JSON with the run's journal fields.
+  nlohmann::ordered_json journal_json(const ResultRow& row) const;
+  // Whether the device still runs commands after an error: a queue that finishes and a buffer
+  // that round-trips; else `why` says what failed.
+  bool device_responds(std::string& why);
+  // KPERF_FAULT=crash:KEY / lose-queue:KEY: the configurations whose key contains KEY fault at
+  // their first timed launch, as PoCL (a signal) and NVIDIA (an invalidated queue) do.
+  void injected_launch_fault(const std::string& key);
+  // The sink run() was given: rows journaled already (replayed faults) go straight to it.
+  const std::function<void(ResultRow)>* raw_sink_ = nullptr;
+  bool lost_ = false;           // a configuration faulted the device: no more device work
+  bool injected_loss_ = false;  // KPERF_FAULT=lose-queue made the device "stop responding"
+  bool stopped_ = false;
   // --rounds: every configuration of the workload set up, then timed in rounds, then finished.
   void run_in_rounds(Workload& w, const std::function<void(ResultRow)>& sink);
   // Builds and sets up one configuration; false when it cannot run (p.row then says why).
@@ -159,8 +183,10 @@ class Runner {
   // After the timed samples: energy, transfers, the error, verification, the saved output and
   // the bandwidth.
   void finish_config(Workload& w, PreparedConfig& p);
-  // Runs one part of a configuration; a device or host failure ends the row with its status.
-  static bool attempt(ResultRow& row, const std::function<void()>& part);
+  // Runs one part of a configuration; a device or host failure ends the row with its status:
+  // device_fault (and no further device work: lost_) where the device no longer responds after
+  // the error, run_failed where it does.
+  bool attempt(ResultRow& row, const std::function<void()>& part);
   // The launches of one sample: the app kernel with its arguments on each output buffer (an
   // iterated app ping-pongs between two), each with its fill kernel under a two-launch output.
   std::vector<LaunchStep> launch_steps(Workload& w, const Variant& v, const cl::Program& program,

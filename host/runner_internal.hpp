@@ -19,12 +19,16 @@
 namespace kperf {
 
 struct Abandoned {};  // an interrupt arrived mid-configuration
+struct Stopped {};    // the journal says to measure nothing more (fault_journal.hpp)
 
 // Test hook for the failure paths (tests/cli_tests.cpp), from the environment's KPERF_FAULT:
 // "save" (every --save-outputs write fails), "alloc:N" (the Nth configuration timed runs out of
-// host memory), "workload:N" (the Nth workload's input fails to load).
+// host memory), "workload:N" (the Nth workload's input fails to load), "crash:KEY" and
+// "lose-queue:KEY" (Runner::injected_launch_fault).
 bool fault(const std::string& kind);
 bool fault_at(const std::string& kind, std::atomic<long>& count);
+// The text after "KIND:" in KPERF_FAULT when it names that kind, else nullopt.
+std::optional<std::string> fault_argument(const std::string& kind);
 
 double now_s();
 
@@ -71,8 +75,12 @@ struct Workload {
   GridD input_d;              // the inputs in double, for the reference and --verify
   std::optional<GridD> power_d;
   GridD truth;
-  bool device_truth = false;     // the truth is on the device: metrics are computed there
-  std::string alloc_problem;     // non-empty: every configuration is invalid_config
+  // Non-finite elements of the truth, and whether every input value is finite: where it is, an
+  // output with more non-finite elements than the truth is not a measurement (run_failed).
+  std::int64_t truth_nonfinite = 0;
+  bool input_finite = true;
+  bool device_truth = false;  // the truth is on the device: metrics are computed there
+  std::string alloc_problem;  // non-empty: every configuration is invalid_config
   // A user app whose truth kernel does not build: every configuration is build_failed with it.
   std::string truth_problem, truth_log;
   std::string reference;         // each row's reference field

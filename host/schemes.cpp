@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <set>
 #include <stdexcept>
 
 #include "kernel_axes.hpp"
@@ -429,13 +430,12 @@ std::vector<Variant> parse_variants(const AxesSpec& axes) {
       }
     all = std::move(next);
   }
+  // Each identity once, in the order first met (a set: the cross product of every axis runs to
+  // tens of thousands of variants).
   std::vector<Variant> out;
-  for (const Variant& v : all) {
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const Variant& o) {
-      return o.label() == v.label() && o.axes_key() == v.axes_key();
-    });
-    if (!seen) out.push_back(v);
-  }
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const Variant& v : all)
+    if (seen.emplace(v.label(), v.axes_key()).second) out.push_back(v);
   return out;
 }
 

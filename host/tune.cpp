@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "fault_journal.hpp"
 #include "kernel_axes.hpp"
 #include "stats.hpp"
 
@@ -295,6 +296,17 @@ struct Tuner::Plan {
   }
 };
 
+nlohmann::ordered_json to_json(const TuneRow &r) {
+  nlohmann::ordered_json j = to_json(r.row);
+  j["stage"] = r.stage;
+  if (r.device != 0) j["device_slot"] = r.device;  // its position in --devices
+  return j;
+}
+
+TuneRow tune_row_from_json(const nlohmann::json &j) {
+  return {j.at("stage").get<std::string>(), row_from_json(j), j.value("device_slot", 0)};
+}
+
 Tuner::Tuner(ClEnv &env, TuneConfig config, std::vector<TuneRow> resumed)
     : env_(env), cfg_(std::move(config)), rows_(std::move(resumed)) {
   for (std::size_t i = 0; i < rows_.size(); ++i) index(i);
@@ -555,6 +567,7 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
       const bool baseline = timed && row.variant == base_id_ && home_device(row.app) != w->slot();
       rows_.push_back({baseline ? baseline_stage : name, std::move(row), w->slot()});
       index(rows_.size() - 1);
+      journal_row(to_json(rows_.back()));  // a restarted tune keeps the other devices' rows
     }
     copy_gbps_ = std::max(copy_gbps_, result.copy_gbps);
     for (auto it = result.phases.begin(); it != result.phases.end(); ++it)
@@ -604,6 +617,7 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
   rc.progress = cfg_.progress;
   rc.progress_label = "tune " + name + " ";
   rc.skip_keys = skip_keys;
+  rc.journal_fields = {{"stage", name}};
   rc.only = [&plan](const AppDescriptor &app, const Variant &v, const WorkGroup &wg) {
     const auto a = plan.apps.find(app.name);
     if (a == plan.apps.end()) return false;
@@ -622,6 +636,7 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
       last_checkpoint = now_s();
     }
   });
+  stopped_ = stopped_ || runner.stopped();
   if (timed) copy_gbps_ = std::max(copy_gbps_, runner.largest_copy_gbps());
   const nlohmann::ordered_json phases = runner.phases_json();
   for (auto it = phases.begin(); it != phases.end(); ++it)
@@ -633,6 +648,10 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
 
 bool Tuner::run_share(const nlohmann::json &request, const Checkpoint &checkpoint) {
   set_baselines();
+  const std::string stage_name = request.at("stage").get<std::string>();
+  auto skip = request.at("skip_keys").get<std::set<std::string>>();
+  for (const TuneRow &r : rows_)  // what an earlier process of this share measured
+    if (r.stage == stage_name) skip.insert(r.row.key);
   const TuneSpace space = donor_space();
   Plan plan;
   for (const auto &unit : request.at("units")) {
@@ -647,10 +666,8 @@ bool Tuner::run_share(const nlohmann::json &request, const Checkpoint &checkpoin
           {s.at(0).get<int>(), s.at(1).get<int>(), s.at(2).get<int>(), s.at(3).get<int>()});
     plan.apps[unit.at("app").get<std::string>()][id] = {v, shapes};
   }
-  return measure(request.at("stage").get<std::string>(),
-                 inputs_from_name(request.at("inputs").get<std::string>()), plan,
-                 request.at("timed").get<bool>(), request.at("save").get<bool>(),
-                 request.at("skip_keys").get<std::set<std::string>>(), checkpoint);
+  return measure(stage_name, inputs_from_name(request.at("inputs").get<std::string>()), plan,
+                 request.at("timed").get<bool>(), request.at("save").get<bool>(), skip, checkpoint);
 }
 
 nlohmann::ordered_json Tuner::phases_json() const {
@@ -822,6 +839,19 @@ void Tuner::judge_screen() {
                                  " combinations timed at the probe shape (" + us + " us)";
       timed[i].second->pruned_at = "screen";
     }
+  }
+}
+
+void Tuner::judge_faults(const std::string &stage) {
+  for (const TuneRow &t : rows_) {
+    if (t.stage != stage || !t.row.device_faulted()) continue;
+    auto a = states_.find(t.row.app);
+    if (a == states_.end()) continue;
+    auto s = a->second.find(variant_id(t.row));
+    if (s == a->second.end() || !s->second.problem.empty()) continue;
+    s->second.problem = "device_fault at " + wg_label(t.row.wg_x, t.row.wg_y, t.row.vec, t.row.py) +
+                        " on " + t.row.input_name + ": " + t.row.reason;
+    s->second.pruned_at = stage;
   }
 }
 
@@ -1060,9 +1090,10 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
       per[src.name] = {{"error", e}, {"output_file", r->output_file}, {"key", r->key}};
     }
     if (!problem.empty()) {
+      // Not a NO: nothing says whether it holds.
       cj["test"] = {{"problem", problem}};
-      cj["holds"] = false;
-      cj["verdict"] = "the chosen configuration failed on the test inputs: " + problem;
+      cj["holds"] = nullptr;
+      cj["verdict"] = "unmeasured: " + problem;
     } else {
       const double p = percentile(errors, cfg_.percentile);
       const double mx = *std::max_element(errors.begin(), errors.end());
@@ -1122,29 +1153,44 @@ bool Tuner::run(const Checkpoint &checkpoint) {
         if (!stage("screen", StageInputs::kFirstTrain, screen, true, false, "screen-baseline",
                    checkpoint))
           return interrupted();
+        judge_faults("screen");
         judge_screen();
       }
     }
     if (!stage("probe", StageInputs::kTrain, plan_of(origin, false), false, false, "", checkpoint))
       return interrupted();
+    judge_faults("probe");
     judge_probes(origin);
-    if (!stage("sweep", StageInputs::kFirstTrain, plan_of(origin, true), true, false,
-               std::string("sweep-baseline:") + origin, checkpoint))
+    const std::string baseline = std::string("sweep-baseline:") + origin;
+    if (!stage("sweep", StageInputs::kFirstTrain, plan_of(origin, true), true, false, baseline,
+               checkpoint))
       return interrupted();
+    judge_faults("sweep");
+    judge_faults(baseline);
     judge_sweeps(origin);
   }
   if (!stage("confirm", StageInputs::kTrain, confirm_plan(), false, false, "", checkpoint))
     return interrupted();
-  // Points, fronts and choices; 5. the choices on the held-out inputs.
-  nlohmann::ordered_json apps_json = nlohmann::ordered_json::object();
+  judge_faults("confirm");
+  // Points, fronts and choices; 5. the choices on the held-out inputs. A choice that faults the
+  // device there leaves the search as a pruned one does, and each budget chooses again.
+  nlohmann::ordered_json apps_json;
   std::map<std::string, std::vector<Choice>> choices;
-  for (auto *app : cfg_.apps) {
-    const std::vector<Point> points = points_of(*app);
-    choices[app->name] = choose(points);
-    apps_json[app->name] = app_json(*app, points);
+  for (bool again = true; again;) {
+    apps_json = nlohmann::ordered_json::object();
+    for (auto *app : cfg_.apps) {
+      const std::vector<Point> points = points_of(*app);
+      choices[app->name] = choose(points);
+      apps_json[app->name] = app_json(*app, points);
+    }
+    if (!stage("test", StageInputs::kTest, test_plan(choices), false, true, "", checkpoint))
+      return interrupted();
+    judge_faults("test");
+    again = false;
+    for (auto *app : cfg_.apps)
+      for (const auto &c : choices[app->name])
+        again = again || (c.point && !states_[app->name].at(c.point->id).problem.empty());
   }
-  if (!stage("test", StageInputs::kTest, test_plan(choices), false, true, "", checkpoint))
-    return interrupted();
   for (auto *app : cfg_.apps) {
     apps_json[app->name]["choices"] =
         choices_json(*app, choices[app->name], apps_json[app->name]["points"]);

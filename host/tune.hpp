@@ -170,6 +170,9 @@ struct TuneRow {
   ResultRow row;
   int device = 0;  // position in --devices of the device that measured it (0: the first)
 };
+// A tune document's row: the result row with its stage and, off the first device, device_slot.
+nlohmann::ordered_json to_json(const TuneRow &r);
+TuneRow tune_row_from_json(const nlohmann::json &j);  // throws nlohmann::json::exception
 
 class Tuner {
  public:
@@ -194,6 +197,8 @@ class Tuner {
   // Seconds per stage and the runner's phases summed over the stages.
   nlohmann::ordered_json phases_json() const;
   double copy_gbps() const { return copy_gbps_; }
+  // The journal said to stop (fault_journal.hpp): run() returned false, and nothing more ran.
+  bool stopped() const { return stopped_; }
 
  private:
   struct Plan;  // per app, per variant: the launch shapes to run
@@ -268,6 +273,8 @@ class Tuner {
   void judge_probes(const std::string &origin_prefix);
   void judge_sweeps(const std::string &origin_prefix);
   void judge_screen();
+  // A variant with a device_fault row in this stage leaves the search, as a pruned one does.
+  void judge_faults(const std::string &stage);
   bool screens(const AppDescriptor &app);
   std::vector<double> train_errors(const std::string &stage, const AppDescriptor &app,
                                    const Variant &v, const WorkGroup &wg,
@@ -292,6 +299,7 @@ class Tuner {
   std::map<std::string, std::map<std::string, State>> states_;
   std::map<std::string, std::vector<std::string>> order_;
   Variant base_, paraprox_;  // the accurate kernel and Paraprox's baseline (--load global)
+  bool stopped_ = false;
   std::string base_id_, paraprox_id_;
 };
 

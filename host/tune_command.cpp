@@ -17,11 +17,13 @@
 #include "axis_options.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "fault_journal.hpp"
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
 #include "runner.hpp"
 #include "strings.hpp"
+#include "supervisor.hpp"
 #include "tune.hpp"
 
 namespace kperf {
@@ -73,13 +75,6 @@ std::vector<ImageSource> read_input_dir(const std::string &option, const std::st
     sizes.emplace_back(g.width, g.height);
   }
   return sources;
-}
-
-nlohmann::ordered_json tune_row_json(const TuneRow &r) {
-  nlohmann::ordered_json j = to_json(r.row);
-  j["stage"] = r.stage;
-  if (r.device != 0) j["device_slot"] = r.device;  // its position in --devices
-  return j;
 }
 
 // kperf tune's options (the axes' and the common ones added too).
@@ -263,9 +258,7 @@ std::vector<TuneRow> resumed_tune_rows(const std::string &path,
   const nlohmann::json old = read_resumable(path, "tune", fingerprint);
   try {
     if (old["context"].contains("harness")) earlier_harness = old["context"]["harness"];
-    for (const auto &j : old.at("results"))
-      rows.push_back(
-          {j.at("stage").get<std::string>(), row_from_json(j), j.value("device_slot", 0)});
+    for (const auto &j : old.at("results")) rows.push_back(tune_row_from_json(j));
   } catch (const nlohmann::json::exception &e) {
     throw UsageError("--resume: " + path + " has a row kperf cannot read (" + e.what() + ")");
   }
@@ -357,8 +350,21 @@ void print_choices(const nlohmann::ordered_json &summary) {
                   100 * ch["train_error"].get<double>(),
                   tested ? 100 * c["test"]["percentile_error"].get<double>() : NAN,
                   tested ? 100 * c["test"]["max"].get<double>() : NAN,
-                  c["holds"].get<bool>() ? "yes" : "NO");
+                  c["holds"].is_null()     ? "unmeasured"
+                  : c["holds"].get<bool>() ? "yes"
+                                           : "NO");
     }
+}
+
+// Verdicts that could not be measured (holds: null), with their reasons.
+std::vector<std::string> unmeasured_verdicts(const nlohmann::ordered_json &summary) {
+  std::vector<std::string> out;
+  for (const auto &[app, j] : summary.items())
+    for (const auto &c : j["choices"])
+      if (!c["chosen"].is_null() && c["holds"].is_null())
+        out.push_back(app + " at " + std::to_string(c["budget"].get<double>()) + ": " +
+                      c["verdict"].get<std::string>());
+  return out;
 }
 
 }  // namespace
@@ -402,6 +408,18 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   nlohmann::ordered_json earlier_harness;  // what the sessions before this --resume spent
   if (given("resume") && fs::exists(out_path))
     resumed = resumed_tune_rows(out_path, fingerprint, earlier_harness);
+  // After a fault: what the earlier measuring processes finished, the faulting rows among them.
+  {
+    std::set<std::string> have;
+    auto id = [](const TuneRow &r) {
+      return r.stage + "|" + std::to_string(r.device) + "|" + r.row.key;
+    };
+    for (const auto &r : resumed) have.insert(id(r));
+    for (const auto &j : journal_rows()) {
+      TuneRow r = tune_row_from_json(j);
+      if (have.insert(id(r)).second) resumed.push_back(std::move(r));
+    }
+  }
   cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
   catch_interrupts();
 
@@ -434,18 +452,34 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     doc["context"] = ctx;
     doc["tune"] = complete ? tuner.summary_json() : nlohmann::ordered_json(nullptr);
     doc["results"] = nlohmann::ordered_json::array();
-    for (const auto &r : rows) doc["results"].push_back(tune_row_json(r));
+    for (const auto &r : rows) doc["results"].push_back(to_json(r));
     write_document_atomic(out_path, doc.dump() + "\n");
   };
   bool complete = false;
   try {
     complete = tuner.run([&](const std::vector<TuneRow> &rows) { write(rows, false, nullptr); });
+  } catch (const DeviceLost &e) {
+    // Under a supervisor the next process measures on; alone, the tune ends with what it has.
+    if (supervised()) exit_for_restart();
+    write(tuner.rows(), false, {{"kind", "device_fault"}, {"message", e.what()}});
+    std::fprintf(stderr, "kperf: device fault in %s; %zu rows kept in %s (complete: false)\n",
+                 e.what(), tuner.rows().size(), out_path.c_str());
+    return kExitFaulted;
   } catch (const std::exception &e) {
     // The rows measured so far are kept for --resume (complete: false, with the error).
     if (tuner.rows().size() <= resumed.size()) throw;
     write(tuner.rows(), false, error_json(e));
     rethrow_with_note(e, "; " + std::to_string(tuner.rows().size()) + " rows kept in " + out_path +
                              " (complete: false; continue with --resume)");
+  }
+  const std::size_t faulted =
+      std::count_if(tuner.rows().begin(), tuner.rows().end(),
+                    [](const TuneRow &r) { return r.row.device_faulted(); });
+  if (tuner.stopped()) {
+    write(tuner.rows(), false, {{"kind", "device_fault"}, {"message", journal_stop()}});
+    std::fprintf(stderr, "kperf: stopped: %s; %zu rows written to %s (%zu faulted)\n",
+                 journal_stop().c_str(), tuner.rows().size(), out_path.c_str(), faulted);
+    return faulted ? kExitFaulted : 1;
   }
   write(tuner.rows(), complete, nullptr);
   if (!complete) {
@@ -456,7 +490,15 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   print_choices(tuner.summary_json());
   std::fprintf(stderr, "done: %zu rows (%zu builds) written to %s\n", tuner.rows().size(),
                env.builds_done(), out_path.c_str());
-  return 0;
+  const std::vector<std::string> unmeasured = unmeasured_verdicts(tuner.summary_json());
+  for (const auto &line : unmeasured) std::fprintf(stderr, "kperf: %s\n", line.c_str());
+  if (faulted == 0 && unmeasured.empty()) return 0;
+  std::fprintf(stderr,
+               "kperf: %zu configuration%s faulted the device (device_fault rows, dropped from "
+               "the search); %zu verdict%s unmeasured\n",
+               faulted, faulted == 1 ? "" : "s", unmeasured.size(),
+               unmeasured.size() == 1 ? "" : "s");
+  return kExitFaulted;
 }
 
 int tune_stage_worker_main(int argc, char **argv) {
@@ -480,14 +522,24 @@ int tune_stage_worker_main(int argc, char **argv) {
   const std::unique_ptr<EnergyCounter> energy = set_up_on_device(args, env, cfg);
   cfg.outputs_dir = request.at("outputs_dir").get<std::string>();
   catch_interrupts();
-  Tuner tuner(env, cfg);
+  // After a fault: the rows earlier measuring processes of this share finished.
+  std::vector<TuneRow> journaled;
+  for (const auto &j : journal_rows()) journaled.push_back(tune_row_from_json(j));
+  Tuner tuner(env, cfg, journaled);
   const std::string rows_path = request.at("rows").get<std::string>();
   auto write = [&](const std::vector<TuneRow> &rows) {
     std::vector<ResultRow> plain;
     for (const auto &r : rows) plain.push_back(r.row);
     write_stage_rows(rows_path, plain, tuner.copy_gbps(), tuner.phases_json()["phases_s"]);
   };
-  const bool complete = tuner.run_share(request, write);
+  bool complete = false;
+  try {
+    complete = tuner.run_share(request, write);
+  } catch (const DeviceLost &) {
+    write(tuner.rows());
+    if (supervised()) exit_for_restart();
+    throw;
+  }
   write(tuner.rows());
   return complete ? 0 : kExitInterrupted;
 }

@@ -1,0 +1,58 @@
+// The measuring process's side of fault isolation: kperf run, tune and check measure in a child
+// process that a supervisor (supervisor.hpp) restarts when a configuration faults the device. The
+// child tells its supervisor which configuration is in flight and every row it finishes (the
+// journal's events), and reads back what earlier children finished: their rows, the device_fault
+// rows of the configurations that killed them, and whether to stop.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kperf {
+
+// A measuring process exits with this status after a configuration faulted the device (its
+// device_fault row is journaled): its context cannot be trusted, its supervisor starts another.
+constexpr int kExitRestart = 75;
+
+// The device stopped accepting commands (a fault invalidated the queue or context): no further
+// device work is possible in this process. The faulting configuration's row is already written.
+class DeviceLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads the supervisor's journal and events file from the environment (KPERF_JOURNAL,
+// KPERF_JOURNAL_EVENTS) and removes them from it, so that processes this one starts (compile
+// workers, a tune's stage workers) are not mistaken for the measuring process. Call first thing.
+void init_journal_from_environment();
+
+// Whether a supervisor measures this process (else faults end the command, with its document).
+bool supervised();
+
+// A configuration's device work begins (`row`: its described row, with the fields that place it,
+// such as a tune's stage) or ends. A crash in between is that configuration's fault.
+void journal_begin(const nlohmann::ordered_json& row, const char* phase);
+void journal_end();
+// A row is final (run: the result row; tune: with its stage).
+void journal_row(const nlohmann::ordered_json& row);
+
+// The rows earlier measuring processes of this command finished, in order.
+const std::vector<nlohmann::json>& journal_rows();
+// The device_fault row an earlier process left for the configuration `key` measured with
+// `fields` (a tune's stage; empty for run and check), if any.
+std::optional<nlohmann::json> journaled_fault(const std::string& key,
+                                              const nlohmann::ordered_json& fields);
+// Non-empty: measure nothing more, write what is measured and stop (three faults in a row, or a
+// crash no configuration accounts for); the text says why.
+const std::string& journal_stop();
+// How many measuring processes ran before this one.
+int journal_restarts();
+
+// A std::_Exit that flushes stdout and stderr first: a process whose device faulted does not run
+// the OpenCL driver's teardown.
+[[noreturn]] void exit_for_restart();
+
+}  // namespace kperf

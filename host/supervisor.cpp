@@ -1,0 +1,206 @@
+// The supervisor of measuring processes (see supervisor.hpp).
+#include "supervisor.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "compile_workers.hpp"
+#include "fault_journal.hpp"
+#include "gzip.hpp"
+#include "io.hpp"
+#include "kernel_root.hpp"
+
+extern char** environ;
+
+namespace kperf {
+
+namespace {
+
+volatile sig_atomic_t child_pid = 0;
+volatile sig_atomic_t interrupted = 0;
+
+// Ctrl-C reaches the child from the terminal; a signal sent to the supervisor alone is passed on.
+// Either way the child finishes its configuration in flight and writes what it measured.
+void forward_signal(int sig) {
+  interrupted = 1;
+  if (child_pid > 0) ::kill(static_cast<pid_t>(child_pid), sig);
+}
+
+bool crash_signal(int sig) {
+  return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT ||
+         sig == SIGTRAP || sig == SIGSYS;
+}
+
+std::string signal_text(int sig) {
+  const char* name = ::strsignal(sig);
+  return "signal " + std::to_string(sig) + " (" + (name ? name : "unknown") + ")";
+}
+
+// What one child left in its events file: the rows it finished, and the configuration it was in.
+struct ChildEvents {
+  std::vector<nlohmann::json> rows;
+  nlohmann::json in_flight;  // the begun row, null when none
+  std::string phase;
+};
+
+ChildEvents read_events(const std::string& path) {
+  ChildEvents out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json event;
+    try {
+      event = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      break;  // a line cut short by the crash: nothing after it was written
+    }
+    if (event.contains("begin")) {
+      out.in_flight = event["begin"];
+      out.phase = event.value("phase", std::string());
+    } else if (event.contains("end")) {
+      out.in_flight = nullptr;
+    } else if (event.contains("row")) {
+      out.rows.push_back(event["row"]);
+    }
+  }
+  return out;
+}
+
+int trailing_faults(const std::vector<nlohmann::json>& rows) {
+  int n = 0;
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it, ++n)
+    if (it->value("status", std::string()) != "device_fault") break;
+  return n;
+}
+
+pid_t spawn_child(char** argv, const std::vector<std::string>& extra_env) {
+  std::vector<std::string> env_strings(extra_env);
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    bool replaced = false;
+    for (const auto& extra : extra_env)
+      replaced =
+          replaced || entry.compare(0, extra.find('=') + 1, extra, 0, extra.find('=') + 1) == 0;
+    if (!replaced) env_strings.push_back(entry);
+  }
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  const std::string exe = executable_path().string();
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data());
+  if (rc != 0)
+    throw std::runtime_error("cannot start kperf's measuring process: " +
+                             std::string(std::strerror(rc)));
+  return pid;
+}
+
+int wait_child(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}
+
+}  // namespace
+
+bool wants_supervisor(const std::string& command) {
+  if (command != "run" && command != "tune" && command != "check" && command != "__tune-stage")
+    return false;
+  const char* setting = std::getenv("KPERF_SUPERVISE");
+  return !(setting && std::string(setting) == "0");
+}
+
+int supervise(int argc, char** argv) {
+  (void)argc;
+  // One scratch directory for every child, so that a restarted child reuses the programs its
+  // predecessors compiled (the binary and NVIDIA JIT caches live there); removed at exit. Its
+  // own, also when this supervisor runs under another (a tune's stage worker).
+  ::unsetenv("KPERF_SCRATCH_DIR");
+  const std::string dir = scratch_dir();
+  const std::string events_path = dir + "/journal-events.jsonl";
+  const std::string journal_path = dir + "/journal.json";
+  struct sigaction action {};
+  action.sa_handler = forward_signal;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+
+  std::vector<nlohmann::json> rows;
+  std::string stop;
+  int restarts = 0;
+  for (;;) {
+    std::vector<std::string> env = {"KPERF_JOURNAL_EVENTS=" + events_path,
+                                    "KPERF_SCRATCH_DIR=" + dir};
+    if (restarts > 0 || !stop.empty()) {
+      nlohmann::json journal = {{"rows", rows}, {"stop", stop}, {"restarts", restarts}};
+      write_document_atomic(journal_path, journal.dump());
+      env.push_back("KPERF_JOURNAL=" + journal_path);
+    }
+    std::ofstream(events_path, std::ios::trunc).close();
+    const pid_t pid = spawn_child(argv, env);
+    child_pid = pid;
+    const int status = wait_child(pid);
+    child_pid = 0;
+    ChildEvents events = read_events(events_path);
+    rows.insert(rows.end(), events.rows.begin(), events.rows.end());
+
+    if (WIFEXITED(status) && WEXITSTATUS(status) != kExitRestart) return WEXITSTATUS(status);
+    if (!stop.empty()) {
+      std::fprintf(stderr, "kperf: the measuring process failed again after stopping (%s)\n",
+                   stop.c_str());
+      return 1;
+    }
+    std::string fault;  // the faulting configuration's key and what happened
+    if (WIFEXITED(status)) {
+      // The child journaled the configuration's device_fault row with the driver's words.
+      if (!rows.empty() && rows.back().value("status", std::string()) == "device_fault")
+        fault = rows.back().value("key", std::string()) + ": " +
+                rows.back().value("reason", std::string());
+      else
+        stop = "the device stopped accepting commands outside any configuration's device work";
+    } else if (WIFSIGNALED(status) && crash_signal(WTERMSIG(status))) {
+      const std::string what = "the measuring process died of " + signal_text(WTERMSIG(status));
+      if (!events.in_flight.is_null()) {
+        nlohmann::json row = events.in_flight;
+        row["status"] = "device_fault";
+        row["reason"] = what + " during this configuration's " + events.phase +
+                        " (a crash inside the OpenCL driver)";
+        rows.push_back(row);
+        fault = row.value("key", std::string()) + ": " + what;
+      } else {
+        stop = what + " outside any configuration's device work";
+      }
+    } else if (WIFSIGNALED(status) &&
+               (interrupted || WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
+      return 130;  // interrupted before it could write anything
+    } else {
+      stop = "the measuring process was killed by " + signal_text(WTERMSIG(status));
+    }
+    if (interrupted) {
+      // Ctrl-C during a fault: write what was measured, then stop.
+      stop = "interrupted";
+    } else if (!fault.empty()) {
+      const int in_a_row = trailing_faults(rows);
+      std::fprintf(stderr, "kperf: device fault in %s; %s\n", fault.c_str(),
+                   in_a_row >= kFaultsInARow ? "stopping" : "measuring on in a new process");
+      if (in_a_row >= kFaultsInARow)
+        stop = std::to_string(in_a_row) + " configurations in a row faulted the device";
+    }
+    ++restarts;
+  }
+}
+
+}  // namespace kperf

@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""A faulting kernel loses only itself (SPEC 14), on the tests' OpenCL device (PoCL in CI), through
+the built binary. Faults come from KPERF_FAULT (crash:KEY raises SIGSEGV at the first timed launch
+of the configurations whose key contains KEY, as PoCL's driver dies on a wild read; lose-queue:KEY
+makes that launch fail with CL_INVALID_COMMAND_QUEUE and the device stop answering, as NVIDIA's
+does) and from a real kernel that reads 1.6 GB before its window (tests/apps/wild_read.cl).
+- kperf run: the faulting configuration is a device_fault row with the driver's words; every
+  other row equals the same run's without that configuration (status and every error metric);
+  the document is complete and valid; exit 4, the last line counting the faults. Both kinds of
+  fault, and the same without a supervisor (KPERF_SUPERVISE=0: the run ends there, complete
+  false, exit 4).
+- three faults in a row stop the run with one line, every row measured before them written.
+- the real crashing kernel beside gaussian3: gaussian3's rows equal a run of gaussian3 alone.
+- kperf tune drops a faulting candidate as it drops a pruned one (recorded with its stage and
+  reason), chooses among the rest and exits 4; a verdict that could not be measured prints
+  "unmeasured" with its reason, never NO, and exits 4.
+- kperf check reports the real crashing kernel as failed checks naming device_fault, exit 1.
+
+usage: fault_test.py KPERF_BINARY SOURCE_DIR
+Exit 0 on success, 1 on a failed check.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from checks import check, finish
+
+FAULTED = "rows:2/nn/wg:16x4"  # the configuration the injected faults hit
+
+
+def run(binary, args, env_extra=None):
+    env = dict(os.environ)
+    env.pop("KPERF_FAULT", None)
+    env.update(env_extra or {})
+    return subprocess.run([binary] + args, capture_output=True, text=True, env=env, timeout=900)
+
+
+def rows_by_key(path):
+    doc = json.load(open(path))
+    return doc, {r["key"]: r for r in doc["results"]}
+
+
+def same_measurement(a, b):
+    """Two rows of one configuration measured alike: status and every error metric."""
+    return a["status"] == b["status"] and json.dumps(a.get("error"), sort_keys=True) == \
+        json.dumps(b.get("error"), sort_keys=True)
+
+
+def check_run_faults(binary, tmp):
+    base = ["run", "--apps", "gaussian3", "--input", "synthetic:noise", "--size", "48x40",
+            "--warmup", "1", "--reps", "3", "--wg", "16x4,8x8", "--quiet"]
+    without = os.path.join(tmp, "without.json")
+    r = run(binary, base + ["--schemes", "accurate,cols:2", "--out", without])
+    check(r.returncode == 0, f"a run without the faulting configuration: {r.stderr}")
+    # rows:2 at 8x8 stays in both runs: the fault hits its 16x4 shape alone.
+    r = run(binary, base + ["--schemes", "accurate,cols:2,rows:2", "--out",
+                            os.path.join(tmp, "all.json")])
+    _, every = rows_by_key(os.path.join(tmp, "all.json"))
+    _, reference = rows_by_key(without)
+    reference.update({k: v for k, v in every.items() if "rows:2/nn/wg:8x8" in k})
+    for kind in ("crash", "lose-queue"):
+        out = os.path.join(tmp, f"{kind}.json")
+        r = run(binary, base + ["--schemes", "accurate,rows:2,cols:2", "--out", out],
+                {"KPERF_FAULT": f"{kind}:{FAULTED}"})
+        check(r.returncode == 4, f"{kind}: exit 4 after a fault, got {r.returncode}: {r.stderr}")
+        last = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+        check("1 configuration faulted the device" in last, f"{kind}: the last line: {last!r}")
+        doc, rows = rows_by_key(out)
+        check(doc["context"]["complete"] is True, f"{kind}: the document is complete")
+        faulted = [k for k, row in rows.items() if row["status"] == "device_fault"]
+        check(len(faulted) == 1 and FAULTED in faulted[0], f"{kind}: one device_fault row: {faulted}")
+        if faulted:
+            reason = rows[faulted[0]]["reason"]
+            words = "Segmentation fault" if kind == "crash" else "CL_INVALID_COMMAND_QUEUE"
+            check(words in reason, f"{kind}: the driver's words in the reason: {reason}")
+        others = {k: v for k, v in rows.items() if k not in faulted}
+        check(set(others) == set(reference), f"{kind}: the other rows are the run's without it")
+        for k, row in others.items():
+            if k in reference:
+                check(same_measurement(row, reference[k]), f"{kind}: {k} measured differently")
+        check(all(r["status"] == "ok" for r in others.values()), f"{kind}: every other row ok")
+
+    # Without a supervisor the run ends at the fault, its rows kept.
+    out = os.path.join(tmp, "alone.json")
+    r = run(binary, base + ["--schemes", "accurate,rows:2,cols:2", "--out", out],
+            {"KPERF_FAULT": f"lose-queue:{FAULTED}", "KPERF_SUPERVISE": "0"})
+    check(r.returncode == 4, f"without a supervisor: exit 4, got {r.returncode}")
+    doc, rows = rows_by_key(out)
+    check(doc["context"]["complete"] is False and
+          doc["context"]["error"]["kind"] == "device_fault", "without a supervisor: complete false")
+    check(any(row["status"] == "device_fault" for row in rows.values()),
+          "without a supervisor: the fault is a row")
+
+
+def check_three_in_a_row(binary, tmp):
+    out = os.path.join(tmp, "three.json")
+    r = run(binary, ["run", "--apps", "gaussian3", "--input", "synthetic:noise", "--size", "48x40",
+                     "--warmup", "1", "--reps", "3", "--wg", "16x4,8x8", "--quiet",
+                     "--schemes", "accurate,rows:2,cols:2", "--out", out],
+            {"KPERF_FAULT": "crash:/rows:2/"})  # both rows:2 shapes, then cols:2 is not hit
+    check(r.returncode == 4, f"two faults: exit 4 ({r.returncode})")
+    r = run(binary, ["run", "--apps", "gaussian3", "--input", "synthetic:noise", "--size", "48x40",
+                     "--warmup", "1", "--reps", "3", "--wg", "16x4,8x8,32x2", "--quiet",
+                     "--schemes", "accurate,rows:2,cols:2", "--out", out],
+            {"KPERF_FAULT": "crash:/rows:2/"})
+    check(r.returncode == 4, f"three faults in a row: exit 4, got {r.returncode}")
+    lines = r.stderr.strip().splitlines()
+    check(lines and "3 configurations in a row faulted the device" in lines[-1],
+          f"three faults in a row: one line says so: {lines[-1:]}")
+    doc, rows = rows_by_key(out)
+    check(doc["context"]["complete"] is False, "three faults in a row: complete false")
+    statuses = [row["status"] for row in doc["results"]]
+    check(statuses == ["ok"] * 3 + ["device_fault"] * 3,
+          f"three faults in a row: the accurate rows, then the three faults: {statuses}")
+
+
+def check_real_crash(binary, root, tmp):
+    app = os.path.join(root, "tests", "apps", "wild_read.cl")
+    base = ["--input", "synthetic:noise", "--size", "48x40", "--warmup", "1", "--reps", "3",
+            "--wg", "16x4", "--schemes", "accurate,rows:2", "--quiet"]
+    alone = os.path.join(tmp, "gaussian3.json")
+    r = run(binary, ["run", "--apps", "gaussian3", "--out", alone] + base)
+    check(r.returncode == 0, f"gaussian3 alone: {r.stderr}")
+    out = os.path.join(tmp, "wild.json")
+    r = run(binary, ["run", "--app-file", app, "--apps", "wild_read,gaussian3", "--out", out] + base)
+    check(r.returncode == 4, f"a crashing user kernel: exit 4, got {r.returncode}: {r.stderr}")
+    doc, rows = rows_by_key(out)
+    _, reference = rows_by_key(alone)
+    wild = [row for row in doc["results"] if row["app"] == "wild_read"]
+    check(any(row["status"] == "device_fault" and "signal 11" in row["reason"] for row in wild),
+          f"wild_read: a device_fault row: {[(r['key'], r['status']) for r in wild]}")
+    check(all(row["status"] != "ok" for row in wild), "wild_read: no row reported ok")
+    for k, row in reference.items():
+        check(k in rows and same_measurement(rows[k], row), f"gaussian3 beside the crash: {k}")
+
+    r = run(binary, ["check", "--app-file", app])
+    check(r.returncode == 1, f"kperf check on a crashing kernel: exit 1, got {r.returncode}")
+    failed = [line for line in r.stdout.splitlines() if " FAIL " in line and "device_fault" in line]
+    check(failed, "kperf check names the device fault in a failed check")
+
+
+def check_tune(binary, root, tmp):
+    sys.path.insert(0, os.path.dirname(__file__))
+    import numpy as np
+    rng = np.random.default_rng(5)
+    dirs = {}
+    for split, count in (("train", 2), ("test", 2)):
+        d = os.path.join(tmp, split)
+        os.makedirs(d)
+        for i in range(count):
+            np.save(os.path.join(d, f"{split}{i}.npy"),
+                    (255 * rng.random((40, 48))).astype(np.float32))
+        dirs[split] = d
+    args = ["tune", "--apps", "gaussian3", "--budget", "0.05,0.5", "--train", dirs["train"],
+            "--test", dirs["test"], "--wg", "8x8,16x4", "--schemes", "accurate,rows:2,cols:2",
+            "--recon", "nn", "--load", "local", "--output", "none", "--precision", "f32",
+            "--perforate", "device", "--relax", "none", "--warmup", "1", "--reps", "3",
+            "--max-combinations", "4", "--quiet"]
+    out = os.path.join(tmp, "tune.json")
+    r = run(binary, args + ["--out", out], {"KPERF_FAULT": "crash:/rows:2/nn/wg:8x8/train0"})
+    check(r.returncode == 4, f"tune with a fault: exit 4, got {r.returncode}: {r.stderr[-500:]}")
+    doc = json.load(open(out))
+    check(doc["context"]["complete"] is True and doc["tune"] is not None, "tune: complete")
+    t = doc["tune"]["gaussian3"]
+    dropped = [p for p in t["pruned"] if p["variant"].startswith("rows:2/nn")]
+    check(dropped and dropped[0]["reason"].startswith("device_fault") and dropped[0]["at"] == "probe",
+          f"tune: the faulting candidate dropped at its stage: {dropped}")
+    check(not any(p["variant"].startswith("rows:2/nn") for p in t["points"]),
+          "tune: the faulting candidate is no point")
+    check(all(c["chosen"] is not None and c["holds"] is not None for c in t["choices"]),
+          "tune: every budget chose and measured a verdict")
+
+    # Every held-out output fails to save: no verdict can be measured.
+    out = os.path.join(tmp, "tune-unmeasured.json")
+    r = run(binary, args + ["--out", out], {"KPERF_FAULT": "save"})
+    check(r.returncode == 4, f"tune with unmeasured verdicts: exit 4, got {r.returncode}")
+    check("unmeasured" in r.stdout and " NO" not in r.stdout,
+          f"tune: unmeasured verdicts print as such: {r.stdout}")
+    doc = json.load(open(out))
+    for c in doc["tune"]["gaussian3"]["choices"]:
+        check(c["holds"] is None and c["verdict"].startswith("unmeasured: host_error"),
+              f"tune: an unmeasured verdict says why: {c['verdict']}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    binary, root = sys.argv[1:]
+    with tempfile.TemporaryDirectory(prefix="kperf-fault-") as tmp:
+        check_run_faults(binary, tmp)
+        check_three_in_a_row(binary, tmp)
+        check_real_crash(binary, root, tmp)
+        check_tune(binary, root, tmp)
+    return finish("fault_test")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
