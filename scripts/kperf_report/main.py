@@ -17,19 +17,40 @@ from .paper import (PUBLISHED_ERROR_BANDS, PUBLISHED_FIG10, fig_error, fig_error
     published_table3, table1, table3)
 from .plotting import FIGURE_FORMATS
 from .syprox import PUBLISHED_SYPROX, fig_wrong_fraction, gallery, hypervolume_table, syprox_table
+from .headlines import TABLES, tune_table
 from .tune import tune_device, tune_sections
+
+
+def print_table(kind, paths):
+    """One headline table on stdout (scripts/make-reports.sh splices it into results/README.md)."""
+    tunes = []
+    try:
+        rows, _ = load(paths, tunes)
+    except ReportError as exc:
+        print(f"report.py: {exc}", file=sys.stderr)
+        return 2
+    lines = tune_table(tunes) if kind == "tune" else TABLES[kind](rows)
+    print("\n".join(lines))
+    return 0
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="Turns kperf JSON results into the papers' tables and figures.")
     ap.add_argument("results", nargs="+", help="kperf JSON result files")
-    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--out", help="output directory")
+    ap.add_argument("--table", choices=sorted(TABLES) + ["tune"],
+                    help="print one headline table of results/README.md (markdown) instead of a "
+                         "report")
     ap.add_argument("--formats", default="png",
                     help="comma-separated figure formats (png, svg, pdf); report.md links the PNGs, "
                          "so png is always written (default: png); none: report.md alone, its "
                          "figure links left unwritten (make-reports.sh --check compares only it)")
     args = ap.parse_args(argv)
+    if args.table:
+        return print_table(args.table, args.results)
+    if not args.out:
+        ap.error("--out is required (or --table)")
     formats = [f for f in args.formats.split(",") if f]
     if formats == ["none"]:
         FIGURE_FORMATS[:] = []

@@ -1,0 +1,319 @@
+"""The headline tables of results/README.md, one per kind, each made from committed runs alone
+(report.py --table KIND RUNS...; scripts/make-reports.sh splices them in and --check holds them)."""
+
+from collections import defaultdict
+import math
+
+from .loading import APP_ORDER, primary_error
+from .tune import tune_device, tune_size
+
+HALF_VARIANTS = [("accurate", "none"), ("rows:2", "nn"), ("rows:2", "li")]
+HALF_TARGET = 0.85  # f16in and f16 at 0.85 of the float4 copy, at the stored sizes
+
+
+def _apps(rows):
+    present = {r["app"] for r in rows}
+    return [a for a in APP_ORDER if a in present] + sorted(present - set(APP_ORDER))
+
+
+def _ok(rows):
+    return [r for r in rows if r.get("status") == "ok" and r.get("time_ns")]
+
+
+def _median(r):
+    return r["time_ns"]["median"]
+
+
+def _pct(v):
+    return f"{100 * v:.3g} %" if isinstance(v, (int, float)) and not math.isnan(v) else "-"
+
+
+def _x(v):
+    return f"{v:.2f}x" if isinstance(v, (int, float)) and not math.isnan(v) else "-"
+
+
+def _size(r):
+    return f"{r['input']['width']}^2" if r["input"]["width"] == r["input"]["height"] else \
+        f"{r['input']['width']}x{r['input']['height']}"
+
+
+def _later_apps_win(rows):
+    """Rows of an app measured in a later file replace that app's rows of earlier files."""
+    last = {}
+    for r in rows:
+        last[r["app"]] = r["source"]
+    return [r for r in rows if r["source"] == last[r["app"]]]
+
+
+def _fastest(rows, keep):
+    best = None
+    for r in rows:
+        if keep(r) and (best is None or _median(r) < _median(best)):
+            best = r
+    return best
+
+
+def _label(r):
+    base = r["scheme"] if r["scheme"] in ("accurate", "stencil") else f"{r['scheme']}/{r['recon']}"
+    return f"{base}/{r['axes']}" if r.get("axes") else base
+
+
+def fig10_table(rows):
+    """Per size and app: Paraprox's baseline (accurate, global path) and the fastest input
+    perforation and output scheme over it, each at its best launch shape, load path and fill."""
+    lines = ["| size | app | Paraprox baseline | best input perforation | speedup | error | "
+             "best output scheme | speedup | error |", "|---|---|---|---|---|---|---|---|---|"]
+    ok = _ok(rows)
+    sizes = sorted({(r["input"]["width"], r["input"]["height"]) for r in ok}, key=lambda s: s[0] * s[1])
+    for size in sizes:
+        here = [r for r in ok if (r["input"]["width"], r["input"]["height"]) == size]
+        for app in _apps(here):
+            mine = [r for r in here if r["app"] == app]
+            base = _fastest(mine, lambda r: r["scheme"] == "accurate" and r["output"] == "none"
+                            and r["load"] == "global" and r["precision"] == "f32")
+            if not base:
+                continue
+            inp = _fastest(mine, lambda r: r["scheme"] != "accurate" and r["output"] == "none")
+            out = _fastest(mine, lambda r: r["scheme"] == "accurate" and r["output"] != "none")
+            cell = lambda r: (f"`{_label(r)}`", _x(_median(base) / _median(r)), _pct(primary_error(r))) \
+                if r else ("-", "-", "-")
+            lines.append(f"| {_size(base)} | {app} | {_median(base) / 1e3:.1f} us | " +
+                         " | ".join(cell(inp) + cell(out)) + " |")
+    return lines
+
+
+def half_cells(rows):
+    """{(app, scheme, recon, precision): fastest row over shapes and load paths}."""
+    cells = {}
+    for r in _ok(_later_apps_win(rows)):
+        if r["output"] != "none" or r.get("perforate") != "device":
+            continue
+        k = (r["app"], r["scheme"], r["recon"], r["precision"])
+        if k not in cells or _median(r) < _median(cells[k]):
+            cells[k] = r
+    return cells
+
+
+def half_table(rows):
+    """Half storage at the fastest shape and load path: time and fraction of the float4 copy at
+    the stored sizes (roofline), bold where f16in or f16 meets 0.85."""
+    cells = half_cells(rows)
+    head = ["| app |"] + [f" {s} {rc if rc != 'none' else ''} f32 / f16in / f16 |".replace("  ", " ")
+                          for s, rc in HALF_VARIANTS]
+    lines = ["".join(head), "|---|" + "---|" * len(HALF_VARIANTS)]
+    met = total = 0
+    for app in sorted({k[0] for k in cells}, key=lambda a: (APP_ORDER + [a]).index(a)):
+        parts = []
+        for scheme, recon in HALF_VARIANTS:
+            texts = []
+            for prec in ("f32", "f16in", "f16"):
+                r = cells.get((app, scheme, recon, prec))
+                if not r:
+                    texts.append("-")
+                    continue
+                text = f"{_median(r) / 1e3:.1f} {r['load'][0]} {r['roofline']:.2f}"
+                if prec != "f32":
+                    total += 1
+                    if r["roofline"] >= HALF_TARGET:
+                        met += 1
+                        text = f"{_median(r) / 1e3:.1f} {r['load'][0]} **{r['roofline']:.2f}**"
+                texts.append(text)
+            parts.append(" / ".join(texts))
+        lines.append(f"| {app} | " + " | ".join(parts) + " |")
+    lines.append("")
+    lines.append(f"Times in us at 8192^2 (l: local tile, g: global path), then the fraction of the "
+                 f"float4 copy; **{met} of {total}** half cells meet {HALF_TARGET}.")
+    return lines
+
+
+def syprox_table(rows):
+    """SYprox end to end (--transfers): per app, the accurate f32 time end to end and the
+    fastest configuration of each family by end-to-end time, with its kernel speedup."""
+    ok = [r for r in _ok(rows) if r.get("end_to_end_ns")]
+    lines = ["| app | accurate end to end | device perforation | host perforation | "
+             "half storage alone |", "|---|---|---|---|---|"]
+    for app in _apps(ok):
+        mine = [r for r in ok if r["app"] == app]
+        base = min((r for r in mine if r["scheme"] == "accurate" and r["precision"] == "f32"),
+                   key=lambda r: r["end_to_end_ns"], default=None)
+        if not base:
+            continue
+        families = [
+            lambda r: r["scheme"] != "accurate" and r["perforate"] == "device",
+            lambda r: r["perforate"] == "host",
+            lambda r: r["scheme"] == "accurate" and r["precision"] != "f32",
+        ]
+        cells = []
+        for keep in families:
+            best = min((r for r in mine if keep(r)), key=lambda r: r["end_to_end_ns"], default=None)
+            cells.append(f"`{_label(best)}` {_x(base['end_to_end_ns'] / best['end_to_end_ns'])} "
+                         f"(kernel {_x(best.get('speedup'))}, {_pct(primary_error(best))})"
+                         if best else "-")
+        lines.append(f"| {app} | {base['end_to_end_ns'] / 1e6:.2f} ms | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("End-to-end speedups: host packing or conversion, upload, launches and download "
+                 "against the accurate f32 kernel's; in brackets the kernel speedup and the error.")
+    return lines
+
+
+def tune_table(tunes):
+    """Per tune document, app and budget: the choice, its speedup, training error and held-out
+    verdict."""
+    lines = ["| device, size | app | budget | chosen | speedup | train | held-out | holds |",
+             "|---|---|---|---|---|---|---|---|"]
+    for _, doc in tunes:
+        where = f"{tune_device(doc).replace('NVIDIA ', '')}, {tune_size(doc)}"
+        for app in [a for a in APP_ORDER if a in doc["tune"]] + \
+                sorted(set(doc["tune"]) - set(APP_ORDER)):
+            for c in doc["tune"][app]["choices"]:
+                ch = c.get("chosen")
+                budget = f"{100 * c['budget']:g} %"
+                if not ch:
+                    lines.append(f"| {where} | {app} | {budget} | none within the budget | | | | |")
+                    continue
+                test = c.get("test", {})
+                held = test.get("percentile_error", test.get("p95"))
+                holds = "unmeasured" if c.get("holds") is None else "yes" if c["holds"] else "NO"
+                lines.append(f"| {where} | {app} | {budget} | `{ch['variant']}` {ch['wg']} | "
+                             f"{_x(ch.get('speedup'))} | {_pct(ch['train_error'])} | {_pct(held)} | "
+                             f"{holds} |")
+    return lines
+
+
+def energy_headline(rows):
+    """Energy per launch against time: per app, the fastest configuration's speedup and its
+    energy saving over the accurate kernel (median over the energy windows)."""
+    ok = [r for r in _ok(rows) if isinstance(r.get("energy"), dict)]
+    lines = ["| app | accurate J/launch | fastest configuration | speedup | energy saved | error |",
+             "|---|---|---|---|---|---|"]
+    for app in _apps(ok):
+        mine = [r for r in ok if r["app"] == app]
+        base = _fastest(mine, lambda r: r["scheme"] == "accurate" and not r.get("axes"))
+        best = _fastest(mine, lambda r: True)
+        if not base or not best:
+            continue
+        eb, e = base["energy"]["j_per_launch"], best["energy"]["j_per_launch"]
+        lines.append(f"| {app} | {eb * 1e3:.2f} mJ | `{_label(best)}` | "
+                     f"{_x(_median(base) / _median(best))} | {_x(eb / e)} | {_pct(primary_error(best))} |")
+    return lines
+
+
+def sizes_table(rows):
+    """Speedup over the accurate kernel (each at its best shape) by input size, per app and
+    scheme with every axis at its default."""
+    ok = [r for r in _ok(rows) if not r.get("axes") and r.get("best_wg")]
+    sizes = sorted({r["input"]["width"] for r in ok})
+    lines = ["| app | scheme | " + " | ".join(f"{s}^2" for s in sizes) + " |",
+             "|---|---|" + "---|" * len(sizes)]
+    grid = defaultdict(dict)
+    for r in ok:
+        if r["scheme"] != "accurate":
+            grid[(r["app"], _label(r))][r["input"]["width"]] = r.get("speedup")
+    for app in _apps(ok):
+        for label in sorted(l for a, l in grid if a == app):
+            lines.append(f"| {app} | {label} | " +
+                         " | ".join(_x(grid[(app, label)].get(s)) for s in sizes) + " |")
+    return lines
+
+
+def _best_by(rows, key, value):
+    """{key(r): the row with the largest value(r)} over rows where value(r) is a number."""
+    out = {}
+    for r in rows:
+        v = value(r)
+        if isinstance(v, (int, float)) and not math.isnan(v):
+            k = key(r)
+            if k not in out or v > value(out[k]):
+                out[k] = r
+    return out
+
+
+def _span(values):
+    values = sorted(values)
+    return "-" if not values else _x(values[0]) if values[0] == values[-1] else \
+        f"{values[0]:.2f}-{values[-1]:.2f}x"
+
+
+def targets_table(rows):
+    """Where each target stands, computed from the Fig. 10 (8192^2 and 1024^2), half-storage and
+    SYprox runs given; a target whose runs are not among them says so."""
+    ok = _ok(rows)
+    at = lambda size: [r for r in ok if r["input"]["width"] == size]
+    outs = lambda rs: [r for r in rs if r["scheme"] == "accurate" and r["output"] != "none"]
+    lines = ["| target | measured | status |", "|---|---|---|"]
+
+    def add(name, measured, met):
+        status = "not measured here" if met is None else "met" if met else "not met"
+        lines.append(f"| {name} | {measured} | {status} |")
+
+    big = _best_by([r for r in outs(at(8192)) if r["app"] in ("gaussian3", "median")
+                    and r["output"].split(":")[0] == "rows"],
+                   lambda r: (r["app"], r["output"]), lambda r: r.get("speedup_vs_global"))
+    vals = [r["speedup_vs_global"] for r in big.values()]
+    add("Paraprox rows:2 and rows:3 (gaussian3, median) >= 0.95x the global baseline, 8192^2",
+        _span(vals), min(vals) >= 0.95 if vals else None)
+
+    inv = [r for r in at(8192) if r["app"] == "inversion"]
+    acc = _fastest(inv, lambda r: r["scheme"] == "accurate" and r["output"] == "none"
+                   and r["precision"] == "f32")
+    rows3 = _fastest(inv, lambda r: r["scheme"] == "rows:3" and r["recon"] == "nn"
+                     and r["output"] == "none" and r["precision"] == "f32" and r["perforate"] == "device")
+    if acc and rows3:
+        s = _median(acc) / _median(rows3)
+        add("inversion rows:3 nn >= 0.90 of its 1.5x byte bound, 8192^2",
+            f"{_x(s)} ({s / 1.5:.2f} of the bound)", s / 1.5 >= 0.90)
+    else:
+        add("inversion rows:3 nn >= 0.90 of its 1.5x byte bound, 8192^2", "-", None)
+
+    cells = _best_by(outs(at(1024)), lambda r: (r["app"], r["output"], r["output_recon"]),
+                     lambda r: r.get("speedup_vs_global"))
+    under = sorted((r["speedup_vs_global"], f"{a} {o} {rc}") for (a, o, rc), r in cells.items()
+                   if r["speedup_vs_global"] < 1.0)
+    worst = f"; the slowest {under[0][1]} {under[0][0]:.2f}x" if under else ""
+    add("1024^2: no output scheme slower than the global baseline (best fill and load path)",
+        f"{len(cells) - len(under)} of {len(cells)} cells{worst}" if cells else "-",
+        not under if cells else None)
+
+    half = half_cells([r for r in rows if r["source"] in _half_sources(rows)
+                       and r["input"]["width"] == 8192])
+    halves = [r for k, r in half.items() if k[3] != "f32"]
+    met = sum(r["roofline"] >= HALF_TARGET for r in halves)
+    add(f"f16in and f16 >= {HALF_TARGET} of the float4 copy, 8192^2",
+        f"{met} of {len(halves)} cells" if halves else "-", met == len(halves) if halves else None)
+    slower = [k for k, r in half.items() if k[3] != "f32" and (k[0], k[1], k[2], "f32") in half
+              and _median(r) > _median(half[(k[0], k[1], k[2], "f32")])]
+    add("half storage never slower than f32 with the same scheme",
+        f"{len(halves) - len(slower)} of {len(halves)} cells" if halves else "-",
+        not slower if halves else None)
+    li = [(_median(half[(a, "accurate", "none", "f32")]) / _median(r))
+          for (a, s, rc, p), r in half.items() if (s, rc, p) == ("rows:2", "li", "f32")
+          and (a, "accurate", "none", "f32") in half]
+    add("kperf rows:2 li >= 1.15x the accurate kernel, f32, 8192^2", _span(li),
+        min(li) >= 1.15 if li else None)
+
+    # Each packing configuration's median over the runs given (repeats of one sweep).
+    packs = defaultdict(list)
+    for r in ok:
+        if isinstance(r.get("host_pack"), dict) and isinstance(r["host_pack"].get("of_memcpy"), (int, float)):
+            packs[(r["app"], r["scheme"], r["recon"], r["precision"])].append(r["host_pack"]["of_memcpy"])
+    medians = [sorted(v)[len(v) // 2] if len(v) % 2 else sum(sorted(v)[len(v) // 2 - 1:len(v) // 2 + 1]) / 2
+               for v in packs.values()]
+    add("host packing >= 0.50 of memcpy (--transfers; median over the runs)",
+        f"{min(medians):.2f}-{max(medians):.2f} of memcpy" if medians else "no host_pack rows",
+        min(medians) >= 0.5 if medians else None)
+    return lines
+
+
+def _half_sources(rows):
+    """The half-storage sweeps among the runs: kernel timing (no --transfers), no output scheme,
+    and half precisions beside f32."""
+    by = defaultdict(list)
+    for r in rows:
+        by[r["source"]].append(r)
+    return {s for s, rs in by.items()
+            if not any(r.get("end_to_end_ns") or r["output"] != "none" for r in rs)
+            and any(r["precision"] != "f32" for r in rs)}
+
+
+TABLES = {"fig10": fig10_table, "half": half_table, "syprox": syprox_table, "energy": energy_headline,
+          "sizes": sizes_table, "targets": targets_table}
