@@ -17,7 +17,7 @@ namespace {
 
 struct Journal {
   int events_fd = -1;
-  std::vector<nlohmann::json> rows;
+  std::vector<nlohmann::json> rows, workload_faults;
   std::string stop;
   int restarts = 0;
 };
@@ -56,6 +56,8 @@ void init_journal_from_environment() {
   if (const char* path = std::getenv("KPERF_JOURNAL"); path && *path) {
     const nlohmann::json doc = nlohmann::json::parse(read_document(path));
     for (const auto& row : doc.at("rows")) j.rows.push_back(row);
+    for (const auto& w : doc.value("workload_faults", nlohmann::json::array()))
+      j.workload_faults.push_back(w);
     j.stop = doc.value("stop", std::string());
     j.restarts = doc.value("restarts", 0);
   }
@@ -72,6 +74,20 @@ void journal_begin(const nlohmann::ordered_json& row, const char* phase) {
 void journal_end() { append_event({{"end", true}}); }
 
 void journal_row(const nlohmann::ordered_json& row) { append_event({{"row", row}}); }
+
+void journal_begin_workload(const nlohmann::ordered_json& workload, const char* phase) {
+  append_event({{"begin_workload", workload}, {"phase", phase}});
+}
+
+void journal_workload_fault(const nlohmann::ordered_json& workload) {
+  append_event({{"workload_fault", workload}});
+}
+
+std::optional<std::string> journaled_workload_fault(const nlohmann::ordered_json& workload) {
+  for (const auto& w : journal().workload_faults)
+    if (fields_match(w, workload)) return w.value("reason", std::string());
+  return std::nullopt;
+}
 
 const std::vector<nlohmann::json>& journal_rows() { return journal().rows; }
 

@@ -38,6 +38,12 @@ void journal_begin(const nlohmann::ordered_json& row, const char* phase);
 void journal_end();
 // A row is final (run: the result row; tune: with its stage).
 void journal_row(const nlohmann::ordered_json& row);
+// A workload's own device work begins (a user app's truth kernel): `workload` names the app,
+// input and size with the run's fields. A crash before journal_end() is the workload's fault.
+void journal_begin_workload(const nlohmann::ordered_json& workload, const char* phase);
+// The workload's device work faulted the device (`workload` with its "reason"): every
+// configuration of it is a device_fault row.
+void journal_workload_fault(const nlohmann::ordered_json& workload);
 
 // The rows earlier measuring processes of this command finished, in order.
 const std::vector<nlohmann::json>& journal_rows();
@@ -45,6 +51,8 @@ const std::vector<nlohmann::json>& journal_rows();
 // `fields` (a tune's stage; empty for run and check), if any.
 std::optional<nlohmann::json> journaled_fault(const std::string& key,
                                               const nlohmann::ordered_json& fields);
+// The reason the workload (as journal_begin_workload names it) faulted an earlier process.
+std::optional<std::string> journaled_workload_fault(const nlohmann::ordered_json& workload);
 // Non-empty: measure nothing more, write what is measured and stop (three faults in a row, or a
 // crash no configuration accounts for); the text says why.
 const std::string& journal_stop();

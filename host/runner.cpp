@@ -363,18 +363,25 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
   w.height = w.input.height;
   const int iterations = app.traits.iterated ? cfg_.iterations : 1;
 
-  // Skip everything (and the reference) when all keys are already in a resumed file.
-  bool any_left = false;
+  // Skip everything (and the reference) when all keys are already in a resumed file; stop before
+  // the reference when the journal says to and a configuration is still to be measured.
+  bool any_left = false, to_measure = false;
   std::size_t selected_configs = 0;
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs)
       if (selected(app, v, wg)) {
         ++selected_configs;
-        any_left = any_left ||
-                   !cfg_.skip_keys.count(config_key(app, v, wg, w.input_name, w.width, w.height));
+        const std::string key = config_key(app, v, wg, w.input_name, w.width, w.height);
+        if (cfg_.skip_keys.count(key)) continue;
+        any_left = true;
+        to_measure = to_measure || !journaled_fault(key, cfg_.journal_fields);
       }
   if (!any_left) {
     done_ += selected_configs;
+    return;
+  }
+  if (!cfg_.dry_run && to_measure && !journal_stop().empty()) {
+    interrupted_ = stopped_ = true;
     return;
   }
 
@@ -400,7 +407,17 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
     PhaseTimer timer(phase_s_, "reference");
     w.input_d = to_double(w.input.data, w.width, w.height);
     if (w.power) w.power_d = to_double(w.power->data, w.width, w.height);
-    compute_truth(w, iterations);
+    const nlohmann::ordered_json workload = workload_json(w);
+    if (const auto fault = journaled_workload_fault(workload)) {
+      // Its truth kernel faulted an earlier process: nothing of it runs again.
+      w.truth_status = "device_fault";
+      w.truth_problem = *fault;
+      w.truth = GridD(w.width, w.height);
+    } else {
+      if (!app.point) journal_begin_workload(workload, "truth kernel");  // a user app's own kernel
+      compute_truth(w, iterations);
+      if (!app.point) journal_end();
+    }
     w.truth_nonfinite = std::count_if(w.truth.data.begin(), w.truth.data.end(),
                                       [](double t) { return !std::isfinite(t); });
     w.input_finite =
@@ -665,7 +682,33 @@ void Runner::compute_truth(Workload& w, int iterations) {
     w.truth_problem = std::string("the accurate truth kernel does not build: ") + e.what();
     w.truth_log = e.log();
     w.truth = GridD(w.width, w.height);
+  } catch (const cl::Error& e) {
+    std::string why;
+    w.truth = GridD(w.width, w.height);
+    if (device_responds(why)) {
+      w.truth_status = "run_failed";
+      w.truth_problem = "the accurate truth kernel failed: " + describe(e);
+      return;
+    }
+    // The truth kernel faulted the device: every configuration of the workload is a fault, and
+    // no further device work is possible in this process.
+    lost_ = true;
+    nlohmann::ordered_json workload = workload_json(w);
+    workload["reason"] = "the accurate truth kernel faulted the device: " + describe(e) +
+                         "; then the device accepted no more commands (" + why + ")";
+    journal_workload_fault(workload);
+    throw DeviceLost(app.name + " on " + w.input_name + ": " +
+                     workload["reason"].get<std::string>());
   }
+}
+
+nlohmann::ordered_json Runner::workload_json(const Workload& w) const {
+  nlohmann::ordered_json j = cfg_.journal_fields;
+  j["app"] = w.app->name;
+  j["input"] = w.input_name;
+  j["width"] = w.width;
+  j["height"] = w.height;
+  return j;
 }
 
 GridEvaluator Runner::model_evaluator(const AppDescriptor& app) {
@@ -677,7 +720,7 @@ std::optional<Verdict> Runner::static_check(const Workload& w, const Variant& v,
                                             WorkGroup wg) const {
   if (auto verdict = check_launch(*w.app, v, wg, env_.info())) return verdict;
   if (!w.alloc_problem.empty()) return Verdict{"invalid_config", w.alloc_problem};
-  if (!w.truth_problem.empty()) return Verdict{"build_failed", w.truth_problem};
+  if (!w.truth_problem.empty()) return Verdict{w.truth_status, w.truth_problem};
   if (const auto misfit = output_misfit(v.output, w.width, w.height))
     return Verdict{"not_applicable", "output scheme " + *misfit};
   return std::nullopt;

@@ -165,6 +165,8 @@ class Runner {
       const std::function<void(const Variant&, WorkGroup, const std::string&)>& visit);
   // The row as the journal keeps it: its JSON with the run's journal fields.
   nlohmann::ordered_json journal_json(const ResultRow& row) const;
+  // The workload as the journal names it: the run's journal fields, app, input and size.
+  nlohmann::ordered_json workload_json(const Workload& w) const;
   // Whether the device still runs commands after an error: a queue that finishes and a buffer
   // that round-trips; else `why` says what failed.
   bool device_responds(std::string& why);

@@ -81,8 +81,9 @@ struct Workload {
   bool input_finite = true;
   bool device_truth = false;  // the truth is on the device: metrics are computed there
   std::string alloc_problem;  // non-empty: every configuration is invalid_config
-  // A user app whose truth kernel does not build: every configuration is build_failed with it.
-  std::string truth_problem, truth_log;
+  // A user app whose truth kernel does not build (or faulted the device): every configuration is
+  // a row of truth_status (build_failed, device_fault) with that reason.
+  std::string truth_problem, truth_log, truth_status = "build_failed";
   std::string reference;         // each row's reference field
   std::string note;              // caveat copied onto every row
   DeviceBuffers* buf = nullptr;  // the runner's buffers for this size

@@ -47,10 +47,12 @@ std::string signal_text(int sig) {
   return "signal " + std::to_string(sig) + " (" + (name ? name : "unknown") + ")";
 }
 
-// What one child left in its events file: the rows it finished, and the configuration it was in.
+// What one child left in its events file: the rows it finished, the workloads whose own device
+// work faulted, and the configuration or workload it was in.
 struct ChildEvents {
-  std::vector<nlohmann::json> rows;
-  nlohmann::json in_flight;  // the begun row, null when none
+  std::vector<nlohmann::json> rows, workload_faults;
+  nlohmann::json in_flight;           // the begun configuration's row, null when none
+  nlohmann::json in_flight_workload;  // the begun workload, null when none
   std::string phase;
 };
 
@@ -68,20 +70,30 @@ ChildEvents read_events(const std::string& path) {
     if (event.contains("begin")) {
       out.in_flight = event["begin"];
       out.phase = event.value("phase", std::string());
+    } else if (event.contains("begin_workload")) {
+      out.in_flight_workload = event["begin_workload"];
+      out.phase = event.value("phase", std::string());
     } else if (event.contains("end")) {
-      out.in_flight = nullptr;
+      out.in_flight = out.in_flight_workload = nullptr;
     } else if (event.contains("row")) {
       out.rows.push_back(event["row"]);
+    } else if (event.contains("workload_fault")) {
+      out.workload_faults.push_back(event["workload_fault"]);
     }
   }
   return out;
 }
 
-int trailing_faults(const std::vector<nlohmann::json>& rows) {
-  int n = 0;
-  for (auto it = rows.rbegin(); it != rows.rend(); ++it, ++n)
-    if (it->value("status", std::string()) != "device_fault") break;
-  return n;
+// Whether a child measured anything but faults: a fault after it starts a new run of faults.
+bool measured_something(const ChildEvents& events) {
+  for (const auto& row : events.rows)
+    if (row.value("status", std::string()) != "device_fault") return true;
+  return false;
+}
+
+std::string workload_label(const nlohmann::json& workload) {
+  return workload.value("app", std::string()) + " on " + workload.value("input", std::string()) +
+         " (its truth kernel)";
 }
 
 pid_t spawn_child(char** argv, const std::vector<std::string>& extra_env) {
@@ -138,14 +150,17 @@ int supervise(int argc, char** argv) {
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
 
-  std::vector<nlohmann::json> rows;
+  std::vector<nlohmann::json> rows, workload_faults;
   std::string stop;
-  int restarts = 0;
+  int restarts = 0, faults_in_a_row = 0;
   for (;;) {
     std::vector<std::string> env = {"KPERF_JOURNAL_EVENTS=" + events_path,
                                     "KPERF_SCRATCH_DIR=" + dir};
     if (restarts > 0 || !stop.empty()) {
-      nlohmann::json journal = {{"rows", rows}, {"stop", stop}, {"restarts", restarts}};
+      nlohmann::json journal = {{"rows", rows},
+                                {"workload_faults", workload_faults},
+                                {"stop", stop},
+                                {"restarts", restarts}};
       write_document_atomic(journal_path, journal.dump());
       env.push_back("KPERF_JOURNAL=" + journal_path);
     }
@@ -156,6 +171,8 @@ int supervise(int argc, char** argv) {
     child_pid = 0;
     ChildEvents events = read_events(events_path);
     rows.insert(rows.end(), events.rows.begin(), events.rows.end());
+    workload_faults.insert(workload_faults.end(), events.workload_faults.begin(),
+                           events.workload_faults.end());
 
     if (WIFEXITED(status) && WEXITSTATUS(status) != kExitRestart) return WEXITSTATUS(status);
     if (!stop.empty()) {
@@ -165,21 +182,34 @@ int supervise(int argc, char** argv) {
     }
     std::string fault;  // the faulting configuration's key and what happened
     if (WIFEXITED(status)) {
-      // The child journaled the configuration's device_fault row with the driver's words.
-      if (!rows.empty() && rows.back().value("status", std::string()) == "device_fault")
-        fault = rows.back().value("key", std::string()) + ": " +
-                rows.back().value("reason", std::string());
+      // The child journaled the faulting configuration's row, or its workload's fault, with the
+      // driver's words.
+      if (!events.workload_faults.empty())
+        fault = workload_label(events.workload_faults.back()) + ": " +
+                events.workload_faults.back().value("reason", std::string());
+      else if (!events.rows.empty() &&
+               events.rows.back().value("status", std::string()) == "device_fault")
+        fault = events.rows.back().value("key", std::string()) + ": " +
+                events.rows.back().value("reason", std::string());
       else
         stop = "the device stopped accepting commands outside any configuration's device work";
     } else if (WIFSIGNALED(status) && crash_signal(WTERMSIG(status))) {
       const std::string what = "the measuring process died of " + signal_text(WTERMSIG(status));
+      const std::string where =
+          " during this " +
+          std::string(events.in_flight.is_null() ? "workload's " : "configuration's ") +
+          events.phase + " (a crash inside the OpenCL driver)";
       if (!events.in_flight.is_null()) {
         nlohmann::json row = events.in_flight;
         row["status"] = "device_fault";
-        row["reason"] = what + " during this configuration's " + events.phase +
-                        " (a crash inside the OpenCL driver)";
+        row["reason"] = what + where;
         rows.push_back(row);
         fault = row.value("key", std::string()) + ": " + what;
+      } else if (!events.in_flight_workload.is_null()) {
+        nlohmann::json workload = events.in_flight_workload;
+        workload["reason"] = what + where;
+        workload_faults.push_back(workload);
+        fault = workload_label(workload) + ": " + what;
       } else {
         stop = what + " outside any configuration's device work";
       }
@@ -193,11 +223,12 @@ int supervise(int argc, char** argv) {
       // Ctrl-C during a fault: write what was measured, then stop.
       stop = "interrupted";
     } else if (!fault.empty()) {
-      const int in_a_row = trailing_faults(rows);
+      faults_in_a_row = measured_something(events) ? 1 : faults_in_a_row + 1;
+      const bool stopping = faults_in_a_row >= kFaultsInARow;
       std::fprintf(stderr, "kperf: device fault in %s; %s\n", fault.c_str(),
-                   in_a_row >= kFaultsInARow ? "stopping" : "measuring on in a new process");
-      if (in_a_row >= kFaultsInARow)
-        stop = std::to_string(in_a_row) + " configurations in a row faulted the device";
+                   stopping ? "stopping" : "measuring on in a new process");
+      if (stopping)
+        stop = std::to_string(faults_in_a_row) + " configurations in a row faulted the device";
     }
     ++restarts;
   }
