@@ -3,6 +3,8 @@
 # scripts/report.py, or with --check regenerates them in a scratch directory and fails, naming
 # each report whose report.md differs from the committed one (figures are not compared: their
 # bytes follow matplotlib's version, the numbers they draw are the ones report.md tabulates).
+# Without REPORT_DIR arguments it also fills (--check: compares) the headline tables of
+# results/README.md (scripts/results-tables.py).
 #
 #   scripts/make-reports.sh [--check] [REPORT_DIR...]   (REPORT_DIR as in results/reports.txt)
 set -euo pipefail
@@ -56,5 +58,13 @@ for dir in "${jobs[@]}"; do
 done
 if [ "$check" = 1 ] && [ "$status" = 0 ]; then
   echo "make-reports.sh: ${#jobs[@]} reports equal what report.py makes of their runs" >&2
+fi
+# The headline tables of results/README.md, when every report was asked for.
+if [ $# -eq 0 ]; then
+  if [ "$check" = 1 ]; then
+    "$python" "$root/scripts/results-tables.py" --check "$root/results/README.md" || status=1
+  else
+    "$python" "$root/scripts/results-tables.py" "$root/results/README.md" || status=1
+  fi
 fi
 exit "$status"

@@ -5,7 +5,7 @@ from collections import defaultdict
 import math
 
 from .loading import APP_ORDER, primary_error
-from .tune import tune_device, tune_size
+from .tune import tune_size
 
 HALF_VARIANTS = [("accurate", "none"), ("rows:2", "nn"), ("rows:2", "li")]
 HALF_TARGET = 0.85  # f16in and f16 at 0.85 of the float4 copy, at the stored sizes
@@ -159,10 +159,10 @@ def syprox_table(rows):
 def tune_table(tunes):
     """Per tune document, app and budget: the choice, its speedup, training error and held-out
     verdict."""
-    lines = ["| device, size | app | budget | chosen | speedup | train | held-out | holds |",
+    lines = ["| size | app | budget | chosen | speedup | train | held-out | holds |",
              "|---|---|---|---|---|---|---|---|"]
     for _, doc in tunes:
-        where = f"{tune_device(doc).replace('NVIDIA ', '')}, {tune_size(doc)}"
+        where = tune_size(doc)
         for app in [a for a in APP_ORDER if a in doc["tune"]] + \
                 sorted(set(doc["tune"]) - set(APP_ORDER)):
             for c in doc["tune"][app]["choices"]:
@@ -177,6 +177,36 @@ def tune_table(tunes):
                 lines.append(f"| {where} | {app} | {budget} | `{ch['variant']}` {ch['wg']} | "
                              f"{_x(ch.get('speedup'))} | {_pct(ch['train_error'])} | {_pct(held)} | "
                              f"{holds} |")
+    return lines
+
+
+def tune_repeat_table(tunes):
+    """Two tunes of the same command side by side: per app and budget each run's choice, speedup
+    and held-out verdict, whether they chose alike and whether their speedups lie within 3 %."""
+    (_, a), (_, b) = tunes[:2]
+    lines = ["| app | budget | run 1 | speedup | holds | run 2 | speedup | holds | same | within 3 % |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    same = near = total = 0
+
+    def held(c):
+        return "unmeasured" if c.get("holds") is None else "yes" if c["holds"] else "NO"
+
+    for app in [x for x in APP_ORDER if x in a["tune"]] + sorted(set(a["tune"]) - set(APP_ORDER)):
+        for ca, cb in zip(a["tune"][app]["choices"], b["tune"].get(app, {}).get("choices", [])):
+            va, vb = ca.get("chosen") or {}, cb.get("chosen") or {}
+            sa, sb = va.get("speedup"), vb.get("speedup")
+            alike = va.get("variant") == vb.get("variant")
+            close = isinstance(sa, (int, float)) and isinstance(sb, (int, float)) and \
+                abs(sa - sb) <= 0.03 * max(sa, sb)
+            total += 1
+            same += alike
+            near += close
+            lines.append(f"| {app} | {100 * ca['budget']:g} % | `{va.get('variant', 'none')}` | "
+                         f"{_x(sa)} | {held(ca)} | `{vb.get('variant', 'none')}` | {_x(sb)} | "
+                         f"{held(cb)} | {'yes' if alike else 'no'} | {'yes' if close else 'no'} |")
+    lines.append("")
+    lines.append(f"The same choice in **{same} of {total}** cells; speedups within 3 % in "
+                 f"**{near} of {total}**.")
     return lines
 
 
@@ -198,21 +228,18 @@ def energy_headline(rows):
     return lines
 
 
-def sizes_table(rows):
-    """Speedup over the accurate kernel (each at its best shape) by input size, per app and
-    scheme with every axis at its default."""
-    ok = [r for r in _ok(rows) if not r.get("axes") and r.get("best_wg")]
+def sizes_table(rows, scheme="rows:2/nn"):
+    """Speedup of one scheme (every other axis at its default) over the accurate kernel, each at
+    its best shape, by input size, per app."""
+    ok = [r for r in _ok(rows) if not r.get("axes") and r.get("best_wg") and _label(r) == scheme]
     sizes = sorted({r["input"]["width"] for r in ok})
-    lines = ["| app | scheme | " + " | ".join(f"{s}^2" for s in sizes) + " |",
-             "|---|---|" + "---|" * len(sizes)]
+    lines = [f"| {scheme} | " + " | ".join(f"{s}^2" for s in sizes) + " |",
+             "|---|" + "---|" * len(sizes)]
     grid = defaultdict(dict)
     for r in ok:
-        if r["scheme"] != "accurate":
-            grid[(r["app"], _label(r))][r["input"]["width"]] = r.get("speedup")
+        grid[r["app"]][r["input"]["width"]] = r.get("speedup")
     for app in _apps(ok):
-        for label in sorted(l for a, l in grid if a == app):
-            lines.append(f"| {app} | {label} | " +
-                         " | ".join(_x(grid[(app, label)].get(s)) for s in sizes) + " |")
+        lines.append(f"| {app} | " + " | ".join(_x(grid[app].get(s)) for s in sizes) + " |")
     return lines
 
 
@@ -274,8 +301,8 @@ def targets_table(rows):
         f"{len(cells) - len(under)} of {len(cells)} cells{worst}" if cells else "-",
         not under if cells else None)
 
-    half = half_cells([r for r in rows if r["source"] in _half_sources(rows)
-                       and r["input"]["width"] == 8192])
+    sweeps = _half_sources(rows)
+    half = half_cells([r for r in rows if r["source"] in sweeps and r["input"]["width"] == 8192])
     halves = [r for k, r in half.items() if k[3] != "f32"]
     met = sum(r["roofline"] >= HALF_TARGET for r in halves)
     add(f"f16in and f16 >= {HALF_TARGET} of the float4 copy, 8192^2",
