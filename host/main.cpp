@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
     if (cmd == "__compile-worker") return compile_worker_main(argc - 1, argv + 1);
     if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
     // Measuring commands run in a child process that a fault loses alone (supervisor.hpp).
-    if (!std::getenv("KPERF_JOURNAL_EVENTS") && wants_supervisor(cmd)) return supervise(argc, argv);
+    if (!std::getenv("KPERF_JOURNAL_EVENTS") && wants_supervisor(argc, argv))
+      return supervise(argc, argv);
     init_journal_from_environment();
     if (cmd == "run" || cmd == "tune" || cmd == "check" || cmd == "__tune-stage")
       use_private_jit_cache();

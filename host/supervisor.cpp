@@ -128,9 +128,15 @@ int wait_child(pid_t pid) {
 
 }  // namespace
 
-bool wants_supervisor(const std::string& command) {
+bool wants_supervisor(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
   if (command != "run" && command != "tune" && command != "check" && command != "__tune-stage")
     return false;
+  // Nothing to lose: a dry run launches nothing, and --help prints.
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--dry-run" || arg == "--help" || arg == "-h") return false;
+  }
   const char* setting = std::getenv("KPERF_SUPERVISE");
   return !(setting && std::string(setting) == "0");
 }
@@ -216,6 +222,8 @@ int supervise(int argc, char** argv) {
     } else if (WIFSIGNALED(status) &&
                (interrupted || WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
       return 130;  // interrupted before it could write anything
+    } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
+      return 128 + SIGPIPE;  // its reader went away (kperf ... | head)
     } else {
       stop = "the measuring process was killed by " + signal_text(WTERMSIG(status));
     }

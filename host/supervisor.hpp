@@ -18,10 +18,10 @@ constexpr int kExitFaulted = 4;
 // How many faults in a row stop a run (every row measured is still written).
 constexpr int kFaultsInARow = 3;
 
-// Whether `command` measures under a supervisor: run, tune, check and a tune's stage worker,
-// unless KPERF_SUPERVISE=0 (one process, as a debugger wants it) or this process is the
-// supervisor's child.
-bool wants_supervisor(const std::string& command);
+// Whether this command line (argv as main() has it) measures under a supervisor: run, tune,
+// check and a tune's stage worker, but not --dry-run or --help, and not with KPERF_SUPERVISE=0
+// (one process, as a debugger wants it).
+bool wants_supervisor(int argc, char** argv);
 
 // Runs this kperf command (argv as main() has it) in a child process until it finishes, starting a
 // new child after each fault; returns the command's exit status.
