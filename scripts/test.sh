@@ -5,20 +5,23 @@
 #
 # The fast tier (no --full): host unit tests, device tests on PoCL (every app against its double
 # reference, every scheme and axis against its CPU model, NaN poisoning, canaries), command-line
-# and script tests; matrix tests run a sample of their launch shapes, each shape for some
-# variant. --full adds, in this order:
-#   - the same suite with every launch shape of the matrix tests (KPERF_TEST_FULL=1);
+# and script tests, Oclgrind on a sample of configurations; matrix tests run a sample of their
+# launch shapes, each shape for some variant. --full adds, in this order:
+#   - the same suite with every launch shape of the matrix tests, every app of every per-app
+#     suite and the whole Oclgrind covering array (KPERF_TEST_FULL=1);
+#   - every app's accurate and perforated kernels and their NaN poisoning again, built with
+#     PoCL's optimiser as users build them;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the host tests and a device
-#     subset that builds every kernel file and every axis once (KPERF_SANITIZE=0 skips it);
-#   - the arm64 build on aarch64 PoCL under qemu where the machine allows it (root, binfmt_misc),
-#     its Debian root cached in ~/.cache/kperf for every clone (KPERF_ARM64=0 skips it);
-#   - a 4-shard run on a single-node Slurm cluster and its merge (scripts/check-slurm.sh; root
-#     only, KPERF_SLURM=0 skips it).
+#     subset that builds every kernel file and every axis once (KPERF_SANITIZE=0 skips it).
+# Every other pass builds the kernels unoptimised on PoCL (POCL_EXTRA_BUILD_FLAGS=
+# -cl-opt-disable): PoCL then compiles three times faster, and the tests check what a kernel
+# computes, which optimisation does not change. KPERF_TEST_OPTIMISED=1 keeps the optimiser.
 # Every test process shares PoCL's kernel cache (by source and options), so each distinct
-# program compiles once per machine: the device tests of both builds read the kernels of the
-# source tree, with the same options. (kperf's own binary cache, KPERF_BINARY_CACHE=DIR, serves
+# program compiles once per machine. (kperf's own binary cache, KPERF_BINARY_CACHE=DIR, serves
 # the same purpose on other drivers; on PoCL it cost more than it saved: storing a binary makes
 # PoCL generate code it would otherwise compile only on first launch.)
+# The platform checks are separate commands, run as root: scripts/check-arm64.sh (the arm64
+# build on aarch64 PoCL under qemu) and scripts/check-slurm.sh build (a 4-shard Slurm array).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -30,6 +33,10 @@ scripts/install-deps.sh
 scripts/build.sh
 datasets/fetch_images.sh || echo "sample photos unavailable; photo tests use synthetic inputs" >&2
 
+if [ "${KPERF_TEST_OPTIMISED:-0}" = 0 ]; then
+  export POCL_EXTRA_BUILD_FLAGS="${POCL_EXTRA_BUILD_FLAGS:+$POCL_EXTRA_BUILD_FLAGS }-cl-opt-disable"
+fi
+
 if [ "$full" = 0 ]; then
   (cd build && ctest --output-on-failure --parallel 2 "$@")
   exit 0
@@ -37,6 +44,10 @@ fi
 
 echo "== every launch shape of the matrix tests (KPERF_TEST_FULL=1)" >&2
 (cd build && KPERF_TEST_FULL=1 ctest --output-on-failure --parallel 2 "$@")
+
+echo "== every app's accurate and perforated kernels, optimised" >&2
+(cd build && env -u POCL_EXTRA_BUILD_FLAGS KPERF_TEST_FULL=1 ctest --output-on-failure --parallel 2 \
+   -R '^AllApps/(AccurateApp|PerforatedApp|Poison)\.' "$@")
 
 if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   echo "== host tests and a device subset under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)" >&2
@@ -59,18 +70,7 @@ if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   # never hide one.
   (cd build-asan &&
    export ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp:use_tls=0:print_suppressions=0" \
-          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 &&
+          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 KPERF_TEST_EVERY_APP=1 &&
    ctest --output-on-failure --parallel 2 -L host "$@" &&
    ctest --output-on-failure --parallel 2 -LE host -R "$subset" "$@")
-fi
-
-if [ "${KPERF_ARM64:-1}" != 0 ]; then
-  echo "== the arm64 build on aarch64 PoCL under qemu (scripts/check-arm64.sh)" >&2
-  KPERF_ARM64_ROOT="${KPERF_ARM64_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/kperf/arm64-bookworm}" \
-    scripts/check-arm64.sh --skip-if-unsupported
-fi
-
-if [ "${KPERF_SLURM:-1}" != 0 ]; then
-  echo "== a sharded run on a single-node Slurm cluster (scripts/check-slurm.sh)" >&2
-  scripts/check-slurm.sh build
 fi

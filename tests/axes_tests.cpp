@@ -89,6 +89,7 @@ class LoadPath : public ::testing::TestWithParam<std::string> {};
 TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
+  KPERF_SAMPLE_APP(app, 1);
   // 4x2 at vec 4 and 8: the global path's wide row loads (float4 / float8, halves as 8 or 16
   // bytes) against the tile's; py 2 and 3 are whole periods of rows:2 and rows:3, where separable
   // apps pass kept rows only.
@@ -202,6 +203,7 @@ bool within_one_ulp(float a, float b, const StorageType& stored) {
 TEST_P(OutputScheme, FusedEqualsSeparateAndTheModel) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
+  KPERF_SAMPLE_APP(app, 1);
   const std::vector<WorkGroup> wgs = {{8, 4, 4, 2}, {5, 3}};
   struct Others {
     const char *scheme, *load, *precision;
@@ -528,6 +530,7 @@ class PoisonLoadPaths : public ::testing::TestWithParam<std::string> {};
 TEST_P(PoisonLoadPaths, SkippedElementsAreNeverRead) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
+  KPERF_SAMPLE_APP(app, 0);
   const int w = 64, h = 40;
   const AppInput input = input_for(app, w, h, 81);
   const auto variants =

@@ -95,6 +95,7 @@ class PerforatedApp : public ::testing::TestWithParam<std::string> {};
 TEST_P(PerforatedApp, MatchesSchemeModel) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
+  KPERF_SAMPLE_APP(app, 0);
   const std::vector<WorkGroup> wgs = {{16, 8},   {8, 4},    {32, 2},      {4, 1},      {8, 4, 4},
                                       {4, 8, 4}, {5, 2, 2}, {8, 2, 4, 2}, {4, 1, 1, 3}};
   const auto variants = parse_variants("stencil,rows:2,rows:3,rows:4,cols:2,cols:3", "nn,li");
@@ -213,6 +214,7 @@ class Poison : public ::testing::TestWithParam<std::string> {};
 TEST_P(Poison, SkippedElementsAreNeverLoaded) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app(GetParam());
+  KPERF_SAMPLE_APP(app, 2);
   const int w = 96, h = 40;
   Grid in = test::random_grid(w, h, 41);
   std::optional<Grid> power;

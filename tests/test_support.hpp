@@ -94,6 +94,20 @@ inline bool full_matrix() {
   return full && *full && std::string(full) != "0";
 }
 
+// The apps a per-app suite runs in the fast tier: those whose place in the registry plus the
+// suite's salt is a multiple of 3 (gaussian3, sobel5, hotspot; sobel3, inversion; gaussian5,
+// median, bilateral), so that every suite covers apps of different kinds and every app runs in
+// several suites. KPERF_TEST_FULL=1 runs every app in every suite.
+// KPERF_TEST_EVERY_APP=1 runs every app without the full matrix (the sanitizer pass's subset
+// picks one app through every per-app suite).
+inline bool app_sampled(const AppDescriptor& app, std::size_t salt) {
+  const char* every = std::getenv("KPERF_TEST_EVERY_APP");
+  return full_matrix() || (every && std::string(every) == "1") || (app_index(app) + salt) % 3 == 0;
+}
+#define KPERF_SAMPLE_APP(app, salt)              \
+  if (!::kperf::test::app_sampled(app, salt))    \
+  GTEST_SKIP() << app.name << ": another suite's app in the fast tier (KPERF_TEST_FULL=1 runs it)"
+
 // The launch shapes a matrix test runs per variant. Variants are grouped by `key` (so that
 // variants compared with each other, say the same scheme on two load paths, run the same
 // shapes); each group takes `per` consecutive shapes of the list, the next group the next ones,
