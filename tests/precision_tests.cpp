@@ -428,10 +428,10 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
     for (const Variant& v : parse_variants(a)) paired.push_back(v);
   const std::vector<WorkGroup> wgs = {{8, 4, 2, 1}, {4, 2, 4, 3}, {4, 2, 8, 2}};
   // Every variant and shape ran in both outcomes and stored the same bits; returns the count.
-  auto same_outputs = [&app](const Outcome& x, const Outcome& y, const std::vector<Variant>& vs,
-                             const std::vector<WorkGroup>& shapes,
-                             const std::function<bool(const Variant&, const WorkGroup&)>& ran =
-                                 {}) {
+  auto same_outputs = [&app](
+                          const Outcome& x, const Outcome& y, const std::vector<Variant>& vs,
+                          const std::vector<WorkGroup>& shapes,
+                          const std::function<bool(const Variant&, const WorkGroup&)>& ran = {}) {
     int n = 0;
     for (const auto& v : vs)
       for (const auto& wg : shapes) {

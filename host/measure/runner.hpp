@@ -224,6 +224,7 @@ class Runner {
   // The workload's truth: a built-in's C++ reference, a user app's own kernel in fp64 (AppTruth);
   // a truth kernel that does not build marks the workload's configurations build_failed.
   void compute_truth(Workload& w, int iterations);
+  void prepare_truth(Workload& w, int iterations);
   // Evaluates a user app's model tiles with its truth kernel (empty for built-ins).
   GridEvaluator model_evaluator(const AppDescriptor& app);
   AppTruth& truth_for(const AppDescriptor& app);

@@ -25,6 +25,7 @@
 #include "strings.hpp"
 #include "supervisor.hpp"
 #include "tune.hpp"
+#include "tune_device_list.hpp"
 
 namespace kperf {
 
@@ -369,6 +370,72 @@ std::vector<std::string> unmeasured_verdicts(const nlohmann::ordered_json &summa
 
 }  // namespace
 
+namespace {
+
+// The rows the earlier measuring processes finished before a fault (the faulting ones among
+// them), added to those of --resume.
+void add_journal_rows(std::vector<TuneRow> &resumed) {
+  std::set<std::string> have;
+  auto id = [](const TuneRow &r) {
+    return r.stage + "|" + std::to_string(r.device) + "|" + r.row.key;
+  };
+  for (const auto &r : resumed) have.insert(id(r));
+  for (const auto &j : journal_rows()) {
+    TuneRow r = tune_row_from_json(j);
+    if (have.insert(id(r)).second) resumed.push_back(std::move(r));
+  }
+}
+
+// The choices, the last lines of a finished tune, and its exit status.
+int report_tune_end(const nlohmann::ordered_json &summary, std::size_t rows, std::size_t builds,
+                    std::size_t faulted, const std::string &out_path) {
+  print_choices(summary);
+  std::fprintf(stderr, "done: %zu rows (%zu builds) written to %s\n", rows, builds,
+               out_path.c_str());
+  const std::vector<std::string> unmeasured = unmeasured_verdicts(summary);
+  for (const auto &line : unmeasured) std::fprintf(stderr, "kperf: %s\n", line.c_str());
+  if (faulted == 0 && unmeasured.empty()) return 0;
+  std::fprintf(stderr,
+               "kperf: %zu configuration%s faulted the device (device_fault rows, dropped from "
+               "the search); %zu verdict%s unmeasured\n",
+               faulted, faulted == 1 ? "" : "s", unmeasured.size(),
+               unmeasured.size() == 1 ? "" : "s");
+  return kExitFaulted;
+}
+
+// --devices: this process measures on the first; a worker process on each of the others.
+std::vector<std::string> tune_devices_of(const cxxopts::ParseResult &args, int argc, char **argv,
+                                         TuneConfig &cfg) {
+  if (!args.count("devices")) return {};
+  const std::vector<std::string> devices =
+      resolve_tune_devices(args["devices"].as<std::string>(), args["device"].as<std::string>());
+  if (devices.size() > 1) {
+    cfg.worker_devices.assign(devices.begin() + 1, devices.end());
+    cfg.command_args.assign(argv + 1, argv + argc);
+  }
+  return devices;
+}
+
+// Where the choices' outputs go without --save-outputs: beside the document.
+std::string default_outputs_dir(const std::string &out_path) {
+  return (fs::path(out_path).parent_path() / (fs::path(out_path).stem().string() + "-outputs"))
+      .string();
+}
+
+// The harness block: the phases, wall time, builds and rows, and what earlier sessions spent.
+nlohmann::ordered_json tune_harness(nlohmann::ordered_json phases,
+                                    std::chrono::steady_clock::time_point start, std::size_t builds,
+                                    std::size_t rows, const nlohmann::ordered_json &earlier) {
+  phases["wall_s"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  phases["builds"] = builds;
+  phases["rows"] = rows;
+  if (!earlier.is_null()) phases["resumed_from"] = earlier;
+  return phases;
+}
+
+}  // namespace
+
 int cmd_tune(int argc, char **argv, const std::string &command_line) {
   cxxopts::Options options = tune_options();
   const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
@@ -380,13 +447,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
   if (given("out")) require_writable(text("out"));
 
-  // --devices: this process measures on the first; a worker process on each of the others.
-  std::vector<std::string> devices;
-  if (given("devices")) devices = resolve_tune_devices(text("devices"), text("device"));
-  if (devices.size() > 1) {
-    cfg.worker_devices.assign(devices.begin() + 1, devices.end());
-    cfg.command_args.assign(argv + 1, argv + argc);
-  }
+  const std::vector<std::string> devices = tune_devices_of(args, argc, argv, cfg);
   const nlohmann::ordered_json devices_json =
       devices.empty() ? nlohmann::ordered_json(nullptr) : tune_devices_json(devices);
   ClEnv env(choose_device_entry(devices.empty() ? text("device") : devices[0]));
@@ -396,11 +457,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     throw UsageError("--objective energy: " + cfg.energy_absent_reason);
 
   const std::string out_path = out_path_or_default(args, "kperf-tune", env.info().name);
-  cfg.outputs_dir =
-      given("save-outputs")
-          ? text("save-outputs")
-          : (fs::path(out_path).parent_path() / (fs::path(out_path).stem().string() + "-outputs"))
-                .string();
+  cfg.outputs_dir = given("save-outputs") ? text("save-outputs") : default_outputs_dir(out_path);
   require_writable_dir("--save-outputs", cfg.outputs_dir);
 
   const nlohmann::ordered_json fingerprint = tune_fingerprint(env, cfg, devices_json);
@@ -409,17 +466,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   if (given("resume") && fs::exists(out_path))
     resumed = resumed_tune_rows(out_path, fingerprint, earlier_harness);
   // After a fault: what the earlier measuring processes finished, the faulting rows among them.
-  {
-    std::set<std::string> have;
-    auto id = [](const TuneRow &r) {
-      return r.stage + "|" + std::to_string(r.device) + "|" + r.row.key;
-    };
-    for (const auto &r : resumed) have.insert(id(r));
-    for (const auto &j : journal_rows()) {
-      TuneRow r = tune_row_from_json(j);
-      if (have.insert(id(r)).second) resumed.push_back(std::move(r));
-    }
-  }
+  add_journal_rows(resumed);
   cfg.progress = !given("quiet") && ::isatty(STDERR_FILENO);
   catch_interrupts();
 
@@ -442,13 +489,8 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     ctx["axis_defaults"] = axis_defaults_json();
     ctx["complete"] = complete;
     if (!error.is_null()) ctx["error"] = error;
-    nlohmann::ordered_json harness = tuner.phases_json();
-    harness["wall_s"] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    harness["builds"] = env.builds_done();
-    harness["rows"] = rows.size();
-    if (!earlier_harness.is_null()) harness["resumed_from"] = earlier_harness;
-    ctx["harness"] = harness;
+    ctx["harness"] =
+        tune_harness(tuner.phases_json(), start, env.builds_done(), rows.size(), earlier_harness);
     doc["context"] = ctx;
     doc["tune"] = complete ? tuner.summary_json() : nlohmann::ordered_json(nullptr);
     doc["results"] = nlohmann::ordered_json::array();
@@ -487,18 +529,8 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                  tuner.rows().size(), out_path.c_str());
     return kExitInterrupted;
   }
-  print_choices(tuner.summary_json());
-  std::fprintf(stderr, "done: %zu rows (%zu builds) written to %s\n", tuner.rows().size(),
-               env.builds_done(), out_path.c_str());
-  const std::vector<std::string> unmeasured = unmeasured_verdicts(tuner.summary_json());
-  for (const auto &line : unmeasured) std::fprintf(stderr, "kperf: %s\n", line.c_str());
-  if (faulted == 0 && unmeasured.empty()) return 0;
-  std::fprintf(stderr,
-               "kperf: %zu configuration%s faulted the device (device_fault rows, dropped from "
-               "the search); %zu verdict%s unmeasured\n",
-               faulted, faulted == 1 ? "" : "s", unmeasured.size(),
-               unmeasured.size() == 1 ? "" : "s");
-  return kExitFaulted;
+  return report_tune_end(tuner.summary_json(), tuner.rows().size(), env.builds_done(), faulted,
+                         out_path);
 }
 
 int tune_stage_worker_main(int argc, char **argv) {

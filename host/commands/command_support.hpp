@@ -13,13 +13,10 @@
 
 #include "apps.hpp"
 #include "cl_env.hpp"
+#include "exit_codes.hpp"
 #include "kernel_root.hpp"
 
 namespace kperf {
-
-constexpr int kExitUsage = 2;
-constexpr int kExitDevice = 3;
-constexpr int kExitInterrupted = 130;
 
 // A bad command line or input: one line on stderr, no output written.
 class UsageError : public std::runtime_error {

@@ -1,5 +1,7 @@
-// What the runner's files share (runner.cpp: the configuration loop; config_timing.cpp: timing
-// one configuration; config_outputs.cpp: its error, verification and saved output): the workload
+// What the runner's files share (runner.cpp: the configuration loop; runner_workload.cpp: a
+// workload's inputs and truth; runner_config.cpp: one configuration's build, buffers and
+// attempt; config_timing.cpp: timing it; config_outputs.cpp: its error, verification and saved
+// output): the workload
 // and its device data, the launches of one sample, the harness's phase timer and fault hooks.
 // Not part of kperf's interface.
 #pragma once
@@ -31,6 +33,15 @@ bool fault_at(const std::string& kind, std::atomic<long>& count);
 std::optional<std::string> fault_argument(const std::string& kind);
 
 double now_s();
+
+// Configurations timed so far in this process (KPERF_FAULT=alloc:N counts them).
+extern std::atomic<long> configurations_timed;
+// A configuration's key (results.hpp's make_key over every axis, shape and input).
+std::string config_key(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                       const std::string& input, int width, int height);
+// A row naming the configuration: app, every axis, launch shape, input; nothing measured yet.
+ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                       const std::string& input_name, int width, int height, int iterations);
 
 // Adds the wall time of its scope to one phase of the harness breakdown.
 class PhaseTimer {

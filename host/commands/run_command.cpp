@@ -438,6 +438,36 @@ class RunDocument {
   double write_s_ = 0;  // time spent writing result files
 };
 
+// The summary table, the warnings and the last line of a run, and its exit status.
+int report_run_end(const std::vector<ResultRow>& annotated, bool stopped, bool complete,
+                   std::size_t builds, const std::string& out_path) {
+  std::cout << summary_table(annotated);
+  std::size_t throttled = 0;
+  for (const ResultRow& r : annotated)
+    throttled += r.energy.is_object() && r.energy.value("throttled", false) ? 1 : 0;
+  if (throttled)
+    std::fprintf(stderr,
+                 "warning: %zu rows were measured while the GPU was throttled (power or thermal; "
+                 "their energy.windows[].clocks say which)\n",
+                 throttled);
+  const std::size_t faulted = std::count_if(annotated.begin(), annotated.end(),
+                                            [](const ResultRow& r) { return r.device_faulted(); });
+  std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
+               stopped    ? "stopped"
+               : complete ? "done"
+                          : "interrupted",
+               annotated.size(), builds, out_path.c_str());
+  if (faulted == 0 && stopped) {
+    std::fprintf(stderr, "kperf: stopped: %s\n", journal_stop().c_str());
+    return 1;
+  }
+  if (faulted == 0) return complete ? 0 : kExitInterrupted;
+  std::fprintf(stderr, "kperf: %zu configuration%s faulted the device (device_fault rows)%s\n",
+               faulted, faulted == 1 ? "" : "s",
+               stopped ? ("; stopped: " + journal_stop()).c_str() : "");
+  return kExitFaulted;
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv, const std::string& command_line) {
@@ -535,31 +565,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
       runner.stopped()
           ? nlohmann::ordered_json{{"kind", "device_fault"}, {"message", journal_stop()}}
           : nlohmann::ordered_json(nullptr));
-  std::cout << summary_table(annotated);
-  std::size_t throttled = 0;
-  for (const ResultRow& r : annotated)
-    throttled += r.energy.is_object() && r.energy.value("throttled", false) ? 1 : 0;
-  if (throttled)
-    std::fprintf(stderr,
-                 "warning: %zu rows were measured while the GPU was throttled (power or thermal; "
-                 "their energy.windows[].clocks say which)\n",
-                 throttled);
-  const std::size_t faulted = std::count_if(annotated.begin(), annotated.end(),
-                                            [](const ResultRow& r) { return r.device_faulted(); });
-  std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
-               runner.stopped() ? "stopped"
-               : complete       ? "done"
-                                : "interrupted",
-               annotated.size(), env.builds_done(), out_path.c_str());
-  if (faulted == 0 && runner.stopped()) {
-    std::fprintf(stderr, "kperf: stopped: %s\n", journal_stop().c_str());
-    return 1;
-  }
-  if (faulted == 0) return complete ? 0 : kExitInterrupted;
-  std::fprintf(stderr, "kperf: %zu configuration%s faulted the device (device_fault rows)%s\n",
-               faulted, faulted == 1 ? "" : "s",
-               runner.stopped() ? ("; stopped: " + journal_stop()).c_str() : "");
-  return kExitFaulted;
+  return report_run_end(annotated, runner.stopped(), complete, env.builds_done(), out_path);
 }
 
 }  // namespace kperf

@@ -1,6 +1,6 @@
-// kperf tune --devices: the GPUs of one host that a tune spreads each stage over, and the worker
-// processes (`kperf __tune-stage REQUEST`, one per device after the first) that measure their
-// shares.
+// kperf tune --devices: the worker processes (`kperf __tune-stage REQUEST`, one per device after
+// the first) that measure their shares of a stage (commands/tune_device_list.hpp resolves the
+// devices).
 #pragma once
 
 #include <sys/types.h>
@@ -12,15 +12,6 @@
 #include "results.hpp"
 
 namespace kperf {
-
-// The devices that --devices names, as "P:D" selectors; the tune itself runs on the first. "all"
-// is every device of --device's platform of the same model as --device's; otherwise a list of
-// --device values. Throws UsageError for a device that does not exist, one named twice, or two
-// models (a tune ranks speedups within one model).
-std::vector<std::string> resolve_tune_devices(const std::string &list, const std::string &device);
-
-// What those devices are (selector, name, UUID, PCI bus), for the fingerprint and the context.
-nlohmann::ordered_json tune_devices_json(const std::vector<std::string> &selectors);
 
 // One device's share of a stage, measured by a worker process.
 class StageWorker {

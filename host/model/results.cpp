@@ -176,6 +176,46 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   return j;
 }
 
+namespace {
+
+// The timing fields of a measured row (time_ns and its samples) and its transfer samples.
+void read_timing_json(const nlohmann::json& j, ResultRow& r) {
+  if (j.contains("time_ns")) {
+    const auto& t = j.at("time_ns");
+    r.time = TimingStats{t.at("median").get<double>(), t.at("mean").get<double>(),
+                         t.at("min").get<double>(),    t.at("max").get<double>(),
+                         t.at("stddev").get<double>(), t.at("cv").get<double>()};
+    r.samples_ns = j.at("samples_ns").get<std::vector<std::uint64_t>>();
+    if (j.contains("round_start_ns"))
+      r.round_start_ns = j.at("round_start_ns").get<std::vector<std::uint64_t>>();
+    r.bytes_model = j.at("bytes_model").get<double>();
+    r.gbps = j.at("gbps").get<double>();
+    r.copy_gbps = j.value("copy_gbps", 0.0);
+    r.roofline = j.at("roofline").get<double>();
+  }
+  if (j.contains("transfer_samples_ns")) {
+    const auto& t = j.at("transfer_samples_ns");
+    auto list = [&](const char* name) { return t.at(name).get<std::vector<std::uint64_t>>(); };
+    r.transfer_samples = {};
+    auto& samples = r.transfer_samples;
+    samples.write = list("write");
+    samples.read = list("read");
+    samples.host_pack = list("host_pack");
+    samples.kernel = list("kernel");
+    samples.end_to_end = list("end_to_end");
+    if (t.contains("host_memcpy")) {
+      r.transfer_samples.host_memcpy = list("host_memcpy");
+      r.transfer_samples.host_bytes = j.at("host_pack").at("bytes").get<std::uint64_t>();
+    }
+    if (t.contains("host_read_lines")) {
+      r.transfer_samples.host_read_lines = list("host_read_lines");
+      r.transfer_samples.host_read_bytes = j.at("host_pack").at("read_bytes").get<std::uint64_t>();
+    }
+  }
+}
+
+}  // namespace
+
 ResultRow row_from_json(const nlohmann::json& j) {
   ResultRow r;
   r.key = j.at("key").get<std::string>();
@@ -227,38 +267,7 @@ ResultRow row_from_json(const nlohmann::json& j) {
   }
   r.note = j.value("note", std::string());
   r.stop_reason = j.value("stop_reason", std::string());
-  if (j.contains("time_ns")) {
-    const auto& t = j.at("time_ns");
-    r.time = TimingStats{t.at("median").get<double>(), t.at("mean").get<double>(),
-                         t.at("min").get<double>(),    t.at("max").get<double>(),
-                         t.at("stddev").get<double>(), t.at("cv").get<double>()};
-    r.samples_ns = j.at("samples_ns").get<std::vector<std::uint64_t>>();
-    if (j.contains("round_start_ns"))
-      r.round_start_ns = j.at("round_start_ns").get<std::vector<std::uint64_t>>();
-    r.bytes_model = j.at("bytes_model").get<double>();
-    r.gbps = j.at("gbps").get<double>();
-    r.copy_gbps = j.value("copy_gbps", 0.0);
-    r.roofline = j.at("roofline").get<double>();
-  }
-  if (j.contains("transfer_samples_ns")) {
-    const auto& t = j.at("transfer_samples_ns");
-    auto list = [&](const char* name) { return t.at(name).get<std::vector<std::uint64_t>>(); };
-    r.transfer_samples = {};
-    auto& samples = r.transfer_samples;
-    samples.write = list("write");
-    samples.read = list("read");
-    samples.host_pack = list("host_pack");
-    samples.kernel = list("kernel");
-    samples.end_to_end = list("end_to_end");
-    if (t.contains("host_memcpy")) {
-      r.transfer_samples.host_memcpy = list("host_memcpy");
-      r.transfer_samples.host_bytes = j.at("host_pack").at("bytes").get<std::uint64_t>();
-    }
-    if (t.contains("host_read_lines")) {
-      r.transfer_samples.host_read_lines = list("host_read_lines");
-      r.transfer_samples.host_read_bytes = j.at("host_pack").at("read_bytes").get<std::uint64_t>();
-    }
-  }
+  read_timing_json(j, r);
   r.primary_metric = j.value("primary_metric", std::string());
   r.reference = j.value("reference", std::string());
   if (j.contains("error")) r.error = errors_from_json(j.at("error"));

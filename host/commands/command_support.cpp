@@ -70,9 +70,9 @@ std::string out_path_or_default(const cxxopts::ParseResult &args, const std::str
     return path;
   }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const std::string path = prefix + "-" + slug(device_name) + "-" +
-                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()) +
-                           ".json";
+  const std::string path =
+      prefix + "-" + slug(device_name) + "-" +
+      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()) + ".json";
   require_writable(path);
   return path;
 }

@@ -1,0 +1,241 @@
+// The tuner's answer: each app's front of confirmed points, one choice per budget, the held-out
+// test of every choice and the document that reports them.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include "fault_journal.hpp"
+#include "kernel_axes.hpp"
+#include "stats.hpp"
+#include "tune_internal.hpp"
+
+namespace kperf {
+
+using namespace tune_detail;
+
+std::vector<Tuner::Point> Tuner::points_of(const AppDescriptor &app) const {
+  std::vector<Point> points;
+  const auto &m = states_.at(app.name);
+  for (const auto &id : order_.at(app.name)) {
+    const State &s = m.at(id);
+    if (!s.problem.empty() || !s.best) continue;
+    std::vector<std::pair<WorkGroup, std::string>> where = {{*s.probe, "probe"}};
+    if (!(*s.best == *s.probe)) where.emplace_back(*s.best, "confirm");
+    for (const auto &[wg, stage_name] : where) {
+      const TuneRow *found = find("sweep", app.name, id, shape_label(wg), cfg_.train[0].name);
+      const ResultRow *timed = found ? &found->row : nullptr;
+      const std::optional<TimingStats> t = found ? objective_time(*found) : std::nullopt;
+      if (!timed || !timed->ok() || !t) continue;
+      std::string problem;
+      Point p{id, wg, t->median, t->cv, {}, 0, timed->key, found->device};
+      p.errors = train_errors(stage_name, app, s.v, wg, problem);
+      if (!problem.empty()) continue;
+      p.error = percentile(p.errors, cfg_.percentile);
+      points.push_back(p);
+    }
+  }
+  return points;
+}
+
+// Per budget, the fastest point within it.
+std::vector<Tuner::Choice> Tuner::choose(const std::vector<Point> &points) const {
+  std::vector<Choice> out;
+  for (double budget : cfg_.budgets) {
+    Choice c{budget, std::nullopt};
+    for (const auto &p : points)
+      if (p.error <= budget && (!c.point || p.time < c.point->time)) c.point = p;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// An app's points, Pareto front and pruned variants.
+nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
+                                       const std::vector<Point> &points) const {
+  const auto &m = states_.at(app.name);
+  const double base_time = best_time_of(app.name, base_id_);
+  const double global_time = best_time_of(app.name, paraprox_id_);
+  nlohmann::ordered_json j;
+  j["primary_metric"] = metric_name(app.primary_metric);
+  j["accurate_time_ns"] = base_time;
+  j["paraprox_baseline_time_ns"] = number_or_null(global_time > 0 ? global_time : NAN);
+  if (apps_have_homes()) {
+    j["device_slot"] = home_device(app.name);  // where every row of the app was measured
+  } else if (cfg_.multi_device()) {
+    // Each device's accurate kernel at its best shape, per timed stage: how far apart the devices
+    // were, and the scale each one's sweep rows were put on.
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (int d = 0; d <= static_cast<int>(cfg_.worker_devices.size()); ++d) {
+      nlohmann::ordered_json dj = {{"slot", d}};
+      for (const char *origin : {"atom", "combination"}) {
+        const auto t = d == 0 ? best_baseline("sweep", app.name, 0)
+                              : best_baseline(std::string("sweep-baseline:") + origin, app.name, d);
+        dj[std::string(origin) + "_accurate_time_ns"] = number_or_null(t ? *t : NAN);
+        if (d == 0) break;
+      }
+      devices.push_back(dj);
+    }
+    j["device_baselines"] = devices;
+  }
+  auto point_json = [&](const Point &p) {
+    const State &s = m.at(p.id);
+    nlohmann::ordered_json pj;
+    pj["variant"] = p.id;
+    pj["family"] = family_of(s.v);
+    pj["origin"] = s.origin;
+    pj["wg"] = shape_label(p.wg);
+    pj["key"] = p.key;
+    pj["time_ns"] = p.time;  // under --devices, on the first device's scale
+    pj["cv"] = p.cv;
+    if (cfg_.multi_device()) pj["device_slot"] = p.device;
+    pj["speedup"] = number_or_null(base_time > 0 ? base_time / p.time : NAN);
+    pj["speedup_vs_global"] = number_or_null(global_time > 0 ? global_time / p.time : NAN);
+    pj["train_error"] = p.error;
+    pj["train_mean"] = std::accumulate(p.errors.begin(), p.errors.end(), 0.0) /
+                       static_cast<double>(p.errors.size());
+    pj["train_max"] = *std::max_element(p.errors.begin(), p.errors.end());
+    nlohmann::ordered_json per = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < p.errors.size(); ++i) per[cfg_.train[i].name] = p.errors[i];
+    pj["train_errors"] = per;
+    if (s.proposal)
+      pj["predicted"] = {{"time_ns", s.proposal->predicted_time},
+                         {"error", s.proposal->predicted_error}};
+    return pj;
+  };
+  std::vector<FrontPoint> fp;
+  for (const auto &p : points) fp.push_back({p.time, p.error});
+  const std::vector<std::size_t> front = pareto_indices(fp);
+  const std::set<std::size_t> on_front(front.begin(), front.end());
+  j["points"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    auto pj = point_json(points[i]);
+    pj["pareto"] = on_front.count(i) > 0;
+    j["points"].push_back(pj);
+  }
+  j["front"] = nlohmann::ordered_json::array();
+  for (std::size_t i : front) j["front"].push_back(point_json(points[i]));
+  j["pruned"] = nlohmann::ordered_json::array();
+  for (const auto &id : order_.at(app.name)) {
+    const State &s = m.at(id);
+    if (s.problem.empty()) continue;
+    j["pruned"].push_back({{"variant", id},
+                           {"family", family_of(s.v)},
+                           {"origin", s.origin},
+                           {"at", s.pruned_at},
+                           {"probe_wg", s.probe ? shape_label(*s.probe) : std::string()},
+                           {"train_error", number_or_null(s.probe_error)},
+                           {"reason", s.problem}});
+    if (s.proposal)
+      j["pruned"].back()["predicted"] = {{"time_ns", s.proposal->predicted_time},
+                                         {"error", s.proposal->predicted_error}};
+  }
+  return j;
+}
+
+// 5. The choices (and the accurate kernel, for the gallery) on the held-out inputs.
+Tuner::Plan Tuner::test_plan(const std::map<std::string, std::vector<Choice>> &choices) {
+  Plan plan;
+  for (auto *app : cfg_.apps) {
+    auto &m = states_[app->name];
+    if (m.count(base_id_) && m.at(base_id_).best)
+      plan.apps[app->name][base_id_] = {base_, {*m.at(base_id_).best}};
+    for (const auto &c : choices.at(app->name))
+      if (c.point) {
+        auto &entry = plan.apps[app->name][c.point->id];
+        entry.first = m.at(c.point->id).v;
+        if (std::find(entry.second.begin(), entry.second.end(), c.point->wg) == entry.second.end())
+          entry.second.push_back(c.point->wg);
+      }
+  }
+  return plan;
+}
+
+// Per budget: the choice, its errors on the held-out inputs and the verdict.
+nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
+                                           const std::vector<Choice> &choices,
+                                           const nlohmann::ordered_json &points) const {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto &c : choices) {
+    nlohmann::ordered_json cj;
+    cj["budget"] = c.budget;
+    if (!c.point) {
+      cj["chosen"] = nullptr;
+      cj["verdict"] = "no configuration is within the budget on the training inputs";
+      list.push_back(cj);
+      continue;
+    }
+    const State &s = states_.at(app.name).at(c.point->id);
+    cj["chosen"] = {{"variant", c.point->id},         {"family", family_of(s.v)},
+                    {"wg", shape_label(c.point->wg)}, {"key", c.point->key},
+                    {"time_ns", c.point->time},       {"train_error", c.point->error}};
+    for (const auto &pj : points)
+      if (pj["key"] == c.point->key) {
+        cj["chosen"]["speedup"] = pj["speedup"];
+        cj["chosen"]["speedup_vs_global"] = pj["speedup_vs_global"];
+      }
+    cj["exact"] = is_exact(s.v);
+    std::vector<double> errors;
+    nlohmann::ordered_json per = nlohmann::ordered_json::object();
+    std::string problem;
+    for (const auto &src : cfg_.test) {
+      const TuneRow *found =
+          find("test", app.name, c.point->id, shape_label(c.point->wg), src.name);
+      const ResultRow *r = found ? &found->row : nullptr;
+      if (!r || !r->ok() || !r->error) {
+        problem = (r ? r->status + ": " + r->reason : "not measured") + " on " + src.name;
+        break;
+      }
+      double e = r->error->value(app.primary_metric);
+      for (double rep : r->error_reps) e = std::max(e, rep);
+      errors.push_back(e);
+      per[src.name] = {{"error", e}, {"output_file", r->output_file}, {"key", r->key}};
+    }
+    if (!problem.empty()) {
+      // Not a NO: nothing says whether it holds.
+      cj["test"] = {{"problem", problem}};
+      cj["holds"] = nullptr;
+      cj["verdict"] = "unmeasured: " + problem;
+    } else {
+      const double p = percentile(errors, cfg_.percentile);
+      const double mx = *std::max_element(errors.begin(), errors.end());
+      cj["test"] = {{"errors", per},
+                    {"mean", std::accumulate(errors.begin(), errors.end(), 0.0) /
+                                 static_cast<double>(errors.size())},
+                    {"percentile_error", p},  // at --percentile (tune_schema_version 2)
+                    {"max", mx}};
+      cj["holds"] = p <= c.budget;
+      cj["max_within_budget"] = mx <= c.budget;
+      char text[256];
+      std::snprintf(
+          text, sizeof text, "%s: test p%g error %.4g %% %s the %.4g %% budget (max %.4g %%)",
+          is_exact(s.v) ? "no approximation within the budget beats the accurate "
+                          "kernel; accurate chosen"
+                        : "approximation chosen",
+          cfg_.percentile, 100 * p, p <= c.budget ? "within" : "ABOVE", 100 * c.budget, 100 * mx);
+      cj["verdict"] = text;
+    }
+    list.push_back(cj);
+  }
+  return list;
+}
+
+// The accurate kernel's saved held-out outputs, for the report's gallery.
+nlohmann::ordered_json Tuner::accurate_outputs_json(const AppDescriptor &app) const {
+  nlohmann::ordered_json acc = nlohmann::ordered_json::object();
+  const auto &m = states_.at(app.name);
+  const auto base = m.find(base_id_);
+  if (base == m.end() || !base->second.best) return acc;
+  const WorkGroup wg = *base->second.best;
+  for (const auto &src : cfg_.test)
+    if (const TuneRow *r = find("test", app.name, base_id_, shape_label(wg), src.name))
+      acc[src.name] = {{"output_file", r->row.output_file}, {"key", r->row.key}};
+  return acc;
+}
+
+}  // namespace kperf

@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""host/ is layered, and its folders say so: every #include of a kperf header points to the
+including file's own folder or to a folder below it. The layers, from the top:
+
+    main.cpp      the entry point
+    commands/     parsing, presets, user-facing checks, the fault supervisor
+    tune/         the tuner's stages and its workers on other GPUs
+    check/        the proofs of kperf check
+    measure/      the runner, one configuration's timing and outputs, rows, journal, energy
+    model/        what is measured: apps, schemes, axes, storage, metrics, CPU models
+    device/       the OpenCL layer, binary cache, compile workers
+    util/         io, gzip, strings, statistics, threads
+
+model and device are side by side (neither includes the other). CMake gives each folder's
+library the include directories of the folders it may use and no others, so an upward include
+fails the build; this test names it. It also holds every source file under host/ and schemes/
+to 700 lines and every host function to 100.
+
+usage: layers_test.py SOURCE_DIR
+"""
+import os
+import re
+import sys
+
+MAY_INCLUDE = {
+    ".": {"commands", "tune", "check", "measure", "model", "device", "util"},
+    "commands": {"tune", "check", "measure", "model", "device", "util"},
+    "tune": {"measure", "model", "device", "util"},
+    "check": {"measure", "model", "device", "util"},
+    "measure": {"model", "device", "util"},
+    "model": {"util"},
+    "device": {"util"},
+    "util": set(),
+}
+MAX_FILE_LINES = 700
+MAX_FUNCTION_LINES = 100
+
+
+def function_lengths(lines):
+    """(first line, length) of every function body that opens at column 0 (kperf's style:
+    clang-format, Google, definitions start at the left margin)."""
+    out = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        head = "".join(lines[max(0, i - 6):i + 1])
+        if (line.endswith("{") and not line.startswith((" ", "#", "}")) and "(" in head
+                and not re.match(r"(namespace|struct|class|enum|union|extern)\b", line)):
+            depth, j = 0, i
+            while j < len(lines):
+                depth += lines[j].count("{") - lines[j].count("}")
+                if depth == 0:
+                    break
+                j += 1
+            out.append((i + 1, j - i + 1))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    root = sys.argv[1]
+    host = os.path.join(root, "host")
+    folder_of = {}  # header name -> folder
+    sources = []
+    for dirpath, _, files in os.walk(host):
+        folder = os.path.relpath(dirpath, host)
+        for name in files:
+            if name.endswith((".hpp", ".cpp")):
+                sources.append((folder, os.path.join(dirpath, name)))
+                if name.endswith(".hpp"):
+                    folder_of[name] = folder
+    problems = []
+    for folder, path in sources:
+        if folder not in MAY_INCLUDE:
+            problems.append(f"{path}: folder {folder} is not one of the layers")
+            continue
+        lines = open(path).read().split("\n")
+        for n, line in enumerate(lines, 1):
+            m = re.match(r'\s*#include "([\w/]+\.hpp)"', line)
+            if not m or m.group(1).startswith("kperf_git_sha"):
+                continue
+            target = folder_of.get(os.path.basename(m.group(1)))
+            if target is None:
+                problems.append(f"{path}:{n}: includes {m.group(1)}, which is no host/ header")
+            elif target != folder and target not in MAY_INCLUDE[folder]:
+                problems.append(f"{path}:{n}: {folder}/ includes {target}/{m.group(1)}: upward")
+        if len(lines) > MAX_FILE_LINES:
+            problems.append(f"{path}: {len(lines)} lines (at most {MAX_FILE_LINES})")
+        for first, length in function_lengths(lines):
+            if length > MAX_FUNCTION_LINES:
+                problems.append(f"{path}:{first}: a function of {length} lines "
+                                f"(at most {MAX_FUNCTION_LINES})")
+    for name in sorted(os.listdir(os.path.join(root, "schemes"))):
+        path = os.path.join(root, "schemes", name)
+        count = open(path).read().count("\n")
+        if count > MAX_FILE_LINES:
+            problems.append(f"{path}: {count} lines (at most {MAX_FILE_LINES})")
+    for p in problems:
+        print("FAIL:", p, file=sys.stderr)
+    print(f"layers_test: {len(sources)} files under host/, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
