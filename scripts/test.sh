@@ -9,8 +9,8 @@
 # launch shapes, each shape for some variant. --full adds, in this order:
 #   - the same suite with every launch shape of the matrix tests, every app of every per-app
 #     suite and the whole Oclgrind covering array (KPERF_TEST_FULL=1);
-#   - every app's accurate and perforated kernels and their NaN poisoning again, built with
-#     PoCL's optimiser as users build them;
+#   - every app's accurate and perforated kernels and their NaN poisoning again (the perforated
+#     ones at the fast tier's launch shapes), built with PoCL's optimiser as users build them;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the host tests and a device
 #     subset that builds every kernel file and every axis once (KPERF_SANITIZE=0 skips it).
 # Every other pass builds the kernels unoptimised on PoCL (POCL_EXTRA_BUILD_FLAGS=
@@ -46,7 +46,7 @@ echo "== every launch shape of the matrix tests (KPERF_TEST_FULL=1)" >&2
 (cd build && KPERF_TEST_FULL=1 ctest --output-on-failure --parallel 2 "$@")
 
 echo "== every app's accurate and perforated kernels, optimised" >&2
-(cd build && env -u POCL_EXTRA_BUILD_FLAGS KPERF_TEST_FULL=1 ctest --output-on-failure --parallel 2 \
+(cd build && env -u POCL_EXTRA_BUILD_FLAGS KPERF_TEST_EVERY_APP=1 ctest --output-on-failure --parallel 2 \
    -R '^AllApps/(AccurateApp|PerforatedApp|Poison)\.' "$@")
 
 if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
