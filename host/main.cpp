@@ -125,8 +125,13 @@ int main(int argc, char** argv) {
     if (!std::getenv("KPERF_JOURNAL_EVENTS") && wants_supervisor(argc, argv))
       return supervise(argc, argv);
     init_journal_from_environment();
-    if (cmd == "run" || cmd == "tune" || cmd == "check" || cmd == "__tune-stage")
-      use_private_jit_cache();
+    if (cmd == "run" || cmd == "tune" || cmd == "check" || cmd == "__tune-stage") {
+      const std::string jit_cache = persistent_jit_cache_dir(argc, argv);
+      if (jit_cache.empty())
+        use_private_jit_cache();
+      else
+        use_persistent_jit_cache(jit_cache);
+    }
     if (cmd == "__tune-stage") return tune_stage_worker_main(argc - 1, argv + 1);
     if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
     if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);

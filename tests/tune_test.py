@@ -22,6 +22,7 @@ Exit 0 on success, 1 on a failed check, 77 when numpy is unavailable.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -69,6 +70,74 @@ def dominated(a, b):
     return b[0] <= a[0] and b[1] <= a[1] and (b[0] < a[0] or b[1] < a[1])
 
 
+def check_ranked_choice(doc, app, t, c, within):
+    """The rank stage's rule, recomputed: the finalists are the points within the budget whose sweep
+    time is within the band of the fastest (at most max_finalists, fastest first); of those within
+    the tie tolerance of the fastest rank-stage time, the lowest training error is chosen (equal
+    errors: the faster). The choice's speedup is the accurate kernel's rank time over its own."""
+    rank = doc["context"]["tune"]["rank"]
+    ch, where = c["chosen"], f"{app} {c['budget']}"
+    fastest = min(p["time_ns"] for p in within)
+    expected = [(p["variant"], p["wg"]) for p in sorted(within, key=lambda p: p["time_ns"])
+                if p["time_ns"] <= fastest * (1 + rank["finalist_band"])][:rank["max_finalists"]]
+    finalists = c["rank"]["finalists"]
+    check(sorted((f["variant"], f["wg"]) for f in finalists) == sorted(expected),
+          f"{where}: finalists {[(f['variant'], f['wg']) for f in finalists]}, expected {expected}")
+    for f in finalists:
+        check(f["ranked_time_ns"] > 0, f"{where}: {f['variant']} timed in the rank stage")
+    best = min(f["ranked_time_ns"] for f in finalists)
+    tied = [f for f in finalists if f["ranked_time_ns"] <= best * (1 + rank["tie_tolerance"])]
+    pick = min(tied, key=lambda f: (f["train_error"], f["ranked_time_ns"]))
+    check((ch["variant"], ch["wg"]) == (pick["variant"], pick["wg"]),
+          f"{where}: chose {ch['variant']} {ch['wg']}, the rule picks {pick['variant']} {pick['wg']}")
+    check(ch["ranked_time_ns"] == pick["ranked_time_ns"], f"{where}: the choice's rank time")
+    check(abs(ch["speedup"] - c["rank"]["accurate_time_ns"] / ch["ranked_time_ns"]) <= 1e-9 * ch["speedup"],
+          f"{where}: speedup from the rank stage")
+    check(rank["rounds"] > 1 and rank["reps"] >= rank["rounds"], f"{where}: interleaved rounds")
+    timed = [r for r in doc["results"] if r["stage"] == "rank" and r["app"] == app]
+    check(any(r["variant"] == "accurate/none" for r in timed), f"{where}: accurate kernel in the rank stage")
+    check(all(len(r.get("samples_ns", [])) in (0, rank["reps"]) for r in timed), f"{where}: rank reps")
+
+
+def neighbours(shape, shapes):
+    """The shapes one step from `shape`: another work-group, vec or py, the other two kept."""
+    def parts(label):
+        m = re.fullmatch(r"(\d+x\d+)(?:v(\d+))?(?:y(\d+))?", label)
+        return m.group(1), m.group(2) or "1", m.group(3) or "1"
+    a = parts(shape)
+    return [s for s in shapes if sum(x != y for x, y in zip(a, parts(s))) == 1]
+
+
+def check_climb(doc):
+    """The sweep's climb: both baselines at every shape; every other survivor at its probe shape and
+    at every neighbour of its fastest, and (with vec 1,2 on two work-groups) not at every shape."""
+    shapes = doc["context"]["tune"]["shapes"]
+    check(doc["context"]["tune"]["sweep"] == "climb", "the default sweep climbs")
+    partial = 0
+    for app, t in doc["tune"].items():
+        swept = {}
+        for r in doc["results"]:
+            if r["stage"] == "sweep" and r["app"] == app:
+                swept.setdefault(r["variant"], {})[r["wg_label"] if "wg_label" in r else label(r)] = r
+        for variant, rows in swept.items():
+            if variant in ("accurate/none", "accurate/none/load:global"):
+                check(sorted(rows) == sorted(shapes), f"{app} {variant}: a baseline at every shape")
+                continue
+            ok = {s: r["time_ns"]["median"] for s, r in rows.items() if r["status"] == "ok"}
+            if not ok:
+                continue
+            best = min(ok, key=ok.get)
+            missing = [s for s in neighbours(best, shapes) if s not in rows]
+            check(not missing, f"{app} {variant}: neighbours {missing} of its fastest {best} not timed")
+            partial += len(rows) < len(shapes)
+    check(partial > 0, "the climb left some shape of some variant untimed")
+
+
+def label(row):
+    return f"{row['wg'][0]}x{row['wg'][1]}" + (f"v{row['vec']}" if row["vec"] > 1 else "") + \
+        (f"y{row['py']}" if row["py"] > 1 else "")
+
+
 def check_document(doc, test_dir):
     check(doc.get("kind") == "tune" and doc["context"]["complete"], "complete tune document")
     budgets = doc["context"]["tune"]["budgets"]
@@ -96,8 +165,7 @@ def check_document(doc, test_dir):
             if not ch:
                 continue
             check(ch["train_error"] <= c["budget"], f"{app} {c['budget']}: chosen within budget")
-            check(ch["time_ns"] == min(p["time_ns"] for p in within),
-                  f"{app} {c['budget']}: chosen is the fastest within budget")
+            check_ranked_choice(doc, app, t, c, within)
             test = c["test"]
             errs = []
             for name, e in test["errors"].items():
@@ -315,7 +383,18 @@ def main():
         doc = json.load(open(out))
         check_document(doc, test)
         stages = {r["stage"] for r in doc["results"]}
-        check({"probe", "sweep", "test"} <= stages, f"stages {stages}")
+        check({"probe", "sweep", "rank", "test"} <= stages, f"stages {stages}")
+        # The climb, on a grid of shapes where a neighbour is not every other shape.
+        climb_out = os.path.join(tmp, "climb.json")
+        climb = subprocess.run([binary, "tune", "--apps", "gaussian3", "--budget", "0.5", "--train", train,
+                                "--test", test, "--wg", "8x8,16x4", "--vec", "1,2", "--schemes",
+                                "accurate,rows:2", "--recon", "nn", "--load", "local,global",
+                                "--output", "none", "--precision", "f32,f16", "--relax", "none",
+                                "--warmup", "1", "--reps", "3", "--quiet", "--out", climb_out],
+                               capture_output=True, text=True)
+        check(climb.returncode == 0, f"tune on a grid of shapes: {climb.stderr}")
+        if climb.returncode == 0:
+            check_climb(json.load(open(climb_out)))
         check(any(p["origin"] == "combination" for t in doc["tune"].values() for p in t["points"]),
               "some combination survived")
         # The screen is on by default: three times --max-combinations.

@@ -163,5 +163,35 @@ TEST(Tune, CombinationsCrossTheGroupFrontsWithinTheErrorBudget) {
   EXPECT_TRUE(propose_combinations(atoms, 0, 1.0, 100).empty());
 }
 
+TEST(Tune, NeighbourShapesChangeOneOfWorkGroupVecAndPy) {
+  std::vector<WorkGroup> shapes;
+  for (const auto &[x, y] : std::vector<std::pair<int, int>>{{16, 8}, {32, 4}, {64, 4}})
+    for (int vec : {1, 4})
+      for (int py : {1, 4, 6}) shapes.push_back({x, y, vec, py});
+  const WorkGroup at{32, 4, 4, 4};
+  std::set<std::string> got;
+  for (const auto &wg : neighbour_shapes(shapes, at))
+    got.insert(wg_label(wg.x, wg.y, wg.vec, wg.py));
+  // Two other work-groups, the other vec, the two other py: five, and never the shape itself.
+  EXPECT_EQ(got, (std::set<std::string>{"16x8v4y4", "64x4v4y4", "32x4y4", "32x4v4", "32x4v4y6"}));
+  // A list that is not a grid: only what it holds.
+  EXPECT_TRUE(neighbour_shapes({at}, at).empty());
+  EXPECT_EQ(neighbour_shapes({at, {16, 8, 1, 1}, {16, 8, 4, 4}}, at).size(), 1u);
+}
+
+TEST(Tune, StableChoiceTakesTheLowestErrorWithinTheTolerance) {
+  // 100 and 102 tie at 3 %; 104 does not. The tie goes to the lower error.
+  const std::vector<RankedCandidate> c = {{102, 0.01}, {100, 0.03}, {104, 0.0}};
+  EXPECT_EQ(stable_choice(c, 0.03), std::optional<std::size_t>(0));
+  // With no tolerance the fastest wins whatever its error.
+  EXPECT_EQ(stable_choice(c, 0.0), std::optional<std::size_t>(1));
+  // A tolerance wide enough for all: the exact one.
+  EXPECT_EQ(stable_choice(c, 0.05), std::optional<std::size_t>(2));
+  // Equal errors go to the faster; the answer does not depend on the order.
+  EXPECT_EQ(stable_choice({{101, 0.02}, {100, 0.02}}, 0.03), std::optional<std::size_t>(1));
+  EXPECT_EQ(stable_choice({{100, 0.02}, {101, 0.02}}, 0.03), std::optional<std::size_t>(0));
+  EXPECT_EQ(stable_choice({}, 0.03), std::nullopt);
+}
+
 }  // namespace
 }  // namespace kperf

@@ -67,7 +67,7 @@ int cmd_check(int argc, char** argv) {
     run_options.extra_build_options = args["cl-options"].as<std::string>();
 
   ClEnv env(choose_device_entry(args["device"].as<std::string>()));
-  const std::string binary_cache = binary_cache_dir(args);
+  const std::string binary_cache = binary_cache_dir(args, env.info());
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, run_options.kernel_root);
   std::printf("kperf check on %s (%s), %dx%d input\n", env.info().name.c_str(),
               env.info().platform_name.c_str(), width, height);

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <functional>
@@ -14,6 +16,7 @@
 
 #include "gzip.hpp"
 #include "io.hpp"
+#include "kernel_root.hpp"
 #include "kperf_git_sha.h"  // generated at build time
 #include "results.hpp"
 #include "runner.hpp"
@@ -108,7 +111,7 @@ void add_common_options(cxxopts::Options &options) {
   // clang-format off
   options.add_options()
     ("device", "P:D or a device-name substring (default: first GPU, else first device)", cxxopts::value<std::string>()->default_value(""))
-    ("binary-cache", "keep compiled program binaries in DIR (keyed by the contents of every kernel and scheme file, the options, device and driver); later runs load them instead of compiling", cxxopts::value<std::string>())
+    ("binary-cache", "keep compiled program binaries in DIR (keyed by the contents of every kernel and scheme file, the options, device and driver); later runs load them instead of compiling. Default on GPUs: ~/.cache/kperf/binaries ($KPERF_CACHE_DIR or $XDG_CACHE_HOME/kperf if set); none: off", cxxopts::value<std::string>())
     ("cl-options", "extra OpenCL build options for every kernel (e.g. -DKPERF_MATERIALIZE_ROWS=1); recorded in the context", cxxopts::value<std::string>())
     ("kernel-dir", "directory holding kernels/ and schemes/ (default: beside the binary)", cxxopts::value<std::string>())
     ("app-file", "a user app: one .cl file with a manifest (docs/user-apps.md); repeatable. Without --apps, only the user apps run", cxxopts::value<std::vector<std::string>>())
@@ -142,10 +145,44 @@ void enable_binary_cache(ClEnv &env, const std::string &dir, const std::string &
   env.enable_binary_cache(dir, kernel_sources_salt(kernel_root));
 }
 
-std::string binary_cache_dir(const cxxopts::ParseResult &args) {
-  if (args.count("binary-cache")) return args["binary-cache"].as<std::string>();
+std::string binary_cache_dir(const cxxopts::ParseResult &args, const DeviceInfo &device) {
   const char *env = std::getenv("KPERF_BINARY_CACHE");
-  return env ? std::string(env) : std::string();
+  const std::string asked = args.count("binary-cache") ? args["binary-cache"].as<std::string>()
+                            : env                      ? std::string(env)
+                                                       : std::string();
+  if (asked == "none") return "";
+  if (!asked.empty()) return asked;
+  const fs::path root = user_cache_dir();
+  if (!device.is_gpu() || root.empty()) return "";
+  std::error_code ec;
+  fs::create_directories(root / "binaries", ec);
+  return ec ? std::string() : (root / "binaries").string();  // unwritable: no cache, no error
+}
+
+std::string persistent_jit_cache_dir(int argc, char **argv) {
+  const char *env = std::getenv("KPERF_BINARY_CACHE");
+  if (env && std::string(env) == "none") return "";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    for (const char *own : {"--kernel-dir", "--app-file", "--app-dir"})
+      if (arg == own || arg.rfind(std::string(own) + "=", 0) == 0) return "";
+    if (arg == "--binary-cache=none" ||
+        (arg == "--binary-cache" && i + 1 < argc && std::string(argv[i + 1]) == "none"))
+      return "";
+  }
+  const fs::path root = user_cache_dir();
+  if (root.empty()) return "";
+  std::string salt;
+  try {
+    salt = kernel_sources_salt(default_kernel_root().string());
+  } catch (const std::exception &) {
+    return "";  // no kernels beside the binary: the command reports that itself
+  }
+  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a: stable across builds and machines
+  for (unsigned char c : salt) hash = (hash ^ c) * 0x100000001b3ULL;
+  char name[40];
+  std::snprintf(name, sizeof name, "nvidia-jit-%016llx", static_cast<unsigned long long>(hash));
+  return (root / name).string();
 }
 
 namespace {

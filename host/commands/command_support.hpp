@@ -59,8 +59,16 @@ DeviceEntry choose_device_entry(const std::string &selector);
 // file under `kernel_root`'s kernels/ and schemes/ (an edited scheme misses).
 void enable_binary_cache(ClEnv &env, const std::string &dir, const std::string &kernel_root);
 // The binary cache a command uses: --binary-cache DIR, else the environment's
-// KPERF_BINARY_CACHE (how the test suite shares one cache), else none ("").
-std::string binary_cache_dir(const cxxopts::ParseResult &args);
+// KPERF_BINARY_CACHE (how the test suite shares one cache), else on a GPU kperf's user cache
+// (user_cache_dir()/binaries), where a second run of the same space compiles nothing; "none" in
+// either, or a CPU device (where PoCL's own cache serves), turns it off ("").
+std::string binary_cache_dir(const cxxopts::ParseResult &args, const DeviceInfo &device);
+// Where NVIDIA's JIT cache persists for this command line: user_cache_dir()/nvidia-jit-DIGEST,
+// DIGEST a hash of every kernel and scheme file beside the binary, since the driver keys a build
+// on its top-level source alone. Empty (a private cache for the run) when the binary cache is
+// off, or when --kernel-dir, --app-file or --app-dir bring sources that the digest does not
+// cover. Read from argv, before any OpenCL call.
+std::string persistent_jit_cache_dir(int argc, char **argv);
 // The context's "binary_cache": its directory with this process's hits and stores, or false.
 nlohmann::ordered_json binary_cache_json(const ClEnv &env, const std::string &dir);
 

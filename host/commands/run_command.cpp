@@ -491,7 +491,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
 
   // Device.
   ClEnv env(choose_device_entry(text("device")));
-  const std::string binary_cache = binary_cache_dir(args);
+  const std::string binary_cache = binary_cache_dir(args, env.info());
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   if (auto problem = grid_memory_problem(env.info(), largest.first, largest.second, 1))
     throw UsageError(*problem);

@@ -96,6 +96,8 @@ cxxopts::Options tune_options() {
     ("py", "outputs per work-item along y, a list (default: 1,4,6 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
     ("max-combinations", "combinations of the axis fronts tried per app, fastest predicted first", cxxopts::value<std::string>()->default_value("32"))
     ("screen-combinations", "auto (3 x --max-combinations), 0 (no screen) or more than --max-combinations: time this many of the fastest predicted combinations at their probe shape on the first training input and try the --max-combinations fastest measured", cxxopts::value<std::string>()->default_value("auto"))
+    ("sweep", "climb (time each survivor at its starting shapes, then at the neighbours of its fastest until none is faster) or every (every launch shape)", cxxopts::value<std::string>()->default_value("climb"))
+    ("tie-tolerance", "of a budget's finalists, timed again beside the accurate kernel in interleaved rounds, those within this fraction of the fastest are a tie, won by the lowest training error", cxxopts::value<std::string>()->default_value("0.03"))
     ("percentile", "the training (and test) statistic held to the budget: this percentile over inputs", cxxopts::value<std::string>()->default_value("95"))
     ("objective", "what is ranked: kernel (the launches' time), end-to-end (host packing or conversion, upload, launches, download) or energy (joules per launch; needs --energy)", cxxopts::value<std::string>()->default_value("kernel"))
     ("energy", "measure energy per launch in the timed stages: none, auto, nvml, powercap, hwmon:PATH (as kperf run)", cxxopts::value<std::string>()->default_value("none"))
@@ -153,6 +155,11 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
     throw UsageError("--screen-combinations " + std::to_string(cfg.screen_combinations) +
                      ": must exceed --max-combinations (" + std::to_string(cfg.max_combinations) +
                      "), or be 0 (no screen) or auto");
+  const std::string sweep = text("sweep");
+  if (sweep != "climb" && sweep != "every")
+    throw UsageError("--sweep " + sweep + ": expected climb or every");
+  cfg.sweep_every_shape = sweep == "every";
+  cfg.tie_tolerance = parse_fraction("tie-tolerance", text("tie-tolerance"));
   cfg.percentile = parse_count("percentile", text("percentile"), 0, 100);
   const std::string objective = text("objective");
   if (objective != "kernel" && objective != "end-to-end" && objective != "energy")
@@ -242,7 +249,7 @@ std::vector<WorkGroup> tune_shapes(const cxxopts::ParseResult &args, bool cpu_de
 // tune's and each --devices worker's alike).
 std::unique_ptr<EnergyCounter> set_up_on_device(const cxxopts::ParseResult &args, ClEnv &env,
                                                 TuneConfig &cfg) {
-  const std::string binary_cache = binary_cache_dir(args);
+  const std::string binary_cache = binary_cache_dir(args, env.info());
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   cfg.shapes = tune_shapes(args, env.info().is_cpu());
   std::unique_ptr<EnergyCounter> energy =
@@ -304,31 +311,35 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
           {"shapes", shapes},
           {"max_combinations", cfg.max_combinations},
           {"screen_combinations", cfg.screen_combinations},
+          {"sweep", cfg.sweep_every_shape ? "every" : "climb"},
+          {"rank",
+           {{"finalist_band", TuneConfig::kFinalistBand},
+            {"max_finalists", TuneConfig::kMaxFinalists},
+            {"rounds", std::min(TuneConfig::kRankRounds, cfg.rank_reps())},
+            {"reps", cfg.rank_reps()},
+            {"tie_tolerance", cfg.tie_tolerance}}},
           {"devices", devices},
           {"outputs_dir", cfg.outputs_dir},
           {"method",
-           "probe: every single-axis variant (atom) at its largest "
-           "valid block on every training "
-           "input, error only; pruned when the percentile training "
-           "error exceeds the largest "
-           "budget. sweep: the survivors timed at every launch shape "
-           "on the first training "
-           "input. combinations: the cross product of each axis "
-           "group's Pareto-optimal atoms, "
-           "predicted (time ratios multiplied, errors added), within "
-           "the largest budget, "
-           "fastest predicted first, probed and swept like the atoms "
-           "(screen, with screen_combinations: that many timed at "
-           "their probe shape on the first training input, the "
-           "max_combinations fastest measured go on). "
-           "confirm: each survivor's "
-           "fastest shape on every training input. points: each "
-           "survivor at its probe and best "
-           "shapes; the choice is the fastest point within the budget; "
-           "test: the choice on every "
-           "held-out input, holds when the same percentile is within "
-           "the budget. Relaxed "
-           "(racing) variants count the worst of several launches."}};
+           "probe: every single-axis variant (atom) at its largest valid block on every training "
+           "input, error only; pruned when the percentile training error exceeds the largest "
+           "budget. sweep (climb): the survivors timed on the first training input at their "
+           "probe shape and the accurate kernel's fastest (a combination also at its atoms' "
+           "fastest), then at the neighbours of their fastest shape (one of work-group, vec, py "
+           "changed) until none is faster; the accurate kernel and Paraprox's baseline at every "
+           "shape (sweep every: every survivor at every shape). combinations: the cross product "
+           "of each axis group's Pareto-optimal atoms, predicted (time ratios multiplied, errors "
+           "added), within the largest budget, fastest predicted first, probed and swept like "
+           "the atoms (screen, with screen_combinations: that many timed at their probe shape "
+           "on the first training input, the max_combinations fastest measured go on). "
+           "confirm: each survivor's fastest shape on every training input. points: each "
+           "survivor at its probe and best shapes. rank: per budget, the points within it whose "
+           "sweep time is within finalist_band of the fastest (at most max_finalists) timed "
+           "again with both baselines at their best shapes, interleaved in rounds on the first "
+           "training input; of the finalists within tie_tolerance of the fastest, the lowest "
+           "training error is chosen, and the choice's speedups are the rank stage's. test: the "
+           "choice on every held-out input, holds when the same percentile is within the "
+           "budget. Relaxed (racing) variants count the worst of several launches."}};
 }
 
 // The choices as a table on stdout.
@@ -451,7 +462,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
   const nlohmann::ordered_json devices_json =
       devices.empty() ? nlohmann::ordered_json(nullptr) : tune_devices_json(devices);
   ClEnv env(choose_device_entry(devices.empty() ? text("device") : devices[0]));
-  const std::string binary_cache = binary_cache_dir(args);
+  const std::string binary_cache = binary_cache_dir(args, env.info());
   const std::unique_ptr<EnergyCounter> energy = set_up_on_device(args, env, cfg);
   if (cfg.energy_objective && !cfg.energy)
     throw UsageError("--objective energy: " + cfg.energy_absent_reason);

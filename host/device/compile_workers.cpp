@@ -83,6 +83,12 @@ void use_private_jit_cache() {
   ::setenv("CUDA_CACHE_MAXSIZE", "4294967296", 1);  // the driver's largest: never evicts in a run
 }
 
+void use_persistent_jit_cache(const std::string& dir) {
+  ::setenv("CUDA_CACHE_PATH", dir.c_str(), 1);
+  ::setenv("CUDA_CACHE_DISABLE", "0", 1);
+  ::setenv("CUDA_CACHE_MAXSIZE", "4294967296", 1);
+}
+
 unsigned compile_worker_count() {
   if (const char* text = std::getenv("KPERF_COMPILE_WORKERS")) {
     char* end = nullptr;

@@ -20,6 +20,10 @@ const std::string& scratch_dir();
 // across runs; a cache that lives for one run cannot be stale, and it is how the parent reuses
 // the machine code its workers compiled. Call before the first OpenCL call.
 void use_private_jit_cache();
+// NVIDIA's JIT cache in `dir`, kept from run to run. Safe only where every source a run builds
+// is named by `dir`: persistent_jit_cache_dir() puts a digest of every kernel and scheme file in
+// the name.
+void use_persistent_jit_cache(const std::string& dir);
 
 // How many worker processes compile_in_workers() uses: KPERF_COMPILE_WORKERS when set (0 or 1:
 // none), else the hardware threads, at most 16. Without KPERF_COMPILE_WORKERS, only GPU devices

@@ -365,15 +365,48 @@ void Runner::prepare_truth(Workload& w, int iterations) {
     w.truth_status = "device_fault";
     w.truth_problem = *fault;
     w.truth = GridD(w.width, w.height);
-  } else {
+  } else if (!cached_truth(w, iterations)) {
     if (!app.point) journal_begin_workload(workload, "truth kernel");  // a user app's own kernel
     compute_truth(w, iterations);
     if (!app.point) journal_end();
+    keep_truth(w, iterations);
   }
   w.truth_nonfinite = std::count_if(w.truth.data.begin(), w.truth.data.end(),
                                     [](double t) { return !std::isfinite(t); });
   w.input_finite =
       count_nonfinite(w.input.data) == 0 && (!w.power || count_nonfinite(w.power->data) == 0);
+}
+
+namespace {
+
+std::string truth_key(const Workload& w, int iterations) {
+  return w.app->name + "|" + w.input_name + "|" + std::to_string(w.width) + "x" +
+         std::to_string(w.height) + "|" + std::to_string(iterations);
+}
+
+}  // namespace
+
+bool Runner::cached_truth(Workload& w, int iterations) {
+  if (!cfg_.truth_cache) return false;
+  TruthCache& cache = *cfg_.truth_cache;
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  const auto it = cache.grids.find(truth_key(w, iterations));
+  if (it == cache.grids.end()) return false;
+  w.truth = *it->second;
+  w.reference = w.app->point ? "cpu-double" : truth_for(*w.app).kind();
+  ++cache.hits;
+  return true;
+}
+
+// Only a truth that was computed (not a failed truth kernel's empty grid) is kept.
+void Runner::keep_truth(const Workload& w, int iterations) {
+  if (!cfg_.truth_cache || !w.truth_problem.empty()) return;
+  TruthCache& cache = *cfg_.truth_cache;
+  const std::size_t bytes = w.truth.data.size() * sizeof(double);
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  if (cache.bytes + bytes > cache.max_bytes) return;
+  if (cache.grids.emplace(truth_key(w, iterations), std::make_shared<const GridD>(w.truth)).second)
+    cache.bytes += bytes;
 }
 
 void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sink) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -25,6 +26,15 @@
 
 namespace kperf {
 
+// Truths kept across the Runners of one kperf tune (each of its stages makes one), so that an
+// input's reference is computed once per tune rather than once per stage. Keyed by app, input,
+// size and iterations; it stops taking grids past `max_bytes`.
+struct TruthCache {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const GridD>> grids;
+  std::size_t bytes = 0, max_bytes = 0, hits = 0;
+};
+
 struct RunConfig {
   std::vector<const AppDescriptor*> apps;
   std::vector<Variant> variants;
@@ -36,7 +46,8 @@ struct RunConfig {
   std::vector<std::pair<int, int>> sizes;
   std::string temp_path, power_path;  // hotspot inputs; synthetic chip when empty
   int iterations = 60;
-  AppParams params;  // --bilateral-sigmas
+  AppParams params;                         // --bilateral-sigmas
+  std::shared_ptr<TruthCache> truth_cache;  // none: every workload computes its truth
   int warmup = 50;
   int reps = 50;
   // Noise-based stop (--max-cv): after `reps` samples, more batches of `reps` until the samples'
@@ -225,6 +236,9 @@ class Runner {
   // a truth kernel that does not build marks the workload's configurations build_failed.
   void compute_truth(Workload& w, int iterations);
   void prepare_truth(Workload& w, int iterations);
+  // The truth cache (RunConfig::truth_cache): fills w's truth from it, or keeps w's truth in it.
+  bool cached_truth(Workload& w, int iterations);
+  void keep_truth(const Workload& w, int iterations);
   // Evaluates a user app's model tiles with its truth kernel (empty for built-ins).
   GridEvaluator model_evaluator(const AppDescriptor& app);
   AppTruth& truth_for(const AppDescriptor& app);

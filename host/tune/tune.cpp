@@ -3,6 +3,8 @@
 // checked on held-out inputs.
 #include "tune.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -287,7 +289,13 @@ TuneRow tune_row_from_json(const nlohmann::json &j) {
 }
 
 Tuner::Tuner(ClEnv &env, TuneConfig config, std::vector<TuneRow> resumed)
-    : env_(env), cfg_(std::move(config)), rows_(std::move(resumed)) {
+    : env_(env),
+      cfg_(std::move(config)),
+      rows_(std::move(resumed)),
+      truths_(std::make_shared<TruthCache>()) {
+  // A quarter of the machine's memory at most: at 2048^2 a truth is 32 MiB.
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  truths_->max_bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) / 4 * page : 0;
   for (std::size_t i = 0; i < rows_.size(); ++i) index(i);
 }
 
@@ -457,9 +465,7 @@ bool Tuner::run(const Checkpoint &checkpoint) {
     judge_faults("probe");
     judge_probes(origin);
     const std::string baseline = std::string("sweep-baseline:") + origin;
-    if (!stage("sweep", StageInputs::kFirstTrain, plan_of(origin, true), true, false, baseline,
-               checkpoint))
-      return interrupted();
+    if (!sweep(origin, baseline, checkpoint)) return interrupted();
     judge_faults("sweep");
     judge_faults(baseline);
     judge_sweeps(origin);
@@ -467,16 +473,23 @@ bool Tuner::run(const Checkpoint &checkpoint) {
   if (!stage("confirm", StageInputs::kTrain, confirm_plan(), false, false, "", checkpoint))
     return interrupted();
   judge_faults("confirm");
-  // Points, fronts and choices; 5. the choices on the held-out inputs. A choice that faults the
-  // device there leaves the search as a pruned one does, and each budget chooses again.
+  // Points and fronts; 5. each budget's finalists timed again beside the baselines in
+  // interleaved rounds, and the choices; 6. the choices on the held-out inputs. A choice that
+  // faults the device in either leaves the search as a pruned one does, and each budget chooses
+  // again.
   nlohmann::ordered_json apps_json;
   std::map<std::string, std::vector<Choice>> choices;
   for (bool again = true; again;) {
+    std::map<std::string, std::vector<Point>> points;
+    for (auto *app : cfg_.apps) points[app->name] = points_of(*app);
+    if (!stage("rank", StageInputs::kFirstTrain, rank_plan(points), true, false, "", checkpoint))
+      return interrupted();
+    judge_faults("rank");
     apps_json = nlohmann::ordered_json::object();
     for (auto *app : cfg_.apps) {
-      const std::vector<Point> points = points_of(*app);
-      choices[app->name] = choose(points);
-      apps_json[app->name] = app_json(*app, points);
+      points[app->name] = points_of(*app);
+      choices[app->name] = choose(*app, points[app->name]);
+      apps_json[app->name] = app_json(*app, points[app->name]);
     }
     if (!stage("test", StageInputs::kTest, test_plan(choices), false, true, "", checkpoint))
       return interrupted();

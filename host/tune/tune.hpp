@@ -115,6 +115,20 @@ std::vector<Combination> propose_combinations(const std::vector<AtomStanding> &a
                                               double base_time, double max_error,
                                               std::size_t limit);
 
+// The launch shapes of `shapes` one step from `wg`: a different work-group (x and y together),
+// vec or py, the other two kept. The sweep climbs along them from a variant's starting shapes.
+std::vector<WorkGroup> neighbour_shapes(const std::vector<WorkGroup> &shapes, const WorkGroup &wg);
+
+// A finalist of one budget as the rank stage measured it.
+struct RankedCandidate {
+  double time = 0;   // median of the interleaved rounds
+  double error = 0;  // percentile training error
+};
+// The stable rule: of the candidates within `tolerance` (a fraction) of the fastest, the one of
+// lowest training error; equal errors go to the faster. None when `candidates` is empty.
+std::optional<std::size_t> stable_choice(const std::vector<RankedCandidate> &candidates,
+                                         double tolerance);
+
 struct TuneConfig {
   std::vector<const AppDescriptor *> apps;
   std::vector<double> budgets;  // ascending
@@ -144,6 +158,20 @@ struct TuneConfig {
   // max_combinations is the atoms' noise. An app with no more than max_combinations combinations
   // is not screened.
   std::size_t screen_combinations = 0;
+  // --sweep every: each survivor timed at every launch shape. The default (climb) times it at
+  // its probe shape and the accurate kernel's best (a combination also at its atoms' best), then
+  // at the neighbours (neighbour_shapes) of its fastest shape until none is faster; the two
+  // baselines are always timed at every shape.
+  bool sweep_every_shape = false;
+  // The rank stage: per budget, the points within it whose sweep time lies within
+  // kFinalistBand of the fastest (at most kMaxFinalists) are timed again with the accurate
+  // kernel and Paraprox's baseline at their best shapes, interleaved in kRankRounds rounds of
+  // rank_reps() launches in all; the choice is stable_choice() with --tie-tolerance.
+  double tie_tolerance = 0.03;
+  static constexpr double kFinalistBand = 0.10;
+  static constexpr std::size_t kMaxFinalists = 4;
+  static constexpr int kRankRounds = 6;
+  int rank_reps() const { return 3 * reps; }
   std::string kernel_root, extra_build_options, outputs_dir;
   std::string compile_worker_exe;  // see RunConfig
   bool progress = false;
@@ -227,6 +255,10 @@ class Tuner {
   struct Choice {
     double budget;
     std::optional<Point> point;
+    // The finalists the rank stage timed for this budget, each with its median there (ns); the
+    // choice is one of them when any was timed.
+    std::vector<std::pair<Point, double>> finalists;
+    std::optional<double> ranked_time;
   };
   using Checkpoint = std::function<void(const std::vector<TuneRow> &)>;
 
@@ -269,7 +301,18 @@ class Tuner {
   void add_combinations();
   // The live variants of an origin ("atom", "combination") at their probe shape or every shape.
   Plan plan_of(const std::string &origin_prefix, bool every_shape);
+  // The sweep of an origin's survivors (tune_rank.cpp): every shape, or the climb.
+  bool sweep(const std::string &origin, const std::string &baseline, const Checkpoint &checkpoint);
+  std::vector<WorkGroup> climb_shapes(const AppDescriptor &app, const std::string &id,
+                                      const State &s) const;
   Plan confirm_plan();
+  // The finalists of every budget with both baselines at their best shapes, and their times in
+  // the rank stage (on the device that measured them).
+  Plan rank_plan(const std::map<std::string, std::vector<Point>> &points) const;
+  // A budget's finalists: its points within kFinalistBand of the fastest, fastest first.
+  static std::vector<Point> finalists(const std::vector<Point> &points, double budget);
+  std::optional<double> rank_time(const std::string &app, const std::string &id,
+                                  const WorkGroup &wg) const;
   void judge_probes(const std::string &origin_prefix);
   void judge_sweeps(const std::string &origin_prefix);
   void judge_screen();
@@ -280,9 +323,10 @@ class Tuner {
                                    const Variant &v, const WorkGroup &wg,
                                    std::string &problem) const;
   std::vector<Point> points_of(const AppDescriptor &app) const;
-  std::vector<Choice> choose(const std::vector<Point> &points) const;
+  std::vector<Choice> choose(const AppDescriptor &app, const std::vector<Point> &points) const;
   nlohmann::ordered_json app_json(const AppDescriptor &app, const std::vector<Point> &points) const;
   Plan test_plan(const std::map<std::string, std::vector<Choice>> &choices);
+  void ranked_json(const AppDescriptor &app, const Choice &c, nlohmann::ordered_json &cj) const;
   nlohmann::ordered_json choices_json(const AppDescriptor &app, const std::vector<Choice> &choices,
                                       const nlohmann::ordered_json &points) const;
   nlohmann::ordered_json accurate_outputs_json(const AppDescriptor &app) const;
@@ -295,6 +339,7 @@ class Tuner {
   std::map<std::string, double> stage_s_, runner_phase_s_;
   nlohmann::ordered_json summary_;
   double copy_gbps_ = 0;
+  std::shared_ptr<TruthCache> truths_;  // every stage's Runner computes an input's truth once
   // The search's state: per app, per variant id, in insertion order.
   std::map<std::string, std::map<std::string, State>> states_;
   std::map<std::string, std::vector<std::string>> order_;

@@ -43,13 +43,26 @@ std::vector<Tuner::Point> Tuner::points_of(const AppDescriptor &app) const {
   return points;
 }
 
-// Per budget, the fastest point within it.
-std::vector<Tuner::Choice> Tuner::choose(const std::vector<Point> &points) const {
+// Per budget: of the finalists that the rank stage timed, stable_choice(); the fastest point in
+// the sweep where it timed none of them.
+std::vector<Tuner::Choice> Tuner::choose(const AppDescriptor &app,
+                                         const std::vector<Point> &points) const {
   std::vector<Choice> out;
   for (double budget : cfg_.budgets) {
-    Choice c{budget, std::nullopt};
-    for (const auto &p : points)
-      if (p.error <= budget && (!c.point || p.time < c.point->time)) c.point = p;
+    Choice c{budget, std::nullopt, {}, std::nullopt};
+    std::vector<RankedCandidate> ranked;
+    for (const Point &p : finalists(points, budget))
+      if (const auto t = rank_time(app.name, p.id, p.wg)) {
+        c.finalists.emplace_back(p, *t);
+        ranked.push_back({*t, p.error});
+      }
+    if (const auto i = stable_choice(ranked, cfg_.tie_tolerance)) {
+      c.point = c.finalists[*i].first;
+      c.ranked_time = c.finalists[*i].second;
+    } else {
+      for (const auto &p : points)
+        if (p.error <= budget && (!c.point || p.time < c.point->time)) c.point = p;
+    }
     out.push_back(c);
   }
   return out;
@@ -156,6 +169,37 @@ Tuner::Plan Tuner::test_plan(const std::map<std::string, std::vector<Choice>> &c
   return plan;
 }
 
+// The rank stage behind a choice: its time and speedups there (which replace the sweep's, kept
+// as sweep_speedup), and every finalist it timed.
+void Tuner::ranked_json(const AppDescriptor &app, const Choice &c,
+                        nlohmann::ordered_json &cj) const {
+  const auto &m = states_.at(app.name);
+  auto baseline = [&](const std::string &id) -> std::optional<double> {
+    const auto it = m.find(id);
+    if (it == m.end() || !it->second.best) return std::nullopt;
+    return rank_time(app.name, id, *it->second.best);
+  };
+  const std::optional<double> base = baseline(base_id_), global = baseline(paraprox_id_);
+  nlohmann::ordered_json &chosen = cj["chosen"];
+  chosen["sweep_speedup"] = chosen.value("speedup", nlohmann::ordered_json(nullptr));
+  chosen["sweep_speedup_vs_global"] =
+      chosen.value("speedup_vs_global", nlohmann::ordered_json(nullptr));
+  chosen["ranked_time_ns"] = *c.ranked_time;
+  chosen["speedup"] = number_or_null(base ? *base / *c.ranked_time : NAN);
+  chosen["speedup_vs_global"] = number_or_null(global ? *global / *c.ranked_time : NAN);
+  nlohmann::ordered_json finalists = nlohmann::ordered_json::array();
+  for (const auto &[p, t] : c.finalists)
+    finalists.push_back({{"variant", p.id},
+                         {"wg", shape_label(p.wg)},
+                         {"ranked_time_ns", t},
+                         {"sweep_time_ns", p.time},
+                         {"train_error", p.error}});
+  cj["rank"] = {{"accurate_time_ns", number_or_null(base ? *base : NAN)},
+                {"paraprox_baseline_time_ns", number_or_null(global ? *global : NAN)},
+                {"tolerance", cfg_.tie_tolerance},
+                {"finalists", finalists}};
+}
+
 // Per budget: the choice, its errors on the held-out inputs and the verdict.
 nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
                                            const std::vector<Choice> &choices,
@@ -179,6 +223,7 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
         cj["chosen"]["speedup"] = pj["speedup"];
         cj["chosen"]["speedup_vs_global"] = pj["speedup_vs_global"];
       }
+    if (c.ranked_time) ranked_json(app, c, cj);
     cj["exact"] = is_exact(s.v);
     std::vector<double> errors;
     nlohmann::ordered_json per = nlohmann::ordered_json::object();

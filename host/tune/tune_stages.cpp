@@ -25,7 +25,10 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
   std::set<std::string> skip_keys;
   for (const auto &r : rows_)
     if (r.stage == name) skip_keys.insert(r.row.key);
-  if (!cfg_.multi_device()) return measure(name, inputs, plan, timed, save, skip_keys, checkpoint);
+  // The rank stage times an app's finalists beside its accurate kernel in one process: on the
+  // app's home device, or here when apps have no homes.
+  if (!cfg_.multi_device() || (name == "rank" && !apps_have_homes()))
+    return measure(name, inputs, plan, timed, save, skip_keys, checkpoint);
 
   // With at least as many apps as devices, each app lives on its home device in every stage:
   // no process computes another's references, and every speedup is within one device, as in a
@@ -163,6 +166,10 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
   rc.energy_absent_reason = cfg_.energy_absent_reason;
   rc.warmup = timed ? cfg_.warmup : 0;
   rc.reps = timed ? cfg_.reps : 1;
+  if (name == "rank") {
+    rc.reps = cfg_.rank_reps();
+    rc.rounds = std::min(TuneConfig::kRankRounds, rc.reps);
+  }
   rc.kernel_root = cfg_.kernel_root;
   rc.extra_build_options = cfg_.extra_build_options;
   rc.compile_worker_exe = cfg_.compile_worker_exe;
@@ -180,6 +187,7 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
     const auto &shapes = e->second.second;
     return std::find(shapes.begin(), shapes.end(), wg) != shapes.end();
   };
+  rc.truth_cache = truths_;
   Runner runner(env_, rc);
   double last_checkpoint = now_s();
   runner.run([&](ResultRow row) {
@@ -228,7 +236,9 @@ nlohmann::ordered_json Tuner::phases_json() const {
   nlohmann::ordered_json stages = nlohmann::ordered_json::object(), phases = stages;
   for (const auto &[k, v] : stage_s_) stages[k] = v;
   for (const auto &[k, v] : runner_phase_s_) phases[k] = v;
-  return {{"stages_s", stages}, {"phases_s", phases}};
+  return {{"stages_s", stages},
+          {"phases_s", phases},
+          {"truth_cache", {{"hits", truths_->hits}, {"grids", truths_->grids.size()}}}};
 }
 
 double Tuner::best_time_of(const std::string &app, const std::string &id) const {
