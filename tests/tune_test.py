@@ -387,7 +387,7 @@ def main():
         # The climb, on a grid of shapes where a neighbour is not every other shape.
         climb_out = os.path.join(tmp, "climb.json")
         climb = subprocess.run([binary, "tune", "--apps", "gaussian3", "--budget", "0.5", "--train", train,
-                                "--test", test, "--wg", "8x8,16x4", "--vec", "1,2", "--schemes",
+                                "--test", test, "--wg", "8x8,16x4", "--vec", "1,2", "--py", "1,2", "--schemes",
                                 "accurate,rows:2", "--recon", "nn", "--load", "local,global",
                                 "--output", "none", "--precision", "f32,f16", "--relax", "none",
                                 "--warmup", "1", "--reps", "3", "--quiet", "--out", climb_out],

@@ -290,6 +290,15 @@ void Runner::load_own_inputs(Workload& w, std::optional<std::pair<int, int>> siz
                  app.name.c_str(), bad);
 }
 
+bool Runner::still_to_measure(const AppDescriptor& app, const Variant& v, WorkGroup wg) const {
+  if (cfg_.skip_keys.empty()) return true;
+  if (!app.takes_images() || cfg_.sizes.empty()) return false;  // sizes known once read
+  for (const auto& [width, height] : cfg_.sizes)
+    for (const auto& src : cfg_.image_inputs)
+      if (!cfg_.skip_keys.count(config_key(app, v, wg, src.name, width, height))) return true;
+  return false;
+}
+
 void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
   start_s_ = now_s();
   raw_sink_ = &raw_sink;
@@ -314,14 +323,16 @@ void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
   for (auto* a : cfg_.apps)
     total_ += configs_of(*a) * (a->takes_images() ? cfg_.image_inputs.size() * sizes.size()
                                                   : (own_files ? 1 : sizes.size()));
-  if (cfg_.skip_keys.empty() && !cfg_.dry_run && journal_stop().empty()) {
+  if (!cfg_.dry_run && journal_stop().empty()) {
     // Every program of the run at once (build options do not depend on the input), so the
-    // worker processes start once; with a resumed file each workload builds what it still needs.
+    // worker processes start once. With a resumed file, the programs some input still needs
+    // (where the inputs' sizes are known before they are read); each workload builds the rest.
     std::vector<std::pair<std::string, std::string>> jobs;
     for (auto* app : cfg_.apps)
       for (const auto& v : cfg_.variants)
         for (const auto& wg : cfg_.wgs)
-          if (selected(*app, v, wg) && !check_launch(*app, v, wg, env_.info()))
+          if (selected(*app, v, wg) && !check_launch(*app, v, wg, env_.info()) &&
+              still_to_measure(*app, v, wg))
             jobs.emplace_back(kernel_source(app->kernel_file), build_options(*app, v, wg));
     prebuild(jobs);
   }

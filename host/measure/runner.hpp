@@ -236,6 +236,9 @@ class Runner {
   // a truth kernel that does not build marks the workload's configurations build_failed.
   void compute_truth(Workload& w, int iterations);
   void prepare_truth(Workload& w, int iterations);
+  // With skip_keys: whether some input still needs (app, v, wg), as far as is known before the
+  // inputs are read (image apps at given sizes); false where unknown, left to the workload.
+  bool still_to_measure(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
   // The truth cache (RunConfig::truth_cache): fills w's truth from it, or keeps w's truth in it.
   bool cached_truth(Workload& w, int iterations);
   void keep_truth(const Workload& w, int iterations);
