@@ -153,7 +153,8 @@ std::string binary_cache_dir(const cxxopts::ParseResult &args, const DeviceInfo 
   if (asked == "none") return "";
   if (!asked.empty()) return asked;
   const fs::path root = user_cache_dir();
-  if (!device.is_gpu() || root.empty()) return "";
+  // A GPU alone: Oclgrind, a simulator, calls itself a CPU as well as a GPU.
+  if (!device.is_gpu() || device.is_cpu() || root.empty()) return "";
   std::error_code ec;
   fs::create_directories(root / "binaries", ec);
   return ec ? std::string() : (root / "binaries").string();  // unwritable: no cache, no error

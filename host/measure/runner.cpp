@@ -264,7 +264,13 @@ void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jo
   const WorkerCompile done = compile_in_workers(env_, cfg_.compile_worker_exe, jobs);
   worker_processes_ = std::max(worker_processes_, done.processes);
   worker_programs_ += done.programs;
-  env_.prebuild(jobs, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  // Oclgrind builds on the calling thread only: its uninitialised-value checker writes a program's
+  // program-scope variables through a memory pool that exists on the threads it made, and a build
+  // on another thread crashes it (bilateral's weight table, about one run in three with two
+  // threads).
+  const bool oclgrind = env_.info().platform_name.find("Oclgrind") != std::string::npos;
+  env_.prebuild(jobs,
+                oclgrind ? 1u : std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
 }
 
 void Runner::load_own_inputs(Workload& w, std::optional<std::pair<int, int>> size) const {
