@@ -479,6 +479,12 @@ def main():
         check(bad.returncode == 2 and "--screen-combinations 2" in bad.stderr and
               bad.stderr.count("\n") == 1 and not os.path.exists(screen_out + ".bad"),
               f"--screen-combinations not above --max-combinations: exit {bad.returncode}, {bad.stderr!r}")
+        for flag, value, says in (("--sweep", "sideways", "expected climb or every"),
+                                  ("--tie-tolerance", "2", "--tie-tolerance")):
+            bad = subprocess.run(screen_args + [flag, value, "--out", screen_out + ".bad"],
+                                 capture_output=True, text=True)
+            check(bad.returncode == 2 and says in bad.stderr and bad.stderr.count("\n") == 1 and
+                  not os.path.exists(screen_out + ".bad"), f"{flag} {value}: exit {bad.returncode}, {bad.stderr!r}")
         # A document tuned on kernel time does not resume under the other objective.
         before = open(out, "rb").read()
         mixed = subprocess.run(args + ["--resume", "--objective", "end-to-end"], capture_output=True, text=True)

@@ -190,6 +190,30 @@ def tune_gallery(tunes, out, written):
     return shown
 
 
+def tune_harness_table(tunes):
+    """Where each tune's wall time went: its stages' sum and the runner's phases (summed over the
+    sessions of a resumed tune), the programs built and how many came from the binary cache."""
+    lines = ["| run | sweep | wall | builds | cache hits | compile | reference | upload | metrics "
+             "| timed launches | truths kept |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for path, doc in tunes:
+        ctx = doc["context"]
+        e, wall, builds, phases = ctx.get("harness", {}), 0.0, 0, defaultdict(float)
+        while isinstance(e, dict) and e:
+            wall += e.get("wall_s", 0.0)
+            builds += e.get("builds", 0)
+            for k, v in e.get("phases_s", {}).items():
+                phases[k] += v
+            e = e.get("resumed_from")
+        cache = ctx.get("binary_cache")
+        hits = cache.get("hits", 0) if isinstance(cache, dict) else "off"
+        truths = ctx.get("harness", {}).get("truth_cache", {}).get("grids", "-")
+        lines.append(f"| `{display_name(path)}` | {ctx['tune'].get('sweep', 'every')} | {wall:.0f} s | "
+                     f"{builds} | {hits} | {phases['compile']:.0f} s | {phases['reference']:.0f} s | "
+                     f"{phases['upload']:.0f} s | {phases['metrics']:.0f} s | "
+                     f"{phases['timed_launches']:.1f} s | {truths} |")
+    return lines
+
+
 def tune_sections(tunes, out, written):
     md = ["## Tuning under an error budget (kperf tune, SPEC 12)", ""]
     for path, doc in tunes:
@@ -213,6 +237,9 @@ def tune_sections(tunes, out, written):
            "| device | size | app | budget | chosen | wg | speedup | vs Paraprox baseline | train error "
            "| test mean | test percentile | test max | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     md += tune_choices_table(tunes)
+    md += ["", "Where the time went (the runner's phases summed over the stages; under --devices, over "
+           "every device's processes; cache hits: programs loaded from kperf's binary cache, "
+           "compiled by worker processes or an earlier run):", ""] + tune_harness_table(tunes)
     md += ["", "Pruned during the search (per run and app): " + "; ".join(
         f"{app} {len(t['pruned'])} of {len(t['pruned']) + len({p['variant'] for p in t['points']})}"
         for _, doc in tunes for app, t in doc["tune"].items()), ""]
