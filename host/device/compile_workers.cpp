@@ -76,17 +76,12 @@ const std::string& scratch_dir() {
   return dir.path;
 }
 
-void use_private_jit_cache() {
-  const std::string dir = scratch_dir() + "/nvidia-jit-cache";
-  ::setenv("CUDA_CACHE_PATH", dir.c_str(), 1);
-  ::setenv("CUDA_CACHE_DISABLE", "0", 1);
-  ::setenv("CUDA_CACHE_MAXSIZE", "4294967296", 1);  // the driver's largest: never evicts in a run
-}
+void use_private_jit_cache() { use_persistent_jit_cache(scratch_dir() + "/nvidia-jit-cache"); }
 
 void use_persistent_jit_cache(const std::string& dir) {
   ::setenv("CUDA_CACHE_PATH", dir.c_str(), 1);
   ::setenv("CUDA_CACHE_DISABLE", "0", 1);
-  ::setenv("CUDA_CACHE_MAXSIZE", "4294967296", 1);
+  ::setenv("CUDA_CACHE_MAXSIZE", "4294967296", 1);  // the driver's largest: never evicts in a run
 }
 
 unsigned compile_worker_count() {
