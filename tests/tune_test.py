@@ -390,15 +390,28 @@ def main():
                                 "--test", test, "--wg", "8x8,16x4", "--vec", "1,2", "--py", "1,2", "--schemes",
                                 "accurate,rows:2", "--recon", "nn", "--load", "local,global",
                                 "--output", "none", "--precision", "f32,f16", "--relax", "none",
-                                "--warmup", "1", "--reps", "3", "--quiet", "--out", climb_out],
+                                "--warmup", "1", "--reps", "3", "--quiet", "--out", climb_out, "--cache", "cold"],
                                capture_output=True, text=True)
         check(climb.returncode == 0, f"tune on a grid of shapes: {climb.stderr}")
         if climb.returncode == 0:
-            check_climb(json.load(open(climb_out)))
+            climbed = json.load(open(climb_out))
+            check_climb(climbed)
+            cache = climbed["context"]["tune"]["cache"]
+            check(cache["mode"] == "cold" and cache["cold"] and cache["flush_bytes"] >= 256 << 20,
+                  f"--cache cold in the context: {cache}")
+            # Timings taken cold do not resume as warm ones.
+            before = open(climb_out, "rb").read()
+            warm = subprocess.run(climb.args[:-1] + ["warm", "--resume"], capture_output=True, text=True)
+            check(warm.returncode == 2 and "cache" in warm.stderr and open(climb_out, "rb").read() == before,
+                  f"a cold tune resumed warm: exit {warm.returncode}, {warm.stderr!r}")
         check(any(p["origin"] == "combination" for t in doc["tune"].values() for p in t["points"]),
               "some combination survived")
         # The screen is on by default: three times --max-combinations.
         check(doc["context"]["tune"]["screen_combinations"] == 12, "the default screen is 3 x 4")
+        # A CPU device times warm by default: a flush would cost more than its kernels.
+        cache = doc["context"]["tune"]["cache"]
+        check(cache["mode"] == "auto" and cache["cold"] is False and cache["flush_bytes"] == 0,
+              f"--cache auto on a CPU: {cache}")
         check(bool(check_screen(doc, 4, lambda r: 1.0)), "the default screen timed some app")
 
         rep = subprocess.run(["/usr/bin/python3", report, out, "--out", os.path.join(tmp, "report")],
@@ -480,7 +493,8 @@ def main():
               bad.stderr.count("\n") == 1 and not os.path.exists(screen_out + ".bad"),
               f"--screen-combinations not above --max-combinations: exit {bad.returncode}, {bad.stderr!r}")
         for flag, value, says in (("--sweep", "sideways", "expected climb or every"),
-                                  ("--tie-tolerance", "2", "--tie-tolerance")):
+                                  ("--tie-tolerance", "2", "--tie-tolerance"),
+                                  ("--cache", "lukewarm", "expected auto, cold or warm")):
             bad = subprocess.run(screen_args + [flag, value, "--out", screen_out + ".bad"],
                                  capture_output=True, text=True)
             check(bad.returncode == 2 and says in bad.stderr and bad.stderr.count("\n") == 1 and

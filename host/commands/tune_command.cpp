@@ -105,6 +105,7 @@ cxxopts::Options tune_options() {
     ("energy-reps", "energy windows per timed configuration", cxxopts::value<std::string>()->default_value("3"))
     ("warmup", "untimed launches per timed configuration", cxxopts::value<std::string>()->default_value("10"))
     ("reps", "timed launches per timed configuration", cxxopts::value<std::string>()->default_value("30"))
+    ("cache", "the device cache in the timed stages: cold (flushed before every sample, as kperf run --cold), warm (back-to-back launches) or auto (cold on a GPU, warm on a CPU)", cxxopts::value<std::string>()->default_value("auto"))
     ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for the test outputs of the choices and the accurate kernel (default: beside --out)", cxxopts::value<std::string>())
     ("devices", "spread each stage over these devices of one model, one process each: a list of --device values (1:0,1:1) or all (every device of --device's platform and model)", cxxopts::value<std::string>())
@@ -174,6 +175,9 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   cfg.energy_options.reps = parse_count("energy-reps", text("energy-reps"), 1, 1000);
   cfg.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
   cfg.reps = parse_count("reps", text("reps"), 1, 1000000);
+  cfg.cache = text("cache");
+  if (cfg.cache != "auto" && cfg.cache != "cold" && cfg.cache != "warm")
+    throw UsageError("--cache " + cfg.cache + ": expected auto, cold or warm");
   if (given("size")) cfg.size = parse_size(text("size"));
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
   cfg.compile_worker_exe = executable_path().string();
@@ -218,6 +222,7 @@ nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg,
       {"train", names(cfg.train)},
       {"test", names(cfg.test)}};
   // Named only when not the kernel, so documents from before --objective still resume.
+  if (cfg.cold) measured["cache"] = "cold";
   if (cfg.end_to_end) measured["objective"] = "end-to-end";
   if (cfg.energy_objective) measured["objective"] = "energy";
   // Which device measured a row (its position in --devices) decides its scale.
@@ -252,6 +257,9 @@ std::unique_ptr<EnergyCounter> set_up_on_device(const cxxopts::ParseResult &args
   const std::string binary_cache = binary_cache_dir(args, env.info());
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
   cfg.shapes = tune_shapes(args, env.info().is_cpu());
+  const bool gpu = env.info().is_gpu() && !env.info().is_cpu();
+  cfg.cold = cfg.cache == "cold" || (cfg.cache == "auto" && gpu);
+  cfg.flush_bytes = cfg.cold ? cold_flush_bytes(env.info()) : 0;
   std::unique_ptr<EnergyCounter> energy =
       open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
   cfg.energy = energy.get();
@@ -312,6 +320,12 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
           {"max_combinations", cfg.max_combinations},
           {"screen_combinations", cfg.screen_combinations},
           {"sweep", cfg.sweep_every_shape ? "every" : "climb"},
+          {"cache",
+           {{"mode", cfg.cache},
+            {"cold", cfg.cold},
+            {"flush_bytes", cfg.flush_bytes},
+            {"method", cfg.cold ? "clEnqueueFillBuffer of flush_bytes before every timed sample"
+                                : "back-to-back launches"}}},
           {"rank",
            {{"finalist_band", TuneConfig::kFinalistBand},
             {"max_finalists", TuneConfig::kMaxFinalists},
@@ -339,7 +353,8 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
            "training input; of the finalists within tie_tolerance of the fastest, the lowest "
            "training error is chosen, and the choice's speedups are the rank stage's. test: the "
            "choice on every held-out input, holds when the same percentile is within the "
-           "budget. Relaxed (racing) variants count the worst of several launches."}};
+           "budget. Relaxed (racing) variants count the worst of several launches. Every timed "
+           "stage times as cache says: cold flushes the device's cache before each sample."}};
 }
 
 // The choices as a table on stdout.

@@ -77,15 +77,18 @@ std::string config_key(const AppDescriptor& app, const Variant& v, WorkGroup wg,
                   wg.py, input, width, height);
 }
 
+std::size_t cold_flush_bytes(const DeviceInfo& dev) {
+  // Larger than any last-level cache kperf targets (H100/H200 L2: 50-60 MB; NVIDIA reports a
+  // few MB) and 4x what the device reports, within one allocation.
+  const std::size_t bytes =
+      std::max<std::size_t>(std::size_t{256} << 20, 4 * dev.global_mem_cache_size);
+  return std::min<std::size_t>(bytes, dev.max_mem_alloc_size / 2) & ~std::size_t{3};
+}
+
 Runner::Runner(ClEnv& env, RunConfig config)
     : buffers_(std::make_unique<DeviceBuffers>()), env_(env), cfg_(std::move(config)) {
   if (cfg_.cold) {
-    // Larger than any last-level cache kperf targets (H100/H200 L2: 50-60 MB) and 4x what the
-    // device reports, within one allocation.
-    const DeviceInfo& dev = env_.info();
-    flush_bytes_ = std::max<std::size_t>(std::size_t{256} << 20, 4 * dev.global_mem_cache_size);
-    flush_bytes_ =
-        std::min<std::size_t>(flush_bytes_, dev.max_mem_alloc_size / 2) & ~std::size_t{3};
+    flush_bytes_ = cold_flush_bytes(env_.info());
     flush_ = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, flush_bytes_);
   }
   // Metrics on the device by default where the host would be the bottleneck (a GPU); on a CPU

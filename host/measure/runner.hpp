@@ -113,6 +113,9 @@ struct PreparedConfig;
 // Set by SIGINT/SIGTERM; the runner stops after the configuration in flight.
 std::atomic<bool>& interrupt_requested();
 
+// The bytes --cold fills before every timed sample on a device.
+std::size_t cold_flush_bytes(const DeviceInfo& dev);
+
 class Runner {
  public:
   Runner(ClEnv& env, RunConfig config);

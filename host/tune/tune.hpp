@@ -137,6 +137,13 @@ struct TuneConfig {
   AxesSpec axes;
   std::vector<WorkGroup> shapes;
   int warmup = 10, reps = 30;
+  // --cache: the timed stages flush the device's cache before every sample (cold), or time
+  // back-to-back launches (warm). auto is cold on a GPU and warm on a CPU, where the flush costs
+  // more than the kernels. Warm timings of a grid that fits a GPU's L2 move with where its buffers
+  // landed (on an H100 at 2048^2 a speedup moved 10 % between processes, 1 % cold).
+  std::string cache = "auto";
+  bool cold = false;            // what `cache` resolved to on the device
+  std::size_t flush_bytes = 0;  // filled before each cold sample
   double percentile = 95;
   // What a configuration's time is: its kernel launches (the papers' measure), or end to end
   // (--objective end-to-end: host packing or conversion, upload, launches and download, as

@@ -166,6 +166,7 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
   rc.energy_absent_reason = cfg_.energy_absent_reason;
   rc.warmup = timed ? cfg_.warmup : 0;
   rc.reps = timed ? cfg_.reps : 1;
+  rc.cold = timed && cfg_.cold;
   if (name == "rank") {
     rc.reps = cfg_.rank_reps();
     rc.rounds = std::min(TuneConfig::kRankRounds, rc.reps);
