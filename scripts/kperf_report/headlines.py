@@ -1,8 +1,10 @@
 """The headline tables of results/README.md, one per kind, each made from committed runs alone
 (report.py --table KIND RUNS...; scripts/make-reports.sh splices them in and --check holds them)."""
 
-from collections import defaultdict
 import math
+import os
+import statistics
+from collections import defaultdict
 
 from .loading import APP_ORDER, primary_error
 from .tune import tune_size
@@ -180,34 +182,77 @@ def tune_table(tunes):
     return lines
 
 
-def tune_repeat_table(tunes):
-    """Two tunes of the same command side by side: per app and budget each run's choice, speedup
-    and held-out verdict, whether they chose alike and whether their speedups lie within 3 %."""
-    (_, a), (_, b) = tunes[:2]
-    lines = ["| app | budget | run 1 | speedup | holds | run 2 | speedup | holds | same | within 3 % |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    same = near = total = 0
+def _repeat_cells(tunes):
+    """Per app and budget of the first tune: each tune's choice for that cell (None where the tune
+    has none)."""
+    first = tunes[0][1]
+    cells = []
+    for app in [x for x in APP_ORDER if x in first["tune"]] + sorted(set(first["tune"]) - set(APP_ORDER)):
+        for i, c in enumerate(first["tune"][app]["choices"]):
+            per = []
+            for _, doc in tunes:
+                choices = doc["tune"].get(app, {}).get("choices", [])
+                per.append(choices[i] if i < len(choices) else None)
+            cells.append((app, c["budget"], per))
+    return cells
 
+
+def _within(speedups, tolerance=0.03):
+    """Whether every speedup was measured and they lie within `tolerance` of the largest."""
+    if not speedups or not all(isinstance(s, (int, float)) for s in speedups):
+        return False
+    return max(speedups) - min(speedups) <= tolerance * max(speedups)
+
+
+def _speedup(c):
+    return ((c or {}).get("chosen") or {}).get("speedup")
+
+
+def _variant(c):
+    return ((c or {}).get("chosen") or {}).get("variant")
+
+
+def tune_agreement(tunes):
+    """For every pair of tunes of the same command: in how many cells (app, budget) they chose
+    alike and their speedups lie within 3 %, and the largest gap between their speedups."""
+    cells = _repeat_cells(tunes)
+    lines = []
+    for i in range(len(tunes)):
+        for j in range(i + 1, len(tunes)):
+            pairs = [(c[i], c[j]) for _, _, c in cells]
+            same = sum(_variant(a) is not None and _variant(a) == _variant(b) for a, b in pairs)
+            near = sum(_within([_speedup(a), _speedup(b)]) for a, b in pairs)
+            gaps = [abs(_speedup(a) - _speedup(b)) / max(_speedup(a), _speedup(b))
+                    for a, b in pairs if _within([_speedup(a), _speedup(b)], 1.0)]
+            worst = f"{100 * max(gaps):.1f} %" if gaps else "none measured"
+            lines.append(f"- run {i + 1} and run {j + 1}: the same choice in **{same} of {len(pairs)}** "
+                         f"cells, speedups within 3 % in **{near} of {len(pairs)}**; the largest gap "
+                         f"{worst}.")
+    return lines
+
+
+def tune_repeat_table(tunes):
+    """Tunes of the same command side by side: per app and budget each run's choice, speedup
+    and held-out verdict, whether all chose alike and whether all their speedups lie within 3 %
+    of the largest; then every pair's agreement (tune_agreement)."""
     def held(c):
+        if c is None:
+            return "none"
         return "unmeasured" if c.get("holds") is None else "yes" if c["holds"] else "NO"
 
-    for app in [x for x in APP_ORDER if x in a["tune"]] + sorted(set(a["tune"]) - set(APP_ORDER)):
-        for ca, cb in zip(a["tune"][app]["choices"], b["tune"].get(app, {}).get("choices", [])):
-            va, vb = ca.get("chosen") or {}, cb.get("chosen") or {}
-            sa, sb = va.get("speedup"), vb.get("speedup")
-            alike = va.get("variant") == vb.get("variant")
-            close = isinstance(sa, (int, float)) and isinstance(sb, (int, float)) and \
-                abs(sa - sb) <= 0.03 * max(sa, sb)
-            total += 1
-            same += alike
-            near += close
-            lines.append(f"| {app} | {100 * ca['budget']:g} % | `{va.get('variant', 'none')}` | "
-                         f"{_x(sa)} | {held(ca)} | `{vb.get('variant', 'none')}` | {_x(sb)} | "
-                         f"{held(cb)} | {'yes' if alike else 'no'} | {'yes' if close else 'no'} |")
+    runs = range(1, len(tunes) + 1)
+    lines = ["| app | budget | " + " | ".join(f"run {n} | speedup | holds" for n in runs) +
+             " | same | within 3 % |",
+             "|---|---|" + "---|---|---|" * len(tunes) + "---|---|"]
+    for app, budget, per in _repeat_cells(tunes):
+        alike = _variant(per[0]) is not None and all(_variant(c) == _variant(per[0]) for c in per)
+        cols = " | ".join(f"`{_variant(c) or 'none'}` | {_x(_speedup(c))} | {held(c)}" for c in per)
+        lines.append(f"| {app} | {100 * budget:g} % | {cols} | {'yes' if alike else 'no'} | "
+                     f"{'yes' if _within([_speedup(c) for c in per]) else 'no'} |")
     lines.append("")
-    lines.append(f"The same choice in **{same} of {total}** cells; speedups within 3 % in "
-                 f"**{near} of {total}**.")
-    return lines
+    lines += [f"Run {n}: `{os.path.basename(path)}`." for n, (path, _) in zip(runs, tunes)]
+    lines.append("")
+    return lines + tune_agreement(tunes)
 
 
 def energy_headline(rows):
@@ -342,5 +387,41 @@ def _half_sources(rows):
             and any(r["precision"] != "f32" for r in rs)}
 
 
+def cache_repeat_table(rows, scheme="rows:2"):
+    """Runs of one command repeated, warm and cold (kperf run --cold): per cache, app and
+    precision, the range over the runs of each run's median over inputs of the accurate kernel's
+    time over `scheme`'s (each input a workload of its own buffers), and the largest spread of
+    that ratio over one run's inputs (sd / median)."""
+    ok = [r for r in _ok(rows) if r["scheme"] in ("accurate", scheme) and r["output"] == "none"]
+    apps = _apps(ok)
+    groups = sorted({(r["app"], r["precision"]) for r in ok}, key=lambda g: (apps.index(g[0]), g[1]))
+    lines = ["| cache | runs | " + " | ".join(f"{a} {p}" for a, p in groups) + " |",
+             "|---|---|" + "---|" * len(groups)]
+    for cache in ("warm", "cold"):
+        sources = sorted({r["source"] for r in ok if r["cache"] == cache})
+        if not sources:
+            continue
+        cells = []
+        for app, prec in groups:
+            medians, spreads = [], []
+            for source in sources:
+                by_input = defaultdict(dict)
+                for r in ok:
+                    if r["source"] == source and r["app"] == app and r["precision"] == prec:
+                        by_input[r["input"]["name"]][r["scheme"]] = _median(r)
+                ratios = [m["accurate"] / m[scheme] for m in by_input.values() if len(m) == 2]
+                if ratios:
+                    medians.append(statistics.median(ratios))
+                    spreads.append(statistics.pstdev(ratios) / medians[-1])
+            cells.append(f"{min(medians):.2f}-{max(medians):.2f}x (± {100 * max(spreads):.0f} %)"
+                         if medians else "-")
+        lines.append(f"| {cache} | {len(sources)} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"Each cell: the accurate kernel's median time over `{scheme}`'s, the median over "
+                 "a run's inputs, from the lowest run to the highest; in brackets the largest "
+                 "spread over one run's inputs (sd / median).")
+    return lines
+
+
 TABLES = {"fig10": fig10_table, "half": half_table, "syprox": syprox_table, "energy": energy_headline,
-          "sizes": sizes_table, "targets": targets_table}
+          "sizes": sizes_table, "targets": targets_table, "cache-repeat": cache_repeat_table}

@@ -17,7 +17,7 @@ from .paper import (PUBLISHED_ERROR_BANDS, PUBLISHED_FIG10, fig_error, fig_error
     published_table3, table1, table3)
 from .plotting import FIGURE_FORMATS
 from .syprox import PUBLISHED_SYPROX, fig_wrong_fraction, gallery, hypervolume_table, syprox_table
-from .headlines import TABLES, tune_repeat_table, tune_table
+from .headlines import TABLES, tune_agreement, tune_repeat_table, tune_table
 from .tune import tune_device, tune_sections
 
 
@@ -32,11 +32,12 @@ def print_table(kind, paths):
     if kind.startswith("tune") and not tunes:
         print(f"report.py: --table {kind} needs kperf tune documents", file=sys.stderr)
         return 2
-    if kind == "tune-repeat" and len(tunes) < 2:
-        print("report.py: --table tune-repeat needs two kperf tune documents", file=sys.stderr)
+    if kind in ("tune-repeat", "tune-agreement") and len(tunes) < 2:
+        print(f"report.py: --table {kind} needs two or more kperf tune documents", file=sys.stderr)
         return 2
-    lines = tune_table(tunes) if kind == "tune" else tune_repeat_table(tunes) \
-        if kind == "tune-repeat" else TABLES[kind](rows)
+    tune_tables = {"tune": tune_table, "tune-repeat": tune_repeat_table,
+                   "tune-agreement": tune_agreement}
+    lines = tune_tables[kind](tunes) if kind in tune_tables else TABLES[kind](rows)
     print("\n".join(lines))
     return 0
 
@@ -46,7 +47,7 @@ def main(argv=None):
         description="Turns kperf JSON results into the papers' tables and figures.")
     ap.add_argument("results", nargs="+", help="kperf JSON result files")
     ap.add_argument("--out", help="output directory")
-    ap.add_argument("--table", choices=sorted(TABLES) + ["tune", "tune-repeat"],
+    ap.add_argument("--table", choices=sorted(TABLES) + ["tune", "tune-repeat", "tune-agreement"],
                     help="print one headline table of results/README.md (markdown) instead of a "
                          "report")
     ap.add_argument("--formats", default="png",

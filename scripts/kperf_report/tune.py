@@ -240,6 +240,13 @@ def tune_sections(tunes, out, written):
     md += ["", "Where the time went (the runner's phases summed over the stages; under --devices, over "
            "every device's processes; cache hits: programs loaded from kperf's binary cache, "
            "compiled by worker processes or an earlier run):", ""] + tune_harness_table(tunes)
+    if len(tunes) > 1 and len({(tune_size(d), tuple(d["context"]["tune"]["budgets"]))
+                               for _, d in tunes}) == 1:
+        from .headlines import tune_repeat_table  # headlines imports this module
+        md += ["", "### The same tune, repeated", "",
+               "Per app and budget, each run's choice, its rank-stage speedup and its held-out "
+               "verdict; `within 3 %`: every run's speedup within 3 % of the largest.", ""]
+        md += tune_repeat_table(tunes)
     md += ["", "Pruned during the search (per run and app): " + "; ".join(
         f"{app} {len(t['pruned'])} of {len(t['pruned']) + len({p['variant'] for p in t['points']})}"
         for _, doc in tunes for app, t in doc["tune"].items()), ""]
