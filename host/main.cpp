@@ -24,6 +24,7 @@
 #include "kperf_git_sha.h"  // generated at build time
 #include "merge_command.hpp"
 #include "parallel.hpp"
+#include "pipeline_command.hpp"
 #include "results.hpp"
 #include "run_command.hpp"
 #include "runner.hpp"
@@ -101,6 +102,8 @@ void print_usage() {
       "  kperf check --app-file F    prove an app perforation-safe on the device (kperf check\n"
       "                              --help)\n"
       "  kperf merge OUT IN...       join the files of kperf run --shard I/N into one\n"
+      "  kperf pipeline [options]    chains of apps, each stage at its own approximation\n"
+      "                              (kperf pipeline --help)\n"
       "  kperf --version\n",
       KPERF_VERSION);
 }
@@ -125,7 +128,8 @@ int main(int argc, char** argv) {
     if (!std::getenv("KPERF_JOURNAL_EVENTS") && wants_supervisor(argc, argv))
       return supervise(argc, argv);
     init_journal_from_environment();
-    if (cmd == "run" || cmd == "tune" || cmd == "check" || cmd == "__tune-stage") {
+    if (cmd == "run" || cmd == "tune" || cmd == "check" || cmd == "pipeline" ||
+        cmd == "__tune-stage") {
       const std::string jit_cache = persistent_jit_cache_dir(argc, argv);
       if (jit_cache.empty())
         use_private_jit_cache();
@@ -137,7 +141,9 @@ int main(int argc, char** argv) {
     if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);
     if (cmd == "check") return cmd_check(argc - 1, argv + 1);
     if (cmd == "merge") return cmd_merge(argc - 1, argv + 1, command_line);
-    throw UsageError("unknown command '" + cmd + "' (valid: devices, run, tune, check, merge)");
+    if (cmd == "pipeline") return cmd_pipeline(argc - 1, argv + 1, command_line);
+    throw UsageError("unknown command '" + cmd +
+                     "' (valid: devices, run, tune, check, merge, pipeline)");
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "kperf: %s (see kperf %s --help)\n", e.what(), argc > 1 ? argv[1] : "");
     return kExitUsage;

@@ -60,6 +60,12 @@ class PinnedMemory {
 SampleLaunches Runner::sample_launches(const Variant& v, const Workload& w,
                                        std::vector<LaunchStep>& steps, const cl::NDRange& global,
                                        const cl::NDRange& local, int launches) const {
+  return make_sample_launches(env_, v, w.width, w.height, steps, global, local, launches);
+}
+
+SampleLaunches make_sample_launches(const ClEnv& env, const Variant& v, int width, int height,
+                                    std::vector<LaunchStep>& steps, const cl::NDRange& global,
+                                    const cl::NDRange& local, int launches) {
   SampleLaunches s;
   s.steps = &steps;
   s.global = global;
@@ -70,17 +76,16 @@ SampleLaunches Runner::sample_launches(const Variant& v, const Workload& w,
   constexpr std::size_t kFillX = 64, kFillY = 4;
   auto missing = [](int n, int k) { return k == 1 ? n : n - (n - k / 2 + k - 1) / k; };
   const int ky = v.output.ky(), kx = v.output.kx();
-  const std::size_t fill_x =
-      kx == 1 && ky > 1 ? (static_cast<std::size_t>(w.width) + 3) / 4
-                        : static_cast<std::size_t>(ky == 1 ? missing(w.width, kx) : w.width);
-  const std::size_t fill_y = static_cast<std::size_t>(kx == 1 ? missing(w.height, ky) : w.height);
+  const std::size_t fill_x = kx == 1 && ky > 1
+                                 ? (static_cast<std::size_t>(width) + 3) / 4
+                                 : static_cast<std::size_t>(ky == 1 ? missing(width, kx) : width);
+  const std::size_t fill_y = static_cast<std::size_t>(kx == 1 ? missing(height, ky) : height);
   s.fill_global = cl::NDRange((fill_x + kFillX - 1) / kFillX * kFillX,
                               (std::max<std::size_t>(1, fill_y) + kFillY - 1) / kFillY * kFillY);
   s.fill_local = cl::NullRange;
-  const DeviceInfo& dev = env_.info();
+  const DeviceInfo& dev = env.info();
   if (steps[0].fill &&
-      steps[0].fill->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device()) >=
-          kFillX * kFillY &&
+      steps[0].fill->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env.device()) >= kFillX * kFillY &&
       dev.max_work_item_sizes.size() >= 2 && dev.max_work_item_sizes[0] >= kFillX &&
       dev.max_work_item_sizes[1] >= kFillY)
     s.fill_local = cl::NDRange(kFillX, kFillY);

@@ -123,6 +123,12 @@ struct SampleLaunches {
   void enqueue(cl::CommandQueue& queue, std::vector<cl::Event>* events) const;
 };
 
+// The launches of one sample of `steps` on a width x height grid, with the fill kernel's
+// geometry under a two-launch output scheme (Runner::sample_launches; kperf pipeline's stages).
+SampleLaunches make_sample_launches(const ClEnv& env, const Variant& v, int width, int height,
+                                    std::vector<LaunchStep>& steps, const cl::NDRange& global,
+                                    const cl::NDRange& local, int launches);
+
 // A configuration set up to launch: built, checked, its input on the device. --rounds holds every
 // configuration of a workload like this while it times them in turn. `sample` points into
 // `steps`, so a PreparedConfig stays where it was made.

@@ -27,14 +27,10 @@ std::string make_key(const std::string& app, const std::string& scheme, const st
          std::to_string(height);
 }
 
-namespace {
-
 nlohmann::ordered_json stats_json(const TimingStats& t) {
   return {{"median", t.median}, {"mean", t.mean},     {"min", t.min},
           {"max", t.max},       {"stddev", t.stddev}, {"cv", t.cv}};
 }
-
-}  // namespace
 
 nlohmann::ordered_json axis_defaults_json() {
   // The structural axes' fields (a numeric one defaults to 0; output_fill's absence depends on

@@ -115,6 +115,8 @@ std::string make_key(const std::string& app, const std::string& scheme, const st
 std::string wg_label(int wg_x, int wg_y, int vec, int py);
 
 nlohmann::ordered_json to_json(const ResultRow& row);
+// A row's time_ns block: median, mean, min, max, stddev and cv of the samples.
+nlohmann::ordered_json stats_json(const TimingStats& t);
 ResultRow row_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 // Each approximation axis's field and the value a row has when the field is absent (rows written
 // before the axis existed, and kernel axes of apps they do not apply to): the context's

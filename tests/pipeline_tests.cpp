@@ -1,0 +1,255 @@
+// kperf pipeline: chains of two apps held against the chained CPU models of each stage's scheme,
+// NaN poisoning of what every stage skips, stages that cannot connect, and the command's bad
+// input and document.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "io.hpp"
+#include "pipeline.hpp"
+#include "test_support.hpp"
+
+namespace kperf {
+namespace {
+
+namespace fs = std::filesystem;
+
+Variant variant_of(const char* scheme, const char* recon, const char* precision,
+                   const char* load = "local", const char* output = "none",
+                   const char* perforate = "device") {
+  AxesSpec a;
+  a.schemes = scheme;
+  a.recons = recon;
+  a.precisions = precision;
+  a.loads = load;
+  a.outputs = output;
+  a.output_recons = "nn";
+  a.perforates = perforate;
+  return parse_variants(a).front();
+}
+
+Grid as_grid(const std::vector<float>& values, int w, int h) {
+  Grid g(w, h);
+  g.data = values;
+  return g;
+}
+
+struct ChainCase {
+  const char* name;
+  std::vector<PipelineStage> stages;
+};
+
+std::vector<ChainCase> chain_cases() {
+  const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3"),
+                      &median = find_app("median");
+  const WorkGroup wg{8, 4}, wide{8, 4, 2, 2};
+  return {
+      {"accurate f32",
+       {{&g5, variant_of("accurate", "nn", "f32"), wg},
+        {&s3, variant_of("accurate", "nn", "f32"), wg}}},
+      {"rows:2 then rows:2/li",
+       {{&g5, variant_of("rows:2", "nn", "f32"), wide},
+        {&s3, variant_of("rows:2", "li", "f32", "global"), wg}}},
+      {"f16 between",
+       {{&median, variant_of("cols:2", "li", "f16"), wg},
+        {&s3, variant_of("stencil", "nn", "f16in"), wide}}},
+      {"output scheme, host-packed first stage",
+       {{&g5, variant_of("rows:2", "nn", "f32", "local", "none", "host"), wg},
+        {&s3, variant_of("accurate", "nn", "f32", "local", "rows:2"), wg}}},
+  };
+}
+
+// Every stage's output equals its scheme's CPU model applied to the input the stage received,
+// and an all-f32 chain equals the chained models end to end.
+TEST(Pipeline, StagesEqualTheChainedModelsOfTheirSchemes) {
+  KPERF_REQUIRE_DEVICE();
+  const int w = 48, h = 40;
+  const Grid input = test::random_grid(w, h, 55);
+  PipelineOptions opt;
+  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
+  opt.warmup = 0;
+  opt.reps = 2;
+  PipelineRunner runner(*env, opt);
+  for (const ChainCase& c : chain_cases()) {
+    const ChainOutcome out = runner.run(c.stages, input);
+    ASSERT_TRUE(out.ok()) << c.name << ": " << out.reason;
+    ASSERT_EQ(out.total_ns.size(), 2u) << c.name;
+    Grid received = input;
+    for (std::size_t k = 0; k < c.stages.size(); ++k) {
+      const PipelineStage& s = c.stages[k];
+      const GridD model = chain_model({s}, received).back();
+      const Grid got = as_grid(out.stages[k].output, w, h);
+      EXPECT_TRUE(test::within_tolerance(got, model, s.variant.precision_info().out))
+          << c.name << ", stage " << k + 1;
+      EXPECT_EQ(out.stages[k].samples_ns.size(), 2u);
+      received = got;
+    }
+    if (std::string(c.name) == "accurate f32" || std::string(c.name) == "rows:2 then rows:2/li")
+      EXPECT_TRUE(test::within_tolerance(as_grid(out.stages.back().output, w, h),
+                                         chain_model(c.stages, input).back()))
+          << c.name << ": end to end";
+  }
+}
+
+// With every element a stage does not read poisoned with NaN (the first stage's input, and the
+// buffer between the stages), every stage's output is the clean run's, bit for bit.
+TEST(Pipeline, NoStageReadsWhatItSkips) {
+  KPERF_REQUIRE_DEVICE();
+  const int w = 48, h = 40;
+  const Grid input = test::random_grid(w, h, 56);
+  PipelineOptions opt;
+  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
+  opt.warmup = 0;
+  opt.reps = 1;
+  PipelineRunner clean(*env, opt);
+  opt.poison_unread = true;
+  PipelineRunner dirty(*env, opt);
+  int skipped_somewhere = 0;
+  for (const ChainCase& c : chain_cases()) {
+    if (c.stages[0].variant.host_perforate) continue;  // its input is packed on the host
+    const ChainOutcome a = clean.run(c.stages, input), b = dirty.run(c.stages, input);
+    ASSERT_TRUE(a.ok() && b.ok()) << c.name << ": " << a.reason << b.reason;
+    for (std::size_t k = 0; k < c.stages.size(); ++k) {
+      const auto read =
+          elements_read_by_any(c.stages[k].variant, c.stages[k].app->radius, c.stages[k].wg, w, h);
+      for (char r : read) skipped_somewhere += !r;
+      for (std::size_t i = 0; i < a.stages[k].output.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(b.stages[k].output[i]))
+            << c.name << " stage " << k + 1 << " " << i;
+        ASSERT_EQ(a.stages[k].output[i], b.stages[k].output[i]) << c.name << " stage " << k + 1;
+      }
+    }
+  }
+  EXPECT_GT(skipped_somewhere, w * h);  // the perforated stages skip rows and columns
+}
+
+// Stages whose buffer between them would need a conversion, or whose input is packed on the host
+// or read as an image, do not connect: a not_applicable row naming the stage.
+TEST(Pipeline, StagesThatCannotConnectAreRowsThatSaySo) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3");
+  const WorkGroup wg{8, 4};
+  PipelineOptions opt;
+  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
+  opt.warmup = 0;
+  opt.reps = 1;
+  PipelineRunner runner(*env, opt);
+  const Grid input = test::random_grid(32, 32, 57);
+  const std::pair<Variant, const char*> cases[] = {
+      {variant_of("accurate", "nn", "f16in"), "stores f32 and this stage reads f16"},
+      {variant_of("rows:2", "nn", "f32", "local", "none", "host"), "host perforation"},
+      {variant_of("accurate", "nn", "f32", "image"), "image load path"}};
+  for (const auto& [second, says] : cases) {
+    const ChainOutcome out =
+        runner.run({{&g5, variant_of("accurate", "nn", "f32"), wg}, {&s3, second, wg}}, input);
+    EXPECT_EQ(out.status, "not_applicable") << says;
+    EXPECT_EQ(out.failed_stage, 1);
+    EXPECT_NE(out.reason.find("stage 2 (sobel3)"), std::string::npos) << out.reason;
+    EXPECT_NE(out.reason.find(says), std::string::npos) << out.reason;
+  }
+}
+
+// The chained truth is each reference applied to the one before: sobel3's truth of gaussian5's.
+TEST(Pipeline, TruthIsTheChainOfReferences) {
+  const Grid input = test::random_grid(24, 20, 58);
+  const std::vector<const AppDescriptor*> apps = parse_pipeline("blur-edges");
+  ASSERT_EQ(apps.size(), 2u);
+  EXPECT_EQ(apps[0]->name, "gaussian5");
+  EXPECT_EQ(apps[1]->name, "sobel3");
+  const std::vector<GridD> truth = chain_truth(apps, input);
+  const GridD blurred = reference_run(*apps[0], to_double(input.data, 24, 20), nullptr, 1);
+  const GridD edges = reference_run(*apps[1], blurred, nullptr, 1);
+  EXPECT_EQ(truth[0].data, blurred.data);
+  EXPECT_EQ(truth[1].data, edges.data);
+  EXPECT_EQ(parse_pipeline("denoise-edges")[0]->name, "median");
+}
+
+struct Cli {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Cli kperf_cli(const std::string& args, const test::TempDir& dir) {
+  const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
+  const int status =
+      std::system((std::string(KPERF_TEST_BINARY) + " " + args + " >" + out + " 2>" + err).c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+}
+
+// An unknown stage, stages that cannot connect, or a stage option aimed at a stage the chain
+// does not have: one line naming it, exit 2, no file.
+TEST(PipelineCli, BadInputGetsOneLineAndNoFile) {
+  test::TempDir dir;
+  const std::string out = " --size 32 --out " + (dir / "p.json").string();
+  const std::pair<std::string, const char*> cases[] = {
+      {"pipeline --pipeline gaussian5,sobel9", "stage 2: unknown app 'sobel9'"},
+      {"pipeline --pipeline hotspot,sobel3", "stage 1 (hotspot) cannot connect"},
+      {"pipeline --pipeline sobel3", "a chain of two or more apps"},
+      {"pipeline --pipeline blur-edges --stage '3:--schemes rows:2'", "has no stage 3 (it has 2)"},
+      {"pipeline --pipeline blur-edges --stage 'x:--schemes rows:2'", "expected K:OPTIONS"},
+      {"pipeline --pipeline blur-edges --stage '1:--schemes rows:9x'",
+       "--stage 1:--schemes rows:9x"},
+      {"pipeline --pipeline blur-edges --stage '2:--bogus 1'", "--stage 2:--bogus 1"},
+      {"pipeline --pipeline blur-edges --stage 1: --stage 1:", "--stage 1 is given twice"},
+      {"pipeline --stage 1:", "needs --pipeline"}};
+  for (const auto& [args, expect] : cases) {
+    const Cli r = kperf_cli(args + out, dir);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir / "p.json")) << args;
+  }
+}
+
+// A run writes one document: every chain of the stages' product plus the accurate chains, each
+// stage's time and error against the chained truth, and speedups against the accurate chain.
+TEST(PipelineCli, RunWritesEveryChainWithStageTimesAndErrors) {
+  KPERF_REQUIRE_DEVICE();
+  test::TempDir dir;
+  const Cli r = kperf_cli(
+      "pipeline --pipeline blur-edges --stage '1:--schemes rows:2 --precision f32,f16' "
+      "--stage '2:--schemes rows:2 --precision f32,f16in --wg 8x4' --input synthetic:smooth "
+      "--size 40 --warmup 1 --reps 3 --quiet --out " +
+          (dir / "p.json").string(),
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(read_file((dir / "p.json").string()));
+  EXPECT_EQ(doc["kind"], "pipeline");
+  EXPECT_EQ(doc["context"]["pipeline"]["stages"], nlohmann::json({"gaussian5", "sobel3"}));
+  const auto& rows = doc["results"];
+  // Each stage: accurate f32 (added for the baseline) and rows:2 in two precisions.
+  ASSERT_EQ(rows.size(), 9u);
+  int ok = 0, unconnected = 0;
+  for (const auto& row : rows) {
+    if (row["status"] == "not_applicable") {
+      ++unconnected;
+      EXPECT_NE(row["reason"].get<std::string>().find("stage 2"), std::string::npos);
+      continue;
+    }
+    ASSERT_EQ(row["status"], "ok") << row.dump();
+    ++ok;
+    ASSERT_EQ(row["stages"].size(), 2u);
+    double sum = 0;
+    for (const auto& s : row["stages"]) {
+      EXPECT_GE(s["error"].get<double>(), 0.0);
+      EXPECT_GT(s["time_ns"]["median"].get<double>(), 0.0);
+      sum += s["time_ns"]["median"].get<double>();
+    }
+    EXPECT_EQ(row["final_error"], row["stages"][1]["error"]);
+    EXPECT_EQ(row["samples_ns"].size(), 3u);
+    EXPECT_GT(row["speedup"].get<double>(), 0.0);
+    EXPECT_EQ(row["intermediate"].size(), 1u);
+    if (row["stages"][0]["variant"] == "accurate/none" &&
+        row["stages"][1]["variant"] == "accurate/none")
+      EXPECT_LT(row["final_error"].get<double>(), 1e-5);
+    (void)sum;
+  }
+  EXPECT_EQ(ok, 5);           // f32 between: 2 x 2 chains; f16 between: rows:2 f16 > f16in
+  EXPECT_EQ(unconnected, 4);  // an f32 stage before an f16in one, or f16 before f32
+}
+
+}  // namespace
+}  // namespace kperf
