@@ -528,7 +528,9 @@ TEST(UserApp, KernelThatDoesNotCompileIsBuildFailedRows) {
 }
 
 // A kernel that builds with the compiler's messages (here a #warning) keeps them on its ok rows,
-// as the rows of one that does not build keep its log, and a silent build leaves build_log empty.
+// as the rows of one that does not build keep its log, and another app's build does not carry
+// them. (Its log need not be empty: NVIDIA's 580 driver notes on every kernel that it overrides
+// a noinline attribute.)
 TEST(UserApp, CompilerMessagesOfABuildThatSucceededAreOnItsRows) {
   KPERF_REQUIRE_DEVICE();
   TempDir dir;
@@ -551,7 +553,10 @@ TEST(UserApp, CompilerMessagesOfABuildThatSucceededAreOnItsRows) {
                                {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
   ASSERT_EQ(silent.rows.size(), 1u);
   EXPECT_EQ(silent.rows[0].status, "ok") << silent.rows[0].reason;
-  EXPECT_EQ(silent.rows[0].build_log, "");
+  EXPECT_EQ(silent.rows[0].build_log.find("kperf_noisy_message"), std::string::npos)
+      << silent.rows[0].build_log;
+  if (env->info().vendor.find("NVIDIA") == std::string::npos)
+    EXPECT_EQ(silent.rows[0].build_log, "");  // PoCL and Oclgrind say nothing of a clean build
 }
 
 // Every row whose kernel was created says what the driver reports of it: the local load path's
