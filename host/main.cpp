@@ -91,6 +91,14 @@ std::string joined_command_line(int argc, char** argv) {
   return out;
 }
 
+// kperf tune --pipeline: the chain tuner (pipeline_tune.cpp), not the one-kernel tuner.
+bool names_pipeline(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]) == "--pipeline" || std::string(argv[i]).rfind("--pipeline=", 0) == 0)
+      return true;
+  return false;
+}
+
 void print_usage() {
   std::printf(
       "kperf %s: OpenCL kernel-perforation benchmark suite\n\n"
@@ -103,7 +111,7 @@ void print_usage() {
       "                              --help)\n"
       "  kperf merge OUT IN...       join the files of kperf run --shard I/N into one\n"
       "  kperf pipeline [options]    chains of apps, each stage at its own approximation\n"
-      "                              (kperf pipeline --help)\n"
+      "                              (kperf pipeline --help; kperf tune --pipeline --help)\n"
       "  kperf --version\n",
       KPERF_VERSION);
 }
@@ -138,6 +146,8 @@ int main(int argc, char** argv) {
     }
     if (cmd == "__tune-stage") return tune_stage_worker_main(argc - 1, argv + 1);
     if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
+    if (cmd == "tune" && names_pipeline(argc, argv))
+      return cmd_tune_pipeline(argc - 1, argv + 1, command_line);
     if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);
     if (cmd == "check") return cmd_check(argc - 1, argv + 1);
     if (cmd == "merge") return cmd_merge(argc - 1, argv + 1, command_line);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -249,6 +250,72 @@ TEST(PipelineCli, RunWritesEveryChainWithStageTimesAndErrors) {
   }
   EXPECT_EQ(ok, 5);           // f32 between: 2 x 2 chains; f16 between: rows:2 f16 > f16in
   EXPECT_EQ(unconnected, 4);  // an f32 stage before an f16in one, or f16 before f32
+}
+
+double linear_percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const double pos = p / 100 * (static_cast<double>(v.size()) - 1);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+// kperf tune --pipeline: per budget the fastest measured chain within it on the training inputs,
+// its held-out verdict from its held-out errors, the best uniform chain and the best chain
+// approximating the costliest stage alone, and a front no measured chain dominates.
+TEST(PipelineCli, TuneChoosesTheFastestChainWithinTheBudgetAndChecksIt) {
+  KPERF_REQUIRE_DEVICE();
+  test::TempDir dir;
+  fs::create_directories(dir / "train");
+  fs::create_directories(dir / "test");
+  for (int i = 0; i < 3; ++i)
+    write_npy((dir / "train" / ("t" + std::to_string(i) + ".npy")).string(),
+              test::random_grid(40, 40, 60 + i));
+  for (int i = 0; i < 2; ++i)
+    write_npy((dir / "test" / ("h" + std::to_string(i) + ".npy")).string(),
+              test::random_grid(40, 40, 70 + i));
+  const std::string common = " --train " + (dir / "train").string() + " --test " +
+                             (dir / "test").string() + " --size 40 --out " +
+                             (dir / "t.json").string();
+  const Cli bad = kperf_cli("tune --pipeline blur-edges" + common, dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("needs --budget"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir / "t.json"));
+  const Cli r = kperf_cli(
+      "tune --pipeline blur-edges --budget 0.05,0.5 --stage '1:--schemes rows:2,rows:3 "
+      "--precision f32,f16' --stage '2:--schemes rows:2 --precision f32,f16in --wg 8x4' "
+      "--reps 3 --warmup 1 --quiet" +
+          common,
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(read_file((dir / "t.json").string()));
+  EXPECT_EQ(doc["kind"], "pipeline-tune");
+  for (const auto& row : doc["results"]) EXPECT_EQ(row["stage"], "screen");
+  const auto& measured = doc["tune"]["measured"];
+  ASSERT_GE(measured.size(), 2u);
+  for (const auto& m : measured)
+    EXPECT_NEAR(m["train_error"].get<double>(),
+                linear_percentile(m["train_errors"].get<std::vector<double>>(), 95), 1e-12);
+  const std::string costliest = doc["context"]["tune_pipeline"]["costliest_stage"];
+  for (const auto& c : doc["tune"]["choices"]) {
+    const double budget = c["budget"];
+    ASSERT_FALSE(c["chosen"].is_null()) << budget;
+    const auto& chosen = c["chosen"];
+    EXPECT_LE(chosen["train_error"].get<double>(), budget);
+    for (const auto& m : measured)
+      if (m["train_error"].get<double>() <= budget)
+        EXPECT_GE(m["time_ns"].get<double>(), chosen["time_ns"].get<double>()) << m["key"];
+    const double held = linear_percentile(c["test"]["errors"].get<std::vector<double>>(), 95);
+    EXPECT_NEAR(c["test"]["percentile_error"].get<double>(), held, 1e-12);
+    EXPECT_EQ(c["holds"].get<bool>(), held <= budget);
+    const auto& flat = c["best_uniform"]["stages"];
+    EXPECT_EQ(flat[0]["variant"], flat[1]["variant"]);
+    for (const auto& s : c["best_costliest_stage_alone"]["stages"])
+      if (s["app"] != costliest) EXPECT_EQ(s["variant"], "accurate/none");
+  }
+  for (const auto& f : doc["tune"]["front"])
+    for (const auto& m : measured)
+      EXPECT_FALSE(m["time_ns"] < f["time_ns"] && m["train_error"] < f["train_error"]) << m["key"];
 }
 
 }  // namespace

@@ -56,11 +56,7 @@ std::vector<std::string> split_words(const std::string& text) {
   return words;
 }
 
-// One stage's configurations: its variants (the product of its axes) at its launch shapes.
-struct StageSpace {
-  std::vector<Variant> variants;
-  std::vector<WorkGroup> shapes;
-};
+}  // namespace
 
 StageSpace parse_stage_options(const std::string& where, const std::string& text) {
   cxxopts::Options options("kperf pipeline --stage", "");
@@ -156,10 +152,6 @@ std::vector<std::vector<PipelineStage>> chains_of(const std::vector<const AppDes
   return chains;
 }
 
-}  // namespace
-
-namespace {
-
 // One chain's row: every stage's time and its error against the chained truth, the chain's time
 // and the last stage's error.
 nlohmann::ordered_json chain_row(const std::string& pipeline,
@@ -194,9 +186,10 @@ nlohmann::ordered_json chain_row(const std::string& pipeline,
       const std::size_t nonfinite = count_nonfinite(so.output);
       if (nonfinite > truth_nonfinite && row["status"] == "ok") {
         row["status"] = "run_failed";
-        row["reason"] = "stage " + std::to_string(k + 1) + " (" + s.app->name + "): " +
-                        std::to_string(nonfinite) + " output elements are not finite (the truth " +
-                        "has " + std::to_string(truth_nonfinite) + ")";
+        row["reason"] = "stage " + std::to_string(k + 1) + " (" + s.app->name +
+                        "): " + std::to_string(nonfinite) +
+                        " output elements are not finite (the truth " + "has " +
+                        std::to_string(truth_nonfinite) + ")";
       }
       const ErrorMetrics e = compute_errors(truth[k].data, so.output, width, height, false);
       j["error"] = e.value(s.app->primary_metric);
@@ -239,6 +232,8 @@ void add_speedups(nlohmann::ordered_json& rows,
   }
 }
 
+namespace {
+
 void print_rows(const nlohmann::ordered_json& rows) {
   std::printf("%-64s %10s %8s %10s  %s\n", "chain", "time us", "speedup", "final err",
               "stage errors");
@@ -261,20 +256,23 @@ void print_rows(const nlohmann::ordered_json& rows) {
 
 }  // namespace
 
-int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
-  // --stage values hold commas of their own (lists of axis values), so they are taken here, not
-  // split by the option parser.
-  std::vector<std::string> stage_values;
+std::vector<char*> take_stage_values(int argc, char** argv, std::vector<std::string>& stages) {
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--stage" && i + 1 < argc)
-      stage_values.push_back(argv[++i]);
+      stages.push_back(argv[++i]);
     else if (arg.rfind("--stage=", 0) == 0)
-      stage_values.push_back(arg.substr(8));
+      stages.push_back(arg.substr(8));
     else
       rest.push_back(argv[i]);
   }
+  return rest;
+}
+
+int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
+  std::vector<std::string> stage_values;
+  std::vector<char*> rest = take_stage_values(argc, argv, stage_values);
   cxxopts::Options options = pipeline_options();
   const std::optional<cxxopts::ParseResult> parsed =
       parse_command(options, static_cast<int>(rest.size()), rest.data());

@@ -132,10 +132,12 @@ bool wants_supervisor(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
   if (command != "run" && command != "tune" && command != "check" && command != "__tune-stage")
     return false;
-  // Nothing to lose: a dry run launches nothing, and --help prints.
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--dry-run" || arg == "--help" || arg == "-h") return false;
+    // A dry run launches nothing, --help prints, and a chain tuner (kperf tune --pipeline) runs
+    // in one process as kperf pipeline does.
+    if (arg == "--dry-run" || arg == "--help" || arg == "-h" || arg.rfind("--pipeline", 0) == 0)
+      return false;
   }
   const char* setting = std::getenv("KPERF_SUPERVISE");
   return !(setting && std::string(setting) == "0");

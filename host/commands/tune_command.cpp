@@ -31,12 +31,6 @@ namespace kperf {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// 2: test errors at --percentile are "percentile_error" (version 1 called them "p95" whatever the
-// percentile); readers take both.
-constexpr int kTuneSchemaVersion = 2;
-
 std::vector<double> parse_budgets(const std::string &text) {
   std::vector<double> out;
   for (const auto &item : split_list(text)) {
@@ -54,8 +48,6 @@ std::vector<double> parse_budgets(const std::string &text) {
   return out;
 }
 
-// The images of a train or test directory, checked: a directory, decodable
-// files, distinct names; returns the sizes as loaded.
 std::vector<ImageSource> read_input_dir(const std::string &option, const std::string &dir,
                                         std::vector<std::pair<int, int>> &sizes) {
   std::error_code ec;
@@ -77,6 +69,12 @@ std::vector<ImageSource> read_input_dir(const std::string &option, const std::st
   }
   return sources;
 }
+
+namespace {
+
+// 2: test errors at --percentile are "percentile_error" (version 1 called them "p95" whatever the
+// percentile); readers take both.
+constexpr int kTuneSchemaVersion = 2;
 
 // kperf tune's options (the axes' and the common ones added too).
 cxxopts::Options tune_options() {
