@@ -220,6 +220,41 @@ def main():
             check(run.returncode != 0 and len(lines) == 1 and name in lines[0],
                   f"{name} refused with one line: {run.stderr.strip()!r}")
         check(not os.path.exists(os.path.join(tmp, "x", "report.md")), "nothing written for bad input")
+
+        # Pipeline documents: a run and a tune of blur-edges make a report with every chain that
+        # ran, its stage errors, the tuned choices beside their baselines, and both fronts.
+        pipe = os.path.join(tmp, "pipe.json")
+        subprocess.run([binary, "pipeline", "--pipeline", "blur-edges", "--stage",
+                        "1:--schemes rows:2 --precision f32,f16", "--stage", "2:--schemes rows:2",
+                        "--input", "synthetic:smooth", "--size", "40", "--warmup", "1", "--reps", "2",
+                        "--quiet", "--out", pipe], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        train, test = os.path.join(tmp, "ptrain"), os.path.join(tmp, "ptest")
+        for d, names in ((train, ("smooth", "noise")), (test, ("zoneplate",))):
+            os.makedirs(d)
+            for n in names:
+                subprocess.run([binary, "run", "--apps", "inversion", "--schemes", "accurate", "--wg", "8x8",
+                                "--input", f"synthetic:{n}", "--size", "40", "--warmup", "0", "--reps", "1",
+                                "--quiet", "--out", os.path.join(tmp, "x.json"), "--save-outputs", d],
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ptune = os.path.join(tmp, "ptune.json")
+        made = subprocess.run([binary, "tune", "--pipeline", "blur-edges", "--budget", "0.05,0.5", "--train", train,
+                               "--test", test, "--size", "40", "--stage", "1:--schemes rows:2,rows:3",
+                               "--warmup", "1", "--reps", "2", "--quiet", "--out", ptune],
+                              capture_output=True, text=True)
+        check(made.returncode == 0, f"tune --pipeline for the report ({made.stderr.strip()})")
+        out = os.path.join(tmp, "report-pipe")
+        run = subprocess.run([sys.executable, report, pipe, ptune, "--out", out], capture_output=True, text=True)
+        check(run.returncode == 0, f"report.py on pipeline documents ({run.stderr.strip()})")
+        md = open(os.path.join(out, "report.md")).read() if run.returncode == 0 else ""
+        doc = json.load(open(pipe))
+        ran = [r for r in doc["results"] if r["status"] == "ok"]
+        check(all(f"{100 * r['final_error']:.3g} %" in md for r in ran), "every chain that ran is in the report")
+        for what in ("## Pipelines", "best uniform", "costliest stage alone", "pipeline_front_0.png",
+                     "pipeline_tune_front_1.png"):
+            check(what in md, f"the pipeline report has {what}")
+        check(all(os.path.exists(os.path.join(out, f)) for f in ("pipeline_front_0.png", "pipeline_tune_front_1.png")),
+              "the pipeline fronts are drawn")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

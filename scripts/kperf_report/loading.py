@@ -47,9 +47,10 @@ def with_axis_defaults(r, defaults):
     return out
 
 
-def load(paths, tunes=None):
+def load(paths, tunes=None, pipelines=None):
     """Rows from every file, each tagged with its device name; `kperf tune` documents go to
-    `tunes` (when given) instead."""
+    `tunes` and `kperf pipeline` and `kperf tune --pipeline` documents to `pipelines` (when
+    given) instead."""
     rows, devices = [], {}
     for path in paths:
         try:
@@ -60,6 +61,11 @@ def load(paths, tunes=None):
             if not isinstance(doc.get("tune"), dict):
                 raise ReportError(f"{path}: an unfinished kperf tune (continue it with --resume)")
             tunes.append((path, doc))
+            continue
+        if isinstance(doc, dict) and doc.get("kind") in ("pipeline", "pipeline-tune"):
+            if pipelines is None:
+                raise ReportError(f"{path}: a {doc['kind']} document (report.py --out reads it)")
+            pipelines.append((path, doc))
             continue
         if not isinstance(doc, dict) or "results" not in doc or "context" not in doc:
             raise ReportError(f"{path}: not a kperf results file (no 'context'/'results')")
@@ -78,7 +84,7 @@ def load(paths, tunes=None):
             # Version 1 rows have every SPEC 10 axis at its default.
             rows.append(dict(with_axis_defaults(r, defaults), device=name, axes=r.get("axes", ""),
                              cache=cache, build=build, source=path))
-    if not rows and not tunes:
+    if not rows and not tunes and not pipelines:
         raise ReportError("no result rows in " + ", ".join(paths))
     return rows, devices
 

@@ -1,0 +1,110 @@
+"""Report sections of kperf pipeline and kperf tune --pipeline documents: every chain's stage
+times and errors against the chained truth, the front of speedup against final error, and the
+tuned choices beside the best uniform chain and the costliest stage approximated alone."""
+
+import os
+
+from .plotting import plt, save
+
+
+def _chain(stages):
+    return " > ".join(f"{s['variant']}@{s['wg']}" for s in stages)
+
+
+def _pct(x):
+    return "-" if x is None else f"{100 * x:.3g} %"
+
+
+def _front(points):
+    """Indices of the (speedup, error) points no other beats on both."""
+    keep = []
+    for i, (s, e) in enumerate(points):
+        if not any((s2 >= s and e2 <= e) and (s2 > s or e2 < e) for s2, e2 in points):
+            keep.append(i)
+    return keep
+
+
+def _figure(name, title, points, labels, xlabel, out, written):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    front = set(_front(points))
+    ax.scatter([100 * e for _, e in points], [s for s, _ in points], s=14, color="0.6",
+               label="chains")
+    on = sorted((points[i] for i in front), key=lambda p: p[1])
+    ax.plot([100 * e for _, e in on], [s for s, _ in on], "o-", color="C3", label="front")
+    for i in front:
+        ax.annotate(labels[i], (100 * points[i][1], points[i][0]), fontsize=6,
+                    xytext=(3, 3), textcoords="offset points")
+    ax.set_xscale("symlog", linthresh=0.01)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("speedup over the accurate chain")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    save(fig, out, name, written)
+
+
+def _run_section(path, doc, index, out, written):
+    ctx = doc["context"]
+    p = ctx["pipeline"]
+    rows = [r for r in doc["results"] if r["status"] == "ok"]
+    failed = len(doc["results"]) - len(rows)
+    md = [f"### `{p['name']}` ({' > '.join(p['stages'])}) on {ctx['device']['name']}", "",
+          f"`{os.path.basename(path)}`: {len(doc['results'])} chains ({failed} not run: stages "
+          f"that do not connect, or failures, with their reasons in the document), "
+          f"{'cold' if p['cold'] else 'warm'}, medians over {p['reps']} runs. Errors: each stage's "
+          "by its own metric against the chained truth.", "",
+          "| input | chain | between | " + " | ".join(f"stage {k + 1} time | error"
+                                                      for k in range(len(p["stages"])))
+          + " | chain | speedup | final error |",
+          "|---|---|---|" + "---|---|" * len(p["stages"]) + "---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["input"]["name"], r["time_ns"]["median"])):
+        stages = " | ".join(f"{s['time_ns']['median'] / 1e3:.1f} us | {_pct(s.get('error'))}"
+                            for s in r["stages"])
+        md.append(f"| {r['input']['name']} | `{_chain(r['stages'])}` | {', '.join(r['intermediate'])} | "
+                  f"{stages} | {r['time_ns']['median'] / 1e3:.1f} us | "
+                  f"{r.get('speedup', 0):.2f}x | {_pct(r['final_error'])} |")
+    name = f"pipeline_front_{index}"
+    _figure(name, f"{p['name']} on {ctx['device']['name']}",
+            [(r.get("speedup", 0), r["final_error"]) for r in rows],
+            [_chain(r["stages"]) for r in rows], "final error (%)", out, written)
+    return md + ["", f"![front of {p['name']}]({name}.png)", ""]
+
+
+def _tune_section(path, doc, index, out, written):
+    ctx, tune = doc["context"], doc["tune"]
+    t = ctx["tune_pipeline"]
+    md = [f"### `kperf tune --pipeline {t['name']}` ({' > '.join(t['stages'])}) on "
+          f"{ctx['device']['name']}", "",
+          f"`{os.path.basename(path)}`: {t['chains']} chains screened on `{t['train'][0]}`, "
+          f"{t['measured']} measured on {len(t['train'])} training inputs, held-out "
+          f"{', '.join(t['test'])}; size {t['size'][0]}x{t['size'][1]}, p{t['percentile']:g}; the "
+          f"costliest stage of the accurate chain: {t['costliest_stage']}.", "",
+          "| budget | chosen | speedup | train | held out | holds | best uniform | speedup | "
+          "costliest stage alone | speedup |", "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def cell(c):
+        return ("none", "-") if not c else (f"`{_chain(c['stages'])}`", f"{c['speedup']:.2f}x")
+
+    for c in tune["choices"]:
+        chosen, flat, alone = cell(c["chosen"]), cell(c["best_uniform"]), \
+            cell(c["best_costliest_stage_alone"])
+        held = c.get("test", {}).get("percentile_error")
+        holds = "-" if c["holds"] is None else "yes" if c["holds"] else "NO"
+        md.append(f"| {100 * c['budget']:g} % | {chosen[0]} | {chosen[1]} | "
+                  f"{_pct(c['chosen']['train_error']) if c['chosen'] else '-'} | {_pct(held)} | "
+                  f"{holds} | {flat[0]} | {flat[1]} | {alone[0]} | {alone[1]} |")
+    measured = tune["measured"]
+    name = f"pipeline_tune_front_{index}"
+    _figure(name, f"tune --pipeline {t['name']} on {ctx['device']['name']}",
+            [(m["speedup"], m["train_error"]) for m in measured],
+            [_chain(m["stages"]) for m in measured], f"p{t['percentile']:g} training error (%)",
+            out, written)
+    return md + ["", f"![front of {t['name']}]({name}.png)", ""]
+
+
+def pipeline_sections(pipelines, out, written):
+    """The report's pipeline sections, one per document."""
+    md = ["## Pipelines: chains of apps (docs/pipelines.md)", ""]
+    for i, (path, doc) in enumerate(pipelines):
+        section = _tune_section if doc["kind"] == "pipeline-tune" else _run_section
+        md += section(path, doc, i, out, written)
+    return md
