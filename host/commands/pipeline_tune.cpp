@@ -320,6 +320,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   PipelineOptions eopt = opt;
   eopt.warmup = 0;
   eopt.reps = 0;
+  eopt.read_every_stage = false;
   PipelineRunner errors_only(env, eopt);
 
   const Search found = search_chains(timed, errors_only, pipeline, chains, train, train_src[0].name,

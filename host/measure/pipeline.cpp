@@ -273,7 +273,8 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, const 
     for (std::size_t k = 0; k < setups.size(); ++k) {
       stage = static_cast<int>(k);
       setups[k].sample.enqueue(q, nullptr);
-      out.stages[k].output = read_back(q, setups[k].output, n, *setups[k].out_type);
+      if (opt_.read_every_stage || opt_.poison_unread || k + 1 == setups.size())
+        out.stages[k].output = read_back(q, setups[k].output, n, *setups[k].out_type);
       if (opt_.poison_unread && k + 1 < setups.size()) {
         std::vector<float> dirty = out.stages[k].output;
         poison_unread(dirty, chain[k + 1], width, height);

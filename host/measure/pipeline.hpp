@@ -48,6 +48,9 @@ struct PipelineOptions {
   // Test hook: in the pass that reads the outputs, every element a stage does not read (the
   // first stage's input on the host, later ones in the buffer before them) is NaN.
   bool poison_unread = false;
+  // Read back every stage's output, or the last stage's alone (an error-only pass of the chain
+  // tuner, which judges the final output).
+  bool read_every_stage = true;
 };
 
 struct StageOutcome {
