@@ -63,16 +63,22 @@ std::vector<ChainCase> chain_cases() {
   };
 }
 
+// The test kernels, no warm-up, `reps` timed chain runs.
+PipelineOptions test_options(int reps) {
+  PipelineOptions opt;
+  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
+  opt.warmup = 0;
+  opt.reps = reps;
+  return opt;
+}
+
 // Every stage's output equals its scheme's CPU model applied to the input the stage received,
 // and an all-f32 chain equals the chained models end to end.
 TEST(Pipeline, StagesEqualTheChainedModelsOfTheirSchemes) {
   KPERF_REQUIRE_DEVICE();
   const int w = 48, h = 40;
   const Grid input = test::random_grid(w, h, 55);
-  PipelineOptions opt;
-  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
-  opt.warmup = 0;
-  opt.reps = 2;
+  PipelineOptions opt = test_options(2);
   PipelineRunner runner(*env, opt);
   for (const ChainCase& c : chain_cases()) {
     const ChainOutcome out = runner.run(c.stages, input);
@@ -101,10 +107,7 @@ TEST(Pipeline, NoStageReadsWhatItSkips) {
   KPERF_REQUIRE_DEVICE();
   const int w = 48, h = 40;
   const Grid input = test::random_grid(w, h, 56);
-  PipelineOptions opt;
-  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
-  opt.warmup = 0;
-  opt.reps = 1;
+  PipelineOptions opt = test_options(1);
   PipelineRunner clean(*env, opt);
   opt.poison_unread = true;
   PipelineRunner dirty(*env, opt);
@@ -133,10 +136,7 @@ TEST(Pipeline, StagesThatCannotConnectAreRowsThatSaySo) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3");
   const WorkGroup wg{8, 4};
-  PipelineOptions opt;
-  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
-  opt.warmup = 0;
-  opt.reps = 1;
+  PipelineOptions opt = test_options(1);
   PipelineRunner runner(*env, opt);
   const Grid input = test::random_grid(32, 32, 57);
   const std::pair<Variant, const char*> cases[] = {

@@ -28,16 +28,10 @@ cxxopts::Options pipeline_options() {
                            "the device, every stage at its own approximation");
   // clang-format off
   options.add_options()
-    ("pipeline", "blur-edges (gaussian5 then sobel3), denoise-edges (median then sobel3) or APP,APP[,...]", cxxopts::value<std::string>())
-    ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named runs accurate at 16x8", cxxopts::value<std::string>())
     ("input", "image, .npy, directory or synthetic:NAME; repeatable (default: synthetic:zoneplate)", cxxopts::value<std::vector<std::string>>())
-    ("size", "resize or generate the inputs at N or WxH (default: 512)", cxxopts::value<std::string>()->default_value("512"))
-    ("warmup", "untimed chain runs per configuration", cxxopts::value<std::string>()->default_value("10"))
-    ("reps", "timed chain runs per configuration", cxxopts::value<std::string>()->default_value("50"))
-    ("cold", "flush the device's cache before every timed chain run")
     ("out", "results JSON path (default: kperf-pipeline-<device>-<time>.json)", cxxopts::value<std::string>());
   // clang-format on
-  add_common_options(options);
+  add_chain_options(options, "50");
   return options;
 }
 
@@ -256,6 +250,42 @@ void print_rows(const nlohmann::ordered_json& rows) {
 
 }  // namespace
 
+void add_chain_options(cxxopts::Options& options, const char* reps_default) {
+  // clang-format off
+  options.add_options()
+    ("pipeline", "blur-edges (gaussian5 then sobel3), denoise-edges (median then sobel3) or APP,APP[,...]", cxxopts::value<std::string>())
+    ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named runs accurate at 16x8", cxxopts::value<std::string>())
+    ("size", "resize or generate the inputs at N or WxH (default: 512)", cxxopts::value<std::string>()->default_value("512"))
+    ("warmup", "untimed chain runs per timed chain", cxxopts::value<std::string>()->default_value("10"))
+    ("reps", "timed chain runs per timed chain", cxxopts::value<std::string>()->default_value(reps_default))
+    ("cold", "flush the device's cache before every timed chain run");
+  // clang-format on
+  add_common_options(options);
+}
+
+ChainRequest read_chain_request(const cxxopts::ParseResult& args,
+                                const std::vector<std::string>& stage_values) {
+  auto text = [&](const char* name) { return args[name].as<std::string>(); };
+  ChainRequest req;
+  const std::string kernel_root = kernel_root_option(args);
+  check_kernel_root(kernel_root);
+  load_builtin_apps(kernel_root);
+  req.name = text("pipeline");
+  try {
+    req.apps = parse_pipeline(req.name);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  req.spaces = stage_spaces(req.name, req.apps.size(), stage_values);
+  req.size = parse_size(text("size"));
+  req.opt.kernel_root = kernel_root;
+  if (args.count("cl-options")) req.opt.extra_build_options = text("cl-options");
+  req.opt.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
+  req.opt.reps = parse_count("reps", text("reps"), 1, 1000000);
+  req.opt.cold = args.count("cold") > 0;
+  return req;
+}
+
 std::vector<char*> take_stage_values(int argc, char** argv, std::vector<std::string>& stages) {
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
@@ -281,24 +311,13 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   auto given = [&](const char* name) { return args.count(name) > 0; };
   auto text = [&](const char* name) { return args[name].as<std::string>(); };
   if (!given("pipeline")) throw UsageError("kperf pipeline needs --pipeline NAME or APP,APP");
-  const std::string kernel_root = kernel_root_option(args);
-  check_kernel_root(kernel_root);
-  load_builtin_apps(kernel_root);
-  const std::string pipeline = text("pipeline");
-  std::vector<const AppDescriptor*> apps;
-  try {
-    apps = parse_pipeline(pipeline);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  const std::vector<StageSpace> spaces = stage_spaces(pipeline, apps.size(), stage_values);
-  PipelineOptions opt;
-  opt.kernel_root = kernel_root;
-  if (given("cl-options")) opt.extra_build_options = text("cl-options");
-  opt.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
-  opt.reps = parse_count("reps", text("reps"), 1, 1000000);
-  opt.cold = given("cold");
-  const std::pair<int, int> size = parse_size(text("size"));
+  const ChainRequest req = read_chain_request(args, stage_values);
+  const std::string& pipeline = req.name;
+  const std::string& kernel_root = req.opt.kernel_root;
+  const std::vector<const AppDescriptor*>& apps = req.apps;
+  const std::vector<StageSpace>& spaces = req.spaces;
+  const PipelineOptions& opt = req.opt;
+  const std::pair<int, int> size = req.size;
   const std::vector<ImageSource> inputs =
       expand_inputs(given("input") ? args["input"].as<std::vector<std::string>>()
                                    : std::vector<std::string>{"synthetic:zoneplate"});

@@ -2,6 +2,7 @@
 // approximation (docs/pipelines.md); what the two commands share.
 #pragma once
 
+#include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +20,21 @@ struct StageSpace {
   std::vector<Variant> variants;
   std::vector<WorkGroup> shapes;
 };
+
+// What both commands read: the chain, its stages' spaces, the size and the runner's options.
+struct ChainRequest {
+  std::string name;
+  std::vector<const AppDescriptor*> apps;
+  std::vector<StageSpace> spaces;
+  std::pair<int, int> size{512, 512};
+  PipelineOptions opt;
+};
+// --pipeline, --stage, --size, --warmup, --reps (its default given), --cold and the common
+// options (device, caches, kernel directory).
+void add_chain_options(cxxopts::Options& options, const char* reps_default);
+// Loads the built-in apps and reads the chain; bad input is a UsageError.
+ChainRequest read_chain_request(const cxxopts::ParseResult& args,
+                                const std::vector<std::string>& stage_values);
 
 // The --stage K:OPTIONS values of the command line, taken out of it (their option lists hold
 // commas the option parser would split); returns the other arguments.

@@ -27,19 +27,13 @@ cxxopts::Options pipeline_tune_options() {
                            "own approximation, checked on held-out inputs");
   // clang-format off
   options.add_options()
-    ("pipeline", "blur-edges, denoise-edges or APP,APP[,...]", cxxopts::value<std::string>())
-    ("stage", "K:OPTIONS: stage K's axes and shapes, as kperf pipeline; repeatable", cxxopts::value<std::string>())
     ("budget", "end-to-end error budget(s): fractions in (0, 1] of the last stage's primary metric", cxxopts::value<std::string>())
     ("train", "directory of training images", cxxopts::value<std::string>())
     ("test", "directory of held-out images", cxxopts::value<std::string>())
-    ("size", "resize every image to N or WxH (default: 512)", cxxopts::value<std::string>()->default_value("512"))
     ("percentile", "the statistic over inputs held to the budget", cxxopts::value<std::string>()->default_value("95"))
-    ("warmup", "untimed chain runs per timed chain", cxxopts::value<std::string>()->default_value("10"))
-    ("reps", "timed chain runs per chain", cxxopts::value<std::string>()->default_value("30"))
-    ("cold", "flush the device's cache before every timed chain run")
     ("out", "JSON path (default: kperf-tune-pipeline-<device>-<time>.json)", cxxopts::value<std::string>());
   // clang-format on
-  add_common_options(options);
+  add_chain_options(options, "30");
   return options;
 }
 
@@ -285,27 +279,15 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
       throw UsageError(std::string("kperf tune --pipeline needs --") + required);
   const std::vector<double> budgets = parse_budgets(text("budget"));
   const double percentile_p = parse_count("percentile", text("percentile"), 0, 100);
-  const std::string kernel_root = kernel_root_option(args);
-  check_kernel_root(kernel_root);
-  load_builtin_apps(kernel_root);
-  const std::string pipeline = text("pipeline");
-  std::vector<const AppDescriptor*> apps;
-  try {
-    apps = parse_pipeline(pipeline);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  const std::vector<StageSpace> spaces = stage_spaces(pipeline, apps.size(), stage_values);
+  const ChainRequest req = read_chain_request(args, stage_values);
+  const std::string& pipeline = req.name;
+  const std::string& kernel_root = req.opt.kernel_root;
+  const std::vector<const AppDescriptor*>& apps = req.apps;
+  const std::pair<int, int> size = req.size;
   std::vector<std::pair<int, int>> sizes;
   const std::vector<ImageSource> train_src = read_input_dir("--train", text("train"), sizes);
   const std::vector<ImageSource> test_src = read_input_dir("--test", text("test"), sizes);
-  const std::pair<int, int> size = parse_size(text("size"));
-  PipelineOptions opt;
-  opt.kernel_root = kernel_root;
-  if (args.count("cl-options")) opt.extra_build_options = text("cl-options");
-  opt.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
-  opt.reps = parse_count("reps", text("reps"), 1, 1000000);
-  opt.cold = args.count("cold") > 0;
+  const PipelineOptions& opt = req.opt;
   if (args.count("out")) require_writable(text("out"));
 
   ClEnv env(choose_device_entry(text("device")));
@@ -315,7 +297,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   require_writable(out_path);
   const InputsWithTruth train = with_truth(apps, train_src, size),
                         test = with_truth(apps, test_src, size);
-  const auto chains = chains_of(apps, spaces);
+  const auto chains = chains_of(apps, req.spaces);
   PipelineRunner timed(env, opt);
   PipelineOptions eopt = opt;
   eopt.warmup = 0;
