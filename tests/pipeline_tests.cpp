@@ -290,6 +290,11 @@ TEST(PipelineCli, TuneChoosesTheFastestChainWithinTheBudgetAndChecksIt) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json doc = nlohmann::json::parse(read_file((dir / "t.json").string()));
   EXPECT_EQ(doc["kind"], "pipeline-tune");
+  const auto& harness = doc["context"]["harness"];
+  double phases = 0;
+  for (const char* phase : {"inputs_and_truth", "screen_and_measure", "held_out"})
+    phases += harness["phases_s"][phase].get<double>();
+  EXPECT_LE(phases, harness["wall_s"].get<double>() + 1e-6);
   for (const auto& row : doc["results"]) EXPECT_EQ(row["stage"], "screen");
   const auto& measured = doc["tune"]["measured"];
   ASSERT_GE(measured.size(), 2u);

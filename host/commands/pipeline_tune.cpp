@@ -4,6 +4,7 @@
 // is written, and per budget the fastest chain within it is checked on the held-out inputs,
 // beside the best uniform chain and the best chain approximating its costliest stage alone.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -104,6 +105,38 @@ const Candidate* fastest_within(const std::vector<Candidate>& pool, double budge
 namespace {
 
 using InputsWithTruth = std::vector<std::pair<Grid, std::vector<GridD>>>;
+
+// Wall seconds of the tuner's phases since the last one ended: the document's harness block.
+class Phases {
+ public:
+  void end(const char* name) {
+    const double t = now();
+    phases_[name] = t - last_;
+    last_ = t;
+  }
+  nlohmann::ordered_json json() const {
+    return {{"wall_s", now() - start_}, {"phases_s", phases_}};
+  }
+
+ private:
+  static double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  double start_ = now(), last_ = start_;
+  nlohmann::ordered_json phases_ = nlohmann::ordered_json::object();
+};
+
+// The stage of the accurate chain's row that took the longest.
+std::size_t costliest_stage(const nlohmann::ordered_json& base_row, std::size_t stages) {
+  std::size_t costliest = 0;
+  if (!base_row.is_null())
+    for (std::size_t k = 1; k < stages; ++k)
+      if (base_row["stages"][k]["time_ns"]["median"].get<double>() >
+          base_row["stages"][costliest]["time_ns"]["median"].get<double>())
+        costliest = k;
+  return costliest;
+}
 
 // Each input at `size` with its chained truth.
 InputsWithTruth with_truth(const std::vector<const AppDescriptor*>& apps,
@@ -295,8 +328,10 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, kernel_root);
   const std::string out_path = out_path_or_default(args, "kperf-tune-pipeline", env.info().name);
   require_writable(out_path);
+  Phases phases;
   const InputsWithTruth train = with_truth(apps, train_src, size),
                         test = with_truth(apps, test_src, size);
+  phases.end("inputs_and_truth");
   const auto chains = chains_of(apps, req.spaces);
   PipelineRunner timed(env, opt);
   PipelineOptions eopt = opt;
@@ -311,15 +346,11 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   const double base_time = found.base_time;
   const nlohmann::ordered_json& base_row = found.base_row;
   const nlohmann::ordered_json& rows = found.rows;
-  // The costliest stage of the fastest accurate chain.
-  std::size_t costliest = 0;
-  if (!base_row.is_null())
-    for (std::size_t k = 1; k < apps.size(); ++k)
-      if (base_row["stages"][k]["time_ns"]["median"].get<double>() >
-          base_row["stages"][costliest]["time_ns"]["median"].get<double>())
-        costliest = k;
+  phases.end("screen_and_measure");
+  const std::size_t costliest = costliest_stage(base_row, apps.size());
   const nlohmann::ordered_json choices = choices_json(errors_only, chains, measured, budgets,
                                                       percentile_p, test, base_time, costliest);
+  phases.end("held_out");
   nlohmann::ordered_json ctx = base_context(command_line, env);
   ctx["tune_pipeline"] = {{"name", pipeline},
                           {"budgets", budgets},
@@ -333,6 +364,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
                           {"costliest_stage", apps[costliest]->name}};
   describe_search(ctx["tune_pipeline"], apps, train_src, test_src);
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
+  ctx["harness"] = phases.json();
   nlohmann::ordered_json doc = {
       {"schema_version", kSchemaVersion},
       {"kind", "pipeline-tune"},

@@ -107,7 +107,8 @@ cxxopts::Options tune_options() {
     ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for the test outputs of the choices and the accurate kernel (default: beside --out)", cxxopts::value<std::string>())
     ("devices", "spread each stage over these devices of one model, one process each: a list of --device values (1:0,1:1) or all (every device of --device's platform and model)", cxxopts::value<std::string>())
-    ("resume", "continue an interrupted tune from --out");
+    ("resume", "continue an interrupted tune from --out")
+    ("pipeline", "tune a chain of apps under one end-to-end budget instead (kperf tune --pipeline NAME --help; docs/pipelines.md)", cxxopts::value<std::string>());
   // clang-format on
   add_axis_options(options, true);
   add_common_options(options);
