@@ -71,9 +71,18 @@ std::vector<double> final_errors(PipelineRunner& runner, const std::vector<Pipel
       return {};
     }
     const AppDescriptor& last = *chain.back().app;
-    errors.push_back(
-        compute_errors(truth.back().data, out.stages.back().output, grid.width, grid.height, false)
-            .value(last.primary_metric));
+    const ErrorMetrics e =
+        compute_errors(truth.back().data, out.stages.back().output, grid.width, grid.height, false);
+    // Elements the metrics skip because the output is not finite where the truth is: outputs
+    // never written, or computed from values never loaded. Not a measurement.
+    std::int64_t truth_nonfinite = 0;
+    for (double t : truth.back().data) truth_nonfinite += !std::isfinite(t);
+    if (e.nonfinite > truth_nonfinite) {
+      problem = "run_failed: " + std::to_string(e.nonfinite - truth_nonfinite) +
+                " output elements of the last stage are not finite";
+      return {};
+    }
+    errors.push_back(e.value(last.primary_metric));
   }
   return errors;
 }
