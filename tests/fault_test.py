@@ -15,6 +15,12 @@ does) and from a real kernel that reads 1.6 GB before its window (tests/apps/wil
   reason), chooses among the rest and exits 4; a verdict that could not be measured prints
   "unmeasured" with its reason, never NO, and exits 4.
 - kperf check reports the real crashing kernel as failed checks naming device_fault, exit 1.
+- kperf pipeline: a faulting chain is a device_fault row with the driver's words and every other
+  chain's row equals the same run's without the fault, exit 4 (both kinds; without a supervisor
+  the chains after the fault say they were not measured); a real crashing user-app stage makes
+  its chains device_fault rows, whose truth kernel faulted first.
+- kperf tune --pipeline drops a chain that faults in the screen, chooses among the rest and exits
+  4.
 
 usage: fault_test.py KPERF_BINARY SOURCE_DIR
 Exit 0 on success, 1 on a failed check.
@@ -184,6 +190,82 @@ def check_tune(binary, root, tmp):
               f"tune: an unmeasured verdict says why: {c['verdict']}")
 
 
+PIPELINE_FAULTED = "gaussian5:rows:2/nn@16x4 >"  # the chain the injected faults hit
+
+
+def check_pipeline_faults(binary, root, tmp):
+    base = ["pipeline", "--pipeline", "blur-edges", "--input", "synthetic:noise", "--size",
+            "48x40", "--warmup", "1", "--reps", "3", "--quiet"]
+    stage = ["--stage", "1:--schemes accurate,rows:2,cols:2 --wg 16x4,8x8"]
+    clean = os.path.join(tmp, "pipeline-clean.json")
+    r = run(binary, base + stage + ["--out", clean])
+    check(r.returncode == 0, f"pipeline without a fault: {r.stderr}")
+    _, reference = rows_by_key(clean)
+    for kind in ("crash", "lose-queue"):
+        out = os.path.join(tmp, f"pipeline-{kind}.json")
+        r = run(binary, base + stage + ["--out", out], {"KPERF_FAULT": f"{kind}:{PIPELINE_FAULTED}"})
+        check(r.returncode == 4, f"pipeline {kind}: exit 4, got {r.returncode}: {r.stderr}")
+        _, rows = rows_by_key(out)
+        faulted = [k for k, row in rows.items() if row["status"] == "device_fault"]
+        check(len(faulted) == 1 and PIPELINE_FAULTED in faulted[0],
+              f"pipeline {kind}: one device_fault row: {faulted}")
+        words = "Segmentation fault" if kind == "crash" else "CL_INVALID_COMMAND_QUEUE"
+        check(all(words in rows[k]["reason"] for k in faulted),
+              f"pipeline {kind}: the driver's words: {[rows[k]['reason'] for k in faulted]}")
+        check(set(rows) == set(reference), f"pipeline {kind}: every chain has its row")
+        for k, row in rows.items():
+            if k not in faulted:
+                check(row["status"] == "ok" and row["final_error"] == reference[k]["final_error"],
+                      f"pipeline {kind}: {k} measured as without the fault")
+
+    out = os.path.join(tmp, "pipeline-alone.json")
+    r = run(binary, base + stage + ["--out", out],
+            {"KPERF_FAULT": f"lose-queue:{PIPELINE_FAULTED}", "KPERF_SUPERVISE": "0"})
+    check(r.returncode == 4, f"pipeline without a supervisor: exit 4, got {r.returncode}")
+    doc = json.load(open(out))
+    statuses = [row["status"] for row in doc["results"]]
+    after = statuses[statuses.index("device_fault"):] if "device_fault" in statuses else []
+    check(statuses[:2] == ["ok", "ok"] and len(after) == 4 and set(after) == {"device_fault"},
+          f"pipeline without a supervisor: the accurate chains, then device_fault: {statuses}")
+    check(all("not measured" in row["reason"] for row in doc["results"][3:]),
+          "pipeline without a supervisor: the chains after the fault say they were not measured")
+
+    app = os.path.join(root, "tests", "apps", "wild_read.cl")
+    out = os.path.join(tmp, "pipeline-wild.json")
+    r = run(binary, ["pipeline", "--app-file", app, "--pipeline", "wild_read,sobel3", "--input",
+                     "synthetic:noise", "--size", "48x40", "--warmup", "1", "--reps", "3",
+                     "--quiet", "--out", out])
+    check(r.returncode == 4, f"pipeline with a crashing user stage: exit 4, got {r.returncode}")
+    doc = json.load(open(out))
+    check(doc["results"] and all(row["status"] == "device_fault" and "signal 11" in row["reason"]
+                                 for row in doc["results"]),
+          f"pipeline with a crashing user stage: {[r.get('reason') for r in doc['results']]}")
+
+    import numpy as np
+    rng = np.random.default_rng(7)
+    d = {}
+    for split in ("train", "test"):
+        d[split] = os.path.join(tmp, f"pipeline-{split}")
+        os.makedirs(d[split])
+        for i in range(2):
+            np.save(os.path.join(d[split], f"{split}{i}.npy"),
+                    (255 * rng.random((40, 48))).astype(np.float32))
+    out = os.path.join(tmp, "pipeline-tune.json")
+    r = run(binary, ["tune", "--pipeline", "blur-edges", "--budget", "0.5", "--train", d["train"],
+                     "--test", d["test"], "--size", "48x40", "--warmup", "1", "--reps", "3",
+                     "--quiet", "--out", out] + stage,
+            {"KPERF_FAULT": f"crash:{PIPELINE_FAULTED}"})
+    check(r.returncode == 4, f"tune --pipeline with a fault: exit 4, got {r.returncode}: {r.stderr}")
+    doc = json.load(open(out))
+    faulted = [row for row in doc["results"] if row["status"] == "device_fault"]
+    check(len(faulted) == 1 and faulted[0]["stage"] == "screen",
+          f"tune --pipeline: the faulting chain's screen row: {[r['key'] for r in faulted]}")
+    check(not any(PIPELINE_FAULTED in m["key"] for m in doc["tune"]["measured"]),
+          "tune --pipeline: the faulting chain is not measured")
+    check(all(c["chosen"] is not None and c["holds"] is not None for c in doc["tune"]["choices"]),
+          "tune --pipeline: every budget chose and measured a verdict")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -194,6 +276,7 @@ def main():
         check_three_in_a_row(binary, tmp)
         check_real_crash(binary, root, tmp)
         check_tune(binary, root, tmp)
+        check_pipeline_faults(binary, root, tmp)
     return finish("fault_test")
 
 

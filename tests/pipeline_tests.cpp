@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "io.hpp"
@@ -168,6 +169,49 @@ TEST(Pipeline, TruthIsTheChainOfReferences) {
   EXPECT_EQ(parse_pipeline("denoise-edges")[0]->name, "median");
 }
 
+// A user app is a stage like any other: its output equals its scheme's CPU model evaluated by
+// its own fp64 truth kernel, and the chained truth runs that kernel where a built-in runs its
+// CPU reference (box5's truth checked here against the 5x5 mean computed in the test).
+TEST(Pipeline, UserAppStageEqualsItsModelAndItsTruthIsItsFp64Kernel) {
+  KPERF_REQUIRE_DEVICE();
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  const AppDescriptor& box5 =
+      add_user_app(std::string(KPERF_TEST_SOURCE_DIR) + "/examples/apps/box5.cl");
+  const AppDescriptor& s3 = find_app("sobel3");
+  const int w = 40, h = 36;
+  const Grid input = test::random_grid(w, h, 59);
+  ChainTruth truth(env, {&box5, &s3}, KPERF_TEST_KERNEL_ROOT);
+  ASSERT_EQ(truth.problem(), "");
+  EXPECT_EQ(truth.reference(0), "fp64-kernel");
+  EXPECT_EQ(truth.reference(1), "cpu-fp64");
+  const std::vector<GridD> chained = truth.of(input);
+  double worst = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double sum = 0;
+      for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx)
+          sum += input.at(std::clamp(y + dy, 0, h - 1), std::clamp(x + dx, 0, w - 1));
+      // Relative: the kernel's 1.0f / 25.0f stays a float constant in the fp64 build.
+      worst = std::max(worst, std::fabs(chained[0].at(y, x) - sum / 25) / std::max(1.0, sum / 25));
+    }
+  EXPECT_LT(worst, 1e-7);
+  EXPECT_EQ(chained[1].data, reference_run(s3, chained[0], nullptr, 1).data);
+  PipelineRunner runner(*env, test_options(1));
+  const std::vector<PipelineStage> chain = {{&box5, variant_of("rows:2", "li", "f16"), {8, 4}},
+                                            {&s3, variant_of("cols:2", "nn", "f16in"), {8, 4}}};
+  const ChainOutcome out = runner.run(chain, input);
+  ASSERT_TRUE(out.ok()) << out.reason;
+  Grid received = input;
+  for (std::size_t k = 0; k < chain.size(); ++k) {
+    const GridD model = chain_model({chain[k]}, received, {}, {truth.evaluator(k)}).back();
+    const Grid got = as_grid(out.stages[k].output, w, h);
+    EXPECT_TRUE(test::within_tolerance(got, model, chain[k].variant.precision_info().out))
+        << "stage " << k + 1;
+    received = got;
+  }
+}
+
 struct Cli {
   int exit_code = -1;
   std::string out, err;
@@ -195,7 +239,10 @@ TEST(PipelineCli, BadInputGetsOneLineAndNoFile) {
        "--stage 1:--schemes rows:9x"},
       {"pipeline --pipeline blur-edges --stage '2:--bogus 1'", "--stage 2:--bogus 1"},
       {"pipeline --pipeline blur-edges --stage 1: --stage 1:", "--stage 1 is given twice"},
-      {"pipeline --stage 1:", "needs --pipeline"}};
+      {"pipeline --stage 1:", "needs --pipeline"},
+      {"pipeline --pipeline box5,sobel3", "stage 1: unknown app 'box5'"},
+      {"pipeline --pipeline blur-edges --app-file missing.cl",
+       "app file missing.cl: does not exist"}};
   for (const auto& [args, expect] : cases) {
     const Cli r = kperf_cli(args + out, dir);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
@@ -252,6 +299,32 @@ TEST(PipelineCli, RunWritesEveryChainWithStageTimesAndErrors) {
   EXPECT_EQ(unconnected, 4);  // an f32 stage before an f16in one, or f16 before f32
 }
 
+// A user app given with --app-file is a stage: its rows name its fp64 truth kernel, and the
+// accurate chain matches the chained truth.
+TEST(PipelineCli, UserAppIsAStage) {
+  KPERF_REQUIRE_DEVICE();
+  test::TempDir dir;
+  const Cli r = kperf_cli("pipeline --app-file " + std::string(KPERF_TEST_SOURCE_DIR) +
+                              "/examples/apps/box5.cl --pipeline box5,sobel3 --stage "
+                              "'1:--schemes rows:2' --input synthetic:smooth --size 40 --warmup 1 "
+                              "--reps 3 --quiet --out " +
+                              (dir / "p.json").string(),
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(read_file((dir / "p.json").string()));
+  ASSERT_EQ(doc["results"].size(), 2u);
+  for (const auto& row : doc["results"]) {
+    ASSERT_EQ(row["status"], "ok") << row.dump();
+    EXPECT_EQ(row["stages"][0]["app"], "box5");
+    EXPECT_EQ(row["stages"][0]["reference"], "fp64-kernel");
+    EXPECT_EQ(row["stages"][1]["reference"], "cpu-fp64");
+    if (row["stages"][0]["variant"] == "accurate/none")
+      EXPECT_LT(row["final_error"].get<double>(), 1e-5);
+    else
+      EXPECT_GT(row["stages"][0]["error"].get<double>(), 0.0);
+  }
+}
+
 double linear_percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   const double pos = p / 100 * (static_cast<double>(v.size()) - 1);
@@ -260,10 +333,26 @@ double linear_percentile(std::vector<double> v, double p) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
-// kperf tune --pipeline: per budget the fastest measured chain within it on the training inputs,
-// its held-out verdict from its held-out errors, the best uniform chain and the best chain
-// approximating the costliest stage alone, and a front no measured chain dominates.
-TEST(PipelineCli, TuneChoosesTheFastestChainWithinTheBudgetAndChecksIt) {
+// The median of the samples of every rank row of `key`.
+double rank_median(const nlohmann::json& rows, const std::string& key) {
+  std::vector<double> samples;
+  for (const auto& r : rows)
+    if (r["stage"] == "rank" && r["key"] == key && r["status"] == "ok")
+      for (const auto& t : r["samples_ns"]) samples.push_back(t.get<double>());
+  return samples.empty() ? NAN : linear_percentile(samples, 50);
+}
+
+// The key of a chain's row on another input: the chain's part of `key` with that input.
+std::string on_input(const std::string& key, const std::string& input) {
+  const std::size_t size = key.rfind('/'), name = key.rfind('/', size - 1);
+  return key.substr(0, name + 1) + input + key.substr(size);
+}
+
+// kperf tune --pipeline, recomputed from its document: every training error from the error runs'
+// rows, the finalists of each budget, the stable rule over their rank times, each held-out
+// verdict, the best uniform chain and the best chain approximating the costliest stage alone, and
+// a front no measured chain dominates.
+TEST(PipelineCli, TuneChoicesFollowFromTheDocument) {
   KPERF_REQUIRE_DEVICE();
   test::TempDir dir;
   fs::create_directories(dir / "train");
@@ -292,25 +381,64 @@ TEST(PipelineCli, TuneChoosesTheFastestChainWithinTheBudgetAndChecksIt) {
   EXPECT_EQ(doc["kind"], "pipeline-tune");
   const auto& harness = doc["context"]["harness"];
   double phases = 0;
-  for (const char* phase : {"inputs_and_truth", "screen_and_measure", "held_out"})
+  for (const char* phase : {"build", "screen", "measure", "rank", "held_out"})
     phases += harness["phases_s"][phase].get<double>();
   EXPECT_LE(phases, harness["wall_s"].get<double>() + 1e-6);
-  for (const auto& row : doc["results"]) EXPECT_EQ(row["stage"], "screen");
+  const auto& rows = doc["results"];
+  std::map<std::string, nlohmann::json> by_key;  // error runs: screen, measure and test rows
+  int screened = 0;
+  for (const auto& row : rows) {
+    if (row["stage"] != "rank") by_key[row["key"].get<std::string>()] = row;
+    screened += row["stage"] == "screen";
+  }
+  EXPECT_EQ(screened, doc["context"]["tune_pipeline"]["chains"].get<int>());
   const auto& measured = doc["tune"]["measured"];
   ASSERT_GE(measured.size(), 2u);
-  for (const auto& m : measured)
-    EXPECT_NEAR(m["train_error"].get<double>(),
-                linear_percentile(m["train_errors"].get<std::vector<double>>(), 95), 1e-12);
+  const std::vector<std::string> train = doc["context"]["tune_pipeline"]["train"],
+                                 test_inputs = doc["context"]["tune_pipeline"]["test"];
+  for (const auto& m : measured) {
+    const std::vector<double> errors = m["train_errors"];
+    ASSERT_EQ(errors.size(), train.size());
+    for (std::size_t i = 0; i < train.size(); ++i)
+      EXPECT_EQ(by_key.at(on_input(m["key"], train[i]))["final_error"].get<double>(), errors[i]);
+    EXPECT_NEAR(m["train_error"].get<double>(), linear_percentile(errors, 95), 1e-12);
+  }
   const std::string costliest = doc["context"]["tune_pipeline"]["costliest_stage"];
   for (const auto& c : doc["tune"]["choices"]) {
     const double budget = c["budget"];
     ASSERT_FALSE(c["chosen"].is_null()) << budget;
-    const auto& chosen = c["chosen"];
-    EXPECT_LE(chosen["train_error"].get<double>(), budget);
+    // The finalists: the measured chains within the budget, within 10 % of the fastest's screen
+    // time, at most 4.
+    std::vector<nlohmann::json> within;
     for (const auto& m : measured)
-      if (m["train_error"].get<double>() <= budget)
-        EXPECT_GE(m["time_ns"].get<double>(), chosen["time_ns"].get<double>()) << m["key"];
-    const double held = linear_percentile(c["test"]["errors"].get<std::vector<double>>(), 95);
+      if (m["train_error"].get<double>() <= budget) within.push_back(m);
+    std::sort(within.begin(), within.end(), [](const auto& a, const auto& b) {
+      return a["time_ns"].template get<double>() < b["time_ns"].template get<double>();
+    });
+    std::vector<std::string> finalists;
+    for (const auto& m : within)
+      if (m["time_ns"].get<double>() <= 1.1 * within[0]["time_ns"].get<double>() &&
+          finalists.size() < 4)
+        finalists.push_back(m["key"]);
+    ASSERT_EQ(c["finalists"].size(), finalists.size()) << budget;
+    // The stable rule over their rank times: within 3 % of the fastest, the lowest error.
+    double fastest = INFINITY;
+    for (const auto& f : c["finalists"]) {
+      EXPECT_NE(std::find(finalists.begin(), finalists.end(), f["key"]), finalists.end());
+      EXPECT_NEAR(f["rank_time_ns"].get<double>(), rank_median(rows, f["key"]), 1e-6);
+      fastest = std::min(fastest, f["rank_time_ns"].get<double>());
+    }
+    const auto& chosen = c["chosen"];
+    EXPECT_LE(chosen["rank_time_ns"].get<double>(), 1.03 * fastest);
+    for (const auto& f : c["finalists"])
+      if (f["rank_time_ns"].get<double>() <= 1.03 * fastest)
+        EXPECT_LE(chosen["train_error"].get<double>(), f["train_error"].get<double>()) << f["key"];
+    // The verdict from the chosen chain's held-out rows.
+    std::vector<double> held_errors;
+    for (const auto& input : test_inputs)
+      held_errors.push_back(by_key.at(on_input(chosen["key"], input))["final_error"]);
+    EXPECT_EQ(c["test"]["errors"].get<std::vector<double>>(), held_errors);
+    const double held = linear_percentile(held_errors, 95);
     EXPECT_NEAR(c["test"]["percentile_error"].get<double>(), held, 1e-12);
     EXPECT_EQ(c["holds"].get<bool>(), held <= budget);
     const auto& flat = c["best_uniform"]["stages"];

@@ -11,12 +11,14 @@
 #include "axis_options.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "fault_journal.hpp"
 #include "inputs.hpp"
 #include "metrics.hpp"
 #include "pipeline.hpp"
 #include "results.hpp"
 #include "strings.hpp"
 #include "supervisor.hpp"
+#include "tune.hpp"
 
 namespace kperf {
 
@@ -84,8 +86,8 @@ StageSpace parse_stage_options(const std::string& where, const std::string& text
   }
 }
 
-// Every stage's space from the --stage values: a stage named twice, or one the chain does not
-// have, is refused.
+// Every stage's space from the --stage values: a stage named twice, or one the chain does not have,
+// is refused.
 std::vector<StageSpace> stage_spaces(const std::string& pipeline, std::size_t stages,
                                      const std::vector<std::string>& given) {
   std::vector<StageSpace> spaces(stages);
@@ -108,13 +110,9 @@ std::vector<StageSpace> stage_spaces(const std::string& pipeline, std::size_t st
   return spaces;
 }
 
-std::string stage_label(const PipelineStage& s) {
-  return s.app->name + ":" + s.variant.id() + "@" + wg_label(s.wg.x, s.wg.y, s.wg.vec, s.wg.py);
-}
-
-bool exact_stage(const PipelineStage& s) {
-  return s.variant.is_accurate() && s.variant.output.none() && s.variant.precision_info().exact() &&
-         !s.variant.host_perforate;
+bool exact_chain(const std::vector<PipelineStage>& chain) {
+  return std::all_of(chain.begin(), chain.end(),
+                     [](const PipelineStage& s) { return is_exact(s.variant); });
 }
 
 // Every chain of the product of the stages' spaces, plus the accurate chains at every product of
@@ -122,17 +120,12 @@ bool exact_stage(const PipelineStage& s) {
 std::vector<std::vector<PipelineStage>> chains_of(const std::vector<const AppDescriptor*>& apps,
                                                   const std::vector<StageSpace>& spaces) {
   std::vector<std::vector<PipelineStage>> chains = {{}};
-  const Variant accurate = parse_variants([] {
-                             AxesSpec a;
-                             a.schemes = "accurate";
-                             return a;
-                           }())
-                               .front();
+  const Variant accurate = default_variant();
   for (std::size_t k = 0; k < apps.size(); ++k) {
     std::vector<Variant> variants = spaces[k].variants;
-    bool has_accurate = false;
-    for (const auto& v : variants) has_accurate = has_accurate || v.id() == accurate.id();
-    if (!has_accurate) variants.insert(variants.begin(), accurate);
+    if (std::none_of(variants.begin(), variants.end(),
+                     [&](const Variant& v) { return v.id() == accurate.id(); }))
+      variants.insert(variants.begin(), accurate);
     std::vector<std::vector<PipelineStage>> next;
     for (const auto& prefix : chains)
       for (const auto& v : variants)
@@ -146,20 +139,89 @@ std::vector<std::vector<PipelineStage>> chains_of(const std::vector<const AppDes
   return chains;
 }
 
-// One chain's row: every stage's time and its error against the chained truth, the chain's time
-// and the last stage's error.
-nlohmann::ordered_json chain_row(const std::string& pipeline,
-                                 const std::vector<PipelineStage>& chain,
-                                 const ChainOutcome& outcome, const std::string& input,
-                                 const std::vector<GridD>& truth) {
-  const int width = truth[0].width, height = truth[0].height;
-  std::string key = pipeline;
-  for (const auto& s : chain) key += (key == pipeline ? "/" : " > ") + stage_label(s);
-  key += "/" + input + "/" + std::to_string(width) + "x" + std::to_string(height);
-  nlohmann::ordered_json row = {{"key", key},
-                                {"pipeline", pipeline},
-                                {"input", {{"name", input}, {"width", width}, {"height", height}}},
-                                {"status", outcome.status}};
+ChainMeasurer::ChainMeasurer(PipelineRunner& runner, ChainTruth& truth, std::string pipeline)
+    : runner_(runner), truth_(truth), pipeline_(std::move(pipeline)) {}
+
+void ChainMeasurer::bind(const std::string& name, Grid grid, bool with_truth) {
+  input_name_ = name;
+  grid_ = std::move(grid);
+  truth_grids_.clear();
+  truth_problem_.clear();
+  if (!with_truth) {
+    runner_.set_input(name, grid_);
+    return;
+  }
+  if (!truth_.problem().empty()) {
+    truth_status_ = "build_failed";
+    truth_problem_ = truth_.problem();
+    runner_.set_input(name, grid_);
+    return;
+  }
+  // A user app's truth kernel runs on the device: its fault is every chain's on this input.
+  const nlohmann::ordered_json workload = {{"app", pipeline_}, {"input", name}};
+  if (const auto reason = journaled_workload_fault(workload)) {
+    truth_status_ = "device_fault";
+    truth_problem_ = *reason;
+    faulted_ = true;
+    return;
+  }
+  journal_begin_workload(workload, "truth kernels");
+  try {
+    truth_grids_ = truth_.of(grid_);
+  } catch (const cl::Error& e) {
+    truth_status_ = "device_fault";
+    truth_problem_ = "the chained truth's kernels raised " + describe(e);
+    faulted_ = true;
+    nlohmann::ordered_json fault = workload;
+    fault["reason"] = truth_problem_;
+    journal_workload_fault(fault);
+    if (supervised()) exit_for_restart();
+  }
+  journal_end();
+  runner_.set_input(name, grid_, truth_grids_.empty() ? nullptr : &truth_grids_);
+}
+
+nlohmann::ordered_json ChainMeasurer::measure(const std::vector<PipelineStage>& chain,
+                                              const nlohmann::ordered_json& fields,
+                                              PipelineRunner::Mode mode) {
+  const std::string key = chain_key(pipeline_, chain, input_name_, grid_.width, grid_.height);
+  if (const auto done = journaled_row(key, fields)) {
+    faulted_ = faulted_ || done->value("status", std::string()) == "device_fault";
+    return nlohmann::ordered_json::parse(done->dump());
+  }
+  ChainOutcome outcome;
+  outcome.stages.resize(chain.size());
+  auto unmeasured = [&](const std::string& status, const std::string& reason) {
+    outcome.status = status;
+    outcome.reason = reason;
+    return row_of(chain, outcome, fields);
+  };
+  if (!truth_problem_.empty()) return unmeasured(truth_status_, "the truth: " + truth_problem_);
+  if (!journal_stop().empty()) return unmeasured("device_fault", "not measured: " + journal_stop());
+  journal_begin(row_of(chain, outcome, fields), "chain runs");
+  outcome = runner_.run(chain, mode);
+  const nlohmann::ordered_json row = row_of(chain, outcome, fields);
+  journal_row(row);
+  journal_end();
+  if (outcome.status == "device_fault") {
+    faulted_ = true;
+    if (supervised() && runner_.device_lost()) exit_for_restart();
+  }
+  return row;
+}
+
+// One chain's row: every stage's time and its error against the chained truth, the chain's time and
+// the last stage's error.
+nlohmann::ordered_json ChainMeasurer::row_of(const std::vector<PipelineStage>& chain,
+                                             const ChainOutcome& outcome,
+                                             const nlohmann::ordered_json& fields) const {
+  const int width = grid_.width, height = grid_.height;
+  nlohmann::ordered_json row = {
+      {"key", chain_key(pipeline_, chain, input_name_, width, height)},
+      {"pipeline", pipeline_},
+      {"input", {{"name", input_name_}, {"width", width}, {"height", height}}},
+      {"status", outcome.status}};
+  for (auto it = fields.begin(); it != fields.end(); ++it) row[it.key()] = it.value();
   if (!outcome.ok()) row["reason"] = outcome.reason;
   nlohmann::ordered_json stages = nlohmann::ordered_json::array(), between = stages;
   for (std::size_t k = 0; k < chain.size(); ++k) {
@@ -170,24 +232,12 @@ nlohmann::ordered_json chain_row(const std::string& pipeline,
                                 {"family", s.variant.family()},
                                 {"wg", wg_label(s.wg.x, s.wg.y, s.wg.vec, s.wg.py)},
                                 {"precision", s.variant.precision_info().name},
-                                {"metric", metric_name(s.app->primary_metric)}};
+                                {"metric", metric_name(s.app->primary_metric)},
+                                {"reference", truth_.reference(k)}};
     if (!so.samples_ns.empty()) j["time_ns"] = stats_json(summarize(so.samples_ns));
-    if (outcome.ok()) {
-      // An output element that is not finite where the truth is was never written, or computed
-      // from values never loaded: not a measurement.
-      std::size_t truth_nonfinite = 0;
-      for (double t : truth[k].data) truth_nonfinite += !std::isfinite(t);
-      const std::size_t nonfinite = count_nonfinite(so.output);
-      if (nonfinite > truth_nonfinite && row["status"] == "ok") {
-        row["status"] = "run_failed";
-        row["reason"] = "stage " + std::to_string(k + 1) + " (" + s.app->name +
-                        "): " + std::to_string(nonfinite) +
-                        " output elements are not finite (the truth " + "has " +
-                        std::to_string(truth_nonfinite) + ")";
-      }
-      const ErrorMetrics e = compute_errors(truth[k].data, so.output, width, height, false);
-      j["error"] = e.value(s.app->primary_metric);
-      j["errors"] = to_json(e);
+    if (so.errors) {
+      j["error"] = so.errors->value(s.app->primary_metric);
+      j["errors"] = to_json(*so.errors);
     }
     if (!so.build_log.empty()) j["build_log"] = so.build_log;
     stages.push_back(std::move(j));
@@ -199,20 +249,21 @@ nlohmann::ordered_json chain_row(const std::string& pipeline,
     row["time_ns"] = stats_json(summarize(outcome.total_ns));
     row["samples_ns"] = outcome.total_ns;
   }
-  if (row["status"] == "ok") row["final_error"] = row["stages"].back()["error"];
+  if (outcome.ok() && row["stages"].back().contains("error"))
+    row["final_error"] = row["stages"].back()["error"];
   return row;
 }
 
-// The accurate chain's best time per input (each stage accurate in f32, at the shapes that made
-// the fastest chain), and every row's speedup against it.
-void add_speedups(nlohmann::ordered_json& rows,
+namespace {
+
+// The accurate chain's best time per input (every stage exact, at the shapes that made the fastest
+// such chain), and every row's speedup against it; row i measured chains[of_row[i]].
+void add_speedups(nlohmann::ordered_json& rows, const std::vector<std::size_t>& of_row,
                   const std::vector<std::vector<PipelineStage>>& chains) {
   std::map<std::string, double> best;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    bool exact = r["status"] == "ok";
-    for (const auto& s : chains[i % chains.size()]) exact = exact && exact_stage(s);
-    if (!exact) continue;
+    if (r["status"] != "ok" || !exact_chain(chains[of_row[i]])) continue;
     const std::string input = r["input"]["name"];
     const double t = r["time_ns"]["median"];
     if (!best.count(input) || t < best[input]) best[input] = t;
@@ -225,6 +276,8 @@ void add_speedups(nlohmann::ordered_json& rows,
     }
   }
 }
+
+}  // namespace
 
 namespace {
 
@@ -268,8 +321,11 @@ ChainRequest read_chain_request(const cxxopts::ParseResult& args,
   auto text = [&](const char* name) { return args[name].as<std::string>(); };
   ChainRequest req;
   const std::string kernel_root = kernel_root_option(args);
-  check_kernel_root(kernel_root);
-  load_builtin_apps(kernel_root);
+  try {
+    load_apps(args, kernel_root);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   req.name = text("pipeline");
   try {
     req.apps = parse_pipeline(req.name);
@@ -278,6 +334,7 @@ ChainRequest read_chain_request(const cxxopts::ParseResult& args,
   }
   req.spaces = stage_spaces(req.name, req.apps.size(), stage_values);
   req.size = parse_size(text("size"));
+  req.opt.pipeline = req.name;
   req.opt.kernel_root = kernel_root;
   if (args.count("cl-options")) req.opt.extra_build_options = text("cl-options");
   req.opt.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
@@ -330,31 +387,42 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   require_writable(out_path);
   const auto chains = chains_of(apps, spaces);
   PipelineRunner runner(env, opt);
+  ChainTruth truth(&env, apps, kernel_root, opt.params, opt.extra_build_options);
+  ChainMeasurer measurer(runner, truth, pipeline);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::vector<std::size_t> of_row;
   for (const ImageSource& src : inputs) {
-    const Grid input = load_image_source(src, size);
-    const std::vector<GridD> truth = chain_truth(apps, input);
-    for (const auto& chain : chains)
-      rows.push_back(chain_row(pipeline, chain, runner.run(chain, input), src.name, truth));
+    measurer.bind(src.name, load_image_source(src, size));
+    for (std::size_t i = 0; i < chains.size(); ++i) {
+      rows.push_back(measurer.measure(chains[i], nlohmann::ordered_json::object()));
+      of_row.push_back(i);
+    }
   }
-  add_speedups(rows, chains);
+  add_speedups(rows, of_row, chains);
   nlohmann::ordered_json ctx = base_context(command_line, env);
   nlohmann::ordered_json stage_names = nlohmann::ordered_json::array();
   for (const auto* app : apps) stage_names.push_back(app->name);
-  ctx["pipeline"] = {
-      {"name", pipeline},
-      {"stages", stage_names},
-      {"warmup", opt.warmup},
-      {"reps", opt.reps},
-      {"cold", opt.cold},
-      {"truth", "each stage's double-precision reference applied to the previous stage's truth"},
-      {"method",
-       "each chain run launches every stage in order on one queue, each stage reading the "
-       "previous stage's output buffer on the device; a stage's time is its launches' "
-       "profiling events, the chain's their sum, per run; medians over --reps runs after "
-       "--warmup. Errors: each stage's output against the chained truth at that stage, by the "
-       "stage app's primary metric; outputs from one run into NaN-poisoned buffers. speedup: "
-       "against the fastest accurate f32 chain on the same input"}};
+  ctx["pipeline"] = {{"name", pipeline},
+                     {"stages", stage_names},
+                     {"warmup", opt.warmup},
+                     {"reps", opt.reps},
+                     {"cold", opt.cold},
+                     {"truth",
+                      "each stage's reference (a built-in's in double on the CPU, a "
+                      "user app's accurate kernel "
+                      "in double) applied to the previous stage's truth"},
+                     {"method",
+                      "each chain run launches every stage in order on one queue, "
+                      "each stage reading the "
+                      "previous stage's output buffer on the device; a stage's time "
+                      "is its launches' "
+                      "profiling events, the chain's their sum, per run; medians "
+                      "over --reps runs after "
+                      "--warmup. Errors: each stage's output against the chained "
+                      "truth at that stage, by the "
+                      "stage app's primary metric; outputs from one run into "
+                      "NaN-poisoned buffers. speedup: "
+                      "against the fastest accurate f32 chain on the same input"}};
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   nlohmann::ordered_json doc = {{"schema_version", kSchemaVersion},
                                 {"kind", "pipeline"},
@@ -364,7 +432,12 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   write_file_atomic(out_path, doc.dump(1) + "\n");
   print_rows(rows);
   std::fprintf(stderr, "done: %zu chains written to %s\n", rows.size(), out_path.c_str());
-  return runner.device_lost() ? kExitFaulted : 0;
+  const auto faulted = std::count_if(rows.begin(), rows.end(),
+                                     [](const auto& r) { return r["status"] == "device_fault"; });
+  if (!measurer.faulted()) return 0;
+  std::fprintf(stderr, "kperf: %zd chain%s lost to a device fault (device_fault rows)\n",
+               static_cast<std::ptrdiff_t>(faulted), faulted == 1 ? "" : "s");
+  return kExitFaulted;
 }
 
 }  // namespace kperf

@@ -29,15 +29,15 @@ struct ChainRequest {
   std::pair<int, int> size{512, 512};
   PipelineOptions opt;
 };
-// --pipeline, --stage, --size, --warmup, --reps (its default given), --cold and the common
-// options (device, caches, kernel directory).
+// --pipeline, --stage, --size, --warmup, --reps (its default given), --cold and the common options
+// (device, caches, kernel directory, user apps).
 void add_chain_options(cxxopts::Options& options, const char* reps_default);
-// Loads the built-in apps and reads the chain; bad input is a UsageError.
+// Loads the built-in apps and the user apps given, and reads the chain; bad input is a UsageError.
 ChainRequest read_chain_request(const cxxopts::ParseResult& args,
                                 const std::vector<std::string>& stage_values);
 
-// The --stage K:OPTIONS values of the command line, taken out of it (their option lists hold
-// commas the option parser would split); returns the other arguments.
+// The --stage K:OPTIONS values of the command line, taken out of it (their option lists hold commas
+// the option parser would split); returns the other arguments.
 std::vector<char*> take_stage_values(int argc, char** argv, std::vector<std::string>& stages);
 // One stage's space from kperf run's axis and shape options; `where` names it in errors.
 StageSpace parse_stage_options(const std::string& where, const std::string& text);
@@ -47,13 +47,39 @@ std::vector<StageSpace> stage_spaces(const std::string& pipeline, std::size_t st
 // Every chain of the stages' product, the accurate f32 kernel added to every stage.
 std::vector<std::vector<PipelineStage>> chains_of(const std::vector<const AppDescriptor*>& apps,
                                                   const std::vector<StageSpace>& spaces);
-std::string stage_label(const PipelineStage& s);
-// Accurate, every element stored in f32, no output scheme: the stage of the accurate chain.
-bool exact_stage(const PipelineStage& s);
-// One chain's row on one input: each stage's time and error against the chained truth.
-nlohmann::ordered_json chain_row(const std::string& pipeline,
-                                 const std::vector<PipelineStage>& chain,
-                                 const ChainOutcome& outcome, const std::string& input,
-                                 const std::vector<GridD>& truth);
+// Every stage exact (tune.hpp's is_exact): the accurate chain, at some launch shapes.
+bool exact_chain(const std::vector<PipelineStage>& chain);
+
+// Chains measured under the fault journal (fault_journal.hpp), one bound input at a time. A row an
+// earlier measuring process finished is taken as it was; a chain that faults the device is a
+// device_fault row and, in a supervised process, ends it for the supervisor to measure on in a new
+// one. The truth of an input with user-app stages is device work of its own: a fault there makes
+// every chain on that input a device_fault row.
+class ChainMeasurer {
+ public:
+  ChainMeasurer(PipelineRunner& runner, ChainTruth& truth, std::string pipeline);
+  // Binds an input and, unless `with_truth` is false (runs that only time), its chained truth.
+  void bind(const std::string& name, Grid grid, bool with_truth = true);
+  const Grid& input() const { return grid_; }
+  // The row of `chain` on the bound input, `fields` (a tune's stage) added, measured as `mode` says
+  // (PipelineRunner::Mode).
+  nlohmann::ordered_json measure(const std::vector<PipelineStage>& chain,
+                                 const nlohmann::ordered_json& fields,
+                                 PipelineRunner::Mode mode = PipelineRunner::Mode::kTimed);
+  // Some chain, or a truth kernel, faulted the device (in this process or an earlier one).
+  bool faulted() const { return faulted_; }
+
+ private:
+  nlohmann::ordered_json row_of(const std::vector<PipelineStage>& chain,
+                                const ChainOutcome& outcome,
+                                const nlohmann::ordered_json& fields) const;
+  PipelineRunner& runner_;
+  ChainTruth& truth_;
+  std::string pipeline_, input_name_;
+  Grid grid_;
+  std::vector<GridD> truth_grids_;
+  std::string truth_status_, truth_problem_;  // why the bound input has no truth
+  bool faulted_ = false;
+};
 
 }  // namespace kperf

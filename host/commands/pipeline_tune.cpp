@@ -1,17 +1,20 @@
-// kperf tune --pipeline: one end-to-end error budget over a chain's per-stage product space.
-// Every chain is timed and judged on the first training input (the screen); those near the
-// largest budget are measured on every training input; the front of time against training error
-// is written, and per budget the fastest chain within it is checked on the held-out inputs,
-// beside the best uniform chain and the best chain approximating its costliest stage alone.
+// kperf tune --pipeline: one end-to-end error budget over a chain's per-stage product space. Every
+// chain is timed and judged on the first training input (the screen); those near the largest budget
+// are measured on every training input; the front of time against training error is written; each
+// budget's finalists are timed again in interleaved rounds (the rank stage) and the stable rule
+// chooses, checked on the held-out inputs, beside the best uniform chain and the best chain
+// approximating its costliest stage alone.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "metrics.hpp"
+#include "parallel.hpp"
 #include "pipeline_command.hpp"
 #include "results.hpp"
 #include "supervisor.hpp"
@@ -21,6 +24,9 @@
 namespace kperf {
 
 namespace {
+
+using Mode = PipelineRunner::Mode;
+using Json = nlohmann::ordered_json;
 
 cxxopts::Options pipeline_tune_options() {
   cxxopts::Options options("kperf tune --pipeline",
@@ -32,6 +38,7 @@ cxxopts::Options pipeline_tune_options() {
     ("train", "directory of training images", cxxopts::value<std::string>())
     ("test", "directory of held-out images", cxxopts::value<std::string>())
     ("percentile", "the statistic over inputs held to the budget", cxxopts::value<std::string>()->default_value("95"))
+    ("tie-tolerance", "the stable rule: of the finalists within this fraction of the fastest, the lowest training error", cxxopts::value<std::string>()->default_value("0.03"))
     ("out", "JSON path (default: kperf-tune-pipeline-<device>-<time>.json)", cxxopts::value<std::string>());
   // clang-format on
   add_chain_options(options, "30");
@@ -40,80 +47,26 @@ cxxopts::Options pipeline_tune_options() {
 
 struct Candidate {
   std::size_t chain = 0;
-  double time = 0, error = 0;  // screen median; percentile final error over training inputs
+  double time = 0,
+         error = 0;  // screen median; percentile final error over training inputs
   std::vector<double> train_errors;
-  nlohmann::ordered_json screen_row;
+  Json screen_row;
+  std::optional<double> rank_time;  // the median of its rank samples, where it was a finalist
 };
 
 // Whether every stage but `stage` is exact; `stage` may be anything.
 bool alone_at(const std::vector<PipelineStage>& chain, std::size_t stage) {
   for (std::size_t k = 0; k < chain.size(); ++k)
-    if (k != stage && !exact_stage(chain[k])) return false;
+    if (k != stage && !is_exact(chain[k].variant)) return false;
   return true;
 }
 
-// The same approximation at every stage: one variant, and no stage exact unless all are.
+// The same approximation at every stage: one variant throughout.
 bool uniform(const std::vector<PipelineStage>& chain) {
   for (const auto& s : chain)
     if (s.variant.id() != chain[0].variant.id()) return false;
   return true;
 }
-
-// The chains' final errors on `inputs` (errors only: no timed runs).
-std::vector<double> final_errors(PipelineRunner& runner, const std::vector<PipelineStage>& chain,
-                                 const std::vector<std::pair<Grid, std::vector<GridD>>>& inputs,
-                                 std::string& problem) {
-  std::vector<double> errors;
-  for (const auto& [grid, truth] : inputs) {
-    const ChainOutcome out = runner.run(chain, grid);
-    if (!out.ok()) {
-      problem = out.status + ": " + out.reason;
-      return {};
-    }
-    const AppDescriptor& last = *chain.back().app;
-    const ErrorMetrics e =
-        compute_errors(truth.back().data, out.stages.back().output, grid.width, grid.height, false);
-    // Elements the metrics skip because the output is not finite where the truth is: outputs
-    // never written, or computed from values never loaded. Not a measurement.
-    std::int64_t truth_nonfinite = 0;
-    for (double t : truth.back().data) truth_nonfinite += !std::isfinite(t);
-    if (e.nonfinite > truth_nonfinite) {
-      problem = "run_failed: " + std::to_string(e.nonfinite - truth_nonfinite) +
-                " output elements of the last stage are not finite";
-      return {};
-    }
-    errors.push_back(e.value(last.primary_metric));
-  }
-  return errors;
-}
-
-nlohmann::ordered_json candidate_json(const Candidate& c, double base_time) {
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const auto& s : c.screen_row["stages"])
-    stages.push_back({{"app", s["app"]}, {"variant", s["variant"]}, {"wg", s["wg"]}});
-  return {{"key", c.screen_row["key"]},
-          {"stages", stages},
-          {"time_ns", c.time},
-          {"speedup", base_time / c.time},
-          {"train_error", c.error},
-          {"train_errors", c.train_errors},
-          {"intermediate", c.screen_row["intermediate"]}};
-}
-
-// The fastest of `pool` within `budget` whose chain passes `admit`.
-const Candidate* fastest_within(const std::vector<Candidate>& pool, double budget,
-                                const std::function<bool(const Candidate&)>& admit) {
-  const Candidate* best = nullptr;
-  for (const auto& c : pool)
-    if (c.error <= budget && admit(c) && (!best || c.time < best->time)) best = &c;
-  return best;
-}
-
-}  // namespace
-
-namespace {
-
-using InputsWithTruth = std::vector<std::pair<Grid, std::vector<GridD>>>;
 
 // Wall seconds of the tuner's phases since the last one ended: the document's harness block.
 class Phases {
@@ -123,9 +76,7 @@ class Phases {
     phases_[name] = t - last_;
     last_ = t;
   }
-  nlohmann::ordered_json json() const {
-    return {{"wall_s", now() - start_}, {"phases_s", phases_}};
-  }
+  Json json() const { return {{"wall_s", now() - start_}, {"phases_s", phases_}}; }
 
  private:
   static double now() {
@@ -133,88 +84,259 @@ class Phases {
         .count();
   }
   double start_ = now(), last_ = start_;
-  nlohmann::ordered_json phases_ = nlohmann::ordered_json::object();
+  Json phases_ = Json::object();
 };
 
-// The stage of the accurate chain's row that took the longest.
-std::size_t costliest_stage(const nlohmann::ordered_json& base_row, std::size_t stages) {
+struct TuneRequest {
+  std::vector<double> budgets;  // ascending
+  double percentile = 95, tie_tolerance = 0.03;
+  std::vector<ImageSource> train, test;
+  std::pair<int, int> size;
+  int reps = 30;
+};
+
+// The search's state: every chain's rows, the candidates the screen passed and the measured ones.
+class ChainSearch {
+ public:
+  ChainSearch(ChainMeasurer& m, const std::vector<std::vector<PipelineStage>>& chains,
+              const TuneRequest& req)
+      : m_(m), chains_(chains), req_(req) {}
+  void screen();
+  void measure();
+  void rank();
+  Json choices();
+  Json front() const;
+  Json measured_json() const;
+  const Json& rows() const { return rows_; }
+  std::size_t measured_count() const { return measured_.size(); }
+  std::size_t costliest_stage() const;
+
+ private:
+  const Candidate* fastest_within(double budget,
+                                  const std::function<bool(const Candidate&)>& admit) const;
+  std::vector<const Candidate*> finalists(double budget) const;
+  Json candidate_json(const Candidate& c) const;
+  Json verdict(const Candidate& chosen, double budget, const std::map<std::size_t, Json>& test);
+
+  ChainMeasurer& m_;
+  const std::vector<std::vector<PipelineStage>>& chains_;
+  const TuneRequest& req_;
+  Json rows_ = Json::array();
+  std::vector<Candidate> screened_, measured_;
+  std::optional<std::size_t> base_;  // the fastest exact chain of the screen (into screened_)
+  std::optional<double> base_rank_time_;
+};
+
+// Every chain timed, and judged, on the first training input.
+void ChainSearch::screen() {
+  m_.bind(req_.train[0].name, load_image_source(req_.train[0], req_.size));
+  for (std::size_t i = 0; i < chains_.size(); ++i) {
+    Json row = m_.measure(chains_[i], {{"stage", "screen"}});
+    if (row["status"] == "ok") {
+      screened_.push_back({i,
+                           row["time_ns"]["median"].get<double>(),
+                           row["final_error"].get<double>(),
+                           {row["final_error"].get<double>()},
+                           row,
+                           std::nullopt});
+      if (exact_chain(chains_[i]) && (!base_ || screened_.back().time < screened_[*base_].time))
+        base_ = screened_.size() - 1;
+    }
+    rows_.push_back(std::move(row));
+  }
+}
+
+// The chains within twice the largest budget on the first input (and the exact ones), their final
+// error on every other training input, one input at a time: an input and its truth go to the device
+// once. A chain that fails on an input leaves the search.
+void ChainSearch::measure() {
+  std::vector<Candidate*> alive;
+  for (Candidate& c : screened_)
+    if (c.error <= 2 * req_.budgets.back() || exact_chain(chains_[c.chain])) alive.push_back(&c);
+  for (std::size_t i = 1; i < req_.train.size(); ++i) {
+    m_.bind(req_.train[i].name, load_image_source(req_.train[i], req_.size));
+    std::vector<Candidate*> still;
+    for (Candidate* c : alive) {
+      Json row = m_.measure(chains_[c->chain], {{"stage", "measure"}}, Mode::kFinalError);
+      if (row["status"] == "ok") {
+        c->train_errors.push_back(row["final_error"].get<double>());
+        still.push_back(c);
+      }
+      rows_.push_back(std::move(row));
+    }
+    alive = std::move(still);
+  }
+  for (Candidate* c : alive) {
+    c->error = percentile(c->train_errors, req_.percentile);
+    measured_.push_back(*c);
+  }
+}
+
+const Candidate* ChainSearch::fastest_within(
+    double budget, const std::function<bool(const Candidate&)>& admit) const {
+  const Candidate* best = nullptr;
+  for (const auto& c : measured_)
+    if (c.error <= budget && admit(c) && (!best || c.time < best->time)) best = &c;
+  return best;
+}
+
+// A budget's finalists: the measured chains within it whose screen time lies within
+// TuneConfig::kFinalistBand of the fastest, at most kMaxFinalists of them, fastest first.
+std::vector<const Candidate*> ChainSearch::finalists(double budget) const {
+  std::vector<const Candidate*> within;
+  for (const auto& c : measured_)
+    if (c.error <= budget) within.push_back(&c);
+  std::sort(within.begin(), within.end(),
+            [](const Candidate* a, const Candidate* b) { return a->time < b->time; });
+  std::vector<const Candidate*> out;
+  for (const Candidate* c : within)
+    if (c->time <= within.front()->time * (1 + TuneConfig::kFinalistBand) &&
+        out.size() < TuneConfig::kMaxFinalists)
+      out.push_back(c);
+  return out;
+}
+
+std::size_t ChainSearch::costliest_stage() const {
   std::size_t costliest = 0;
-  if (!base_row.is_null())
-    for (std::size_t k = 1; k < stages; ++k)
-      if (base_row["stages"][k]["time_ns"]["median"].get<double>() >
-          base_row["stages"][costliest]["time_ns"]["median"].get<double>())
-        costliest = k;
+  if (!base_) return costliest;
+  const Json& stages = screened_[*base_].screen_row["stages"];
+  for (std::size_t k = 1; k < stages.size(); ++k)
+    if (stages[k]["time_ns"]["median"].get<double>() >
+        stages[costliest]["time_ns"]["median"].get<double>())
+      costliest = k;
   return costliest;
 }
 
-// Each input at `size` with its chained truth.
-InputsWithTruth with_truth(const std::vector<const AppDescriptor*>& apps,
-                           const std::vector<ImageSource>& sources, std::pair<int, int> size) {
-  InputsWithTruth inputs;
-  for (const auto& src : sources) {
-    Grid g = load_image_source(src, size);
-    std::vector<GridD> truth = chain_truth(apps, g);
-    inputs.emplace_back(std::move(g), std::move(truth));
+// Every budget's finalists, its best uniform and costliest-stage-alone chains and the accurate
+// chain, timed again on the first training input in TuneConfig::kRankRounds interleaved rounds, so
+// that drift over the search touches all alike.
+void ChainSearch::rank() {
+  std::set<std::size_t> chains;  // indices into chains_
+  const std::size_t costliest = costliest_stage();
+  for (double budget : req_.budgets) {
+    for (const Candidate* c : finalists(budget)) chains.insert(c->chain);
+    for (const Candidate* c :
+         {fastest_within(budget, [&](const Candidate& c) { return uniform(chains_[c.chain]); }),
+          fastest_within(
+              budget, [&](const Candidate& c) { return alone_at(chains_[c.chain], costliest); })})
+      if (c) chains.insert(c->chain);
   }
-  return inputs;
+  if (base_) chains.insert(screened_[*base_].chain);
+  if (chains.empty()) return;
+  m_.bind(req_.train[0].name, load_image_source(req_.train[0], req_.size), false);
+  std::map<std::size_t, std::vector<double>> samples;
+  for (int round = 0; round < TuneConfig::kRankRounds; ++round)
+    for (std::size_t chain : chains) {
+      Json row = m_.measure(chains_[chain], {{"stage", "rank"}, {"round", round}}, Mode::kTimeOnly);
+      if (row["status"] == "ok")
+        for (const auto& t : row["samples_ns"]) samples[chain].push_back(t.get<double>());
+      rows_.push_back(std::move(row));
+    }
+  for (auto& c : measured_)
+    if (samples.count(c.chain)) c.rank_time = percentile(samples[c.chain], 50);
+  if (base_ && samples.count(screened_[*base_].chain))
+    base_rank_time_ = percentile(samples[screened_[*base_].chain], 50);
 }
 
-// Per budget: the fastest chain within it on the training inputs, checked on the held-out ones,
-// beside the best uniform chain and the best chain approximating the costliest stage alone.
-nlohmann::ordered_json choices_json(PipelineRunner& errors_only,
-                                    const std::vector<std::vector<PipelineStage>>& chains,
-                                    const std::vector<Candidate>& measured,
-                                    const std::vector<double>& budgets, double percentile_p,
-                                    const InputsWithTruth& test, double base_time,
-                                    std::size_t costliest) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (double budget : budgets) {
-    nlohmann::ordered_json cj = {{"budget", budget}};
-    const Candidate* chosen =
-        fastest_within(measured, budget, [](const Candidate&) { return true; });
-    const Candidate* flat = fastest_within(
-        measured, budget, [&](const Candidate& c) { return uniform(chains[c.chain]); });
+Json ChainSearch::candidate_json(const Candidate& c) const {
+  Json stages = Json::array();
+  for (const auto& s : c.screen_row["stages"])
+    stages.push_back({{"app", s["app"]}, {"variant", s["variant"]}, {"wg", s["wg"]}});
+  const double base_time = base_ ? screened_[*base_].time : NAN;
+  Json j = {{"key", c.screen_row["key"]},
+            {"stages", stages},
+            {"time_ns", c.time},
+            {"speedup", base_time / c.time},
+            {"train_error", c.error},
+            {"train_errors", c.train_errors},
+            {"intermediate", c.screen_row["intermediate"]}};
+  if (c.rank_time) {
+    j["rank_time_ns"] = *c.rank_time;
+    if (base_rank_time_) j["rank_speedup"] = *base_rank_time_ / *c.rank_time;
+  }
+  return j;
+}
+
+Json ChainSearch::verdict(const Candidate& chosen, double budget,
+                          const std::map<std::size_t, Json>& test) {
+  const Json& t = test.at(chosen.chain);
+  if (t.contains("problem"))
+    return {{"holds", nullptr},
+            {"verdict",
+             "unmeasured: on a held-out input the chain gave " + t["problem"].get<std::string>()}};
+  const std::vector<double> errors = t["errors"];
+  const double held = percentile(errors, req_.percentile);
+  return {{"test",
+           {{"errors", errors},
+            {"percentile_error", held},
+            {"max", *std::max_element(errors.begin(), errors.end())}}},
+          {"holds", held <= budget},
+          {"verdict", held <= budget ? "holds: the held-out percentile error is within the budget"
+                                     : "DOES NOT HOLD: the held-out percentile error is above it"}};
+}
+
+// Per budget: the stable rule over its ranked finalists (of those within the tie tolerance of the
+// fastest, the lowest training error), checked on every held-out input, one input at a time.
+Json ChainSearch::choices() {
+  std::map<double, const Candidate*> chosen;
+  for (double budget : req_.budgets) {
+    std::vector<const Candidate*> finals = finalists(budget);
+    std::vector<RankedCandidate> ranked;
+    for (const Candidate* c : finals) ranked.push_back({c->rank_time.value_or(c->time), c->error});
+    const auto pick = stable_choice(ranked, req_.tie_tolerance);
+    chosen[budget] = pick ? finals[*pick] : nullptr;
+  }
+  std::map<std::size_t, Json> test;  // per chosen chain: its held-out errors, or a problem
+  for (const auto& [budget, c] : chosen)
+    if (c) test[c->chain] = {{"errors", Json::array()}};
+  for (const ImageSource& src : req_.test) {
+    if (test.empty()) break;
+    m_.bind(src.name, load_image_source(src, req_.size));
+    for (auto& [chain, t] : test) {
+      if (t.contains("problem")) continue;
+      Json row = m_.measure(chains_[chain], {{"stage", "test"}}, Mode::kFinalError);
+      if (row["status"] == "ok")
+        t["errors"].push_back(row["final_error"]);
+      else
+        t["problem"] = row["status"].get<std::string>() + ": " + row["reason"].get<std::string>();
+      rows_.push_back(std::move(row));
+    }
+  }
+  const std::size_t costliest = costliest_stage();
+  Json list = Json::array();
+  for (double budget : req_.budgets) {
+    const Candidate* c = chosen[budget];
+    const Candidate* flat =
+        fastest_within(budget, [&](const Candidate& x) { return uniform(chains_[x.chain]); });
     const Candidate* alone = fastest_within(
-        measured, budget, [&](const Candidate& c) { return alone_at(chains[c.chain], costliest); });
-    cj["chosen"] = chosen ? candidate_json(*chosen, base_time) : nlohmann::ordered_json(nullptr);
-    cj["best_uniform"] = flat ? candidate_json(*flat, base_time) : nlohmann::ordered_json(nullptr);
-    cj["best_costliest_stage_alone"] =
-        alone ? candidate_json(*alone, base_time) : nlohmann::ordered_json(nullptr);
-    if (!chosen) {
+        budget, [&](const Candidate& x) { return alone_at(chains_[x.chain], costliest); });
+    Json cj = {{"budget", budget}};
+    cj["chosen"] = c ? candidate_json(*c) : Json(nullptr);
+    Json finals = Json::array();
+    for (const Candidate* f : finalists(budget)) finals.push_back(candidate_json(*f));
+    cj["finalists"] = finals;
+    cj["best_uniform"] = flat ? candidate_json(*flat) : Json(nullptr);
+    cj["best_costliest_stage_alone"] = alone ? candidate_json(*alone) : Json(nullptr);
+    if (!c) {
       cj["holds"] = nullptr;
       cj["verdict"] = "no chain is within the budget on the training inputs";
-      list.push_back(cj);
-      continue;
-    }
-    std::string problem;
-    const std::vector<double> errors =
-        final_errors(errors_only, chains[chosen->chain], test, problem);
-    if (!problem.empty()) {
-      cj["holds"] = nullptr;
-      cj["verdict"] = "unmeasured: on a held-out input the chain gave " + problem;
     } else {
-      const double held = percentile(errors, percentile_p);
-      cj["test"] = {{"errors", errors},
-                    {"percentile_error", held},
-                    {"max", *std::max_element(errors.begin(), errors.end())}};
-      cj["holds"] = held <= budget;
-      cj["verdict"] = held <= budget ? "holds: the held-out percentile error is within the budget"
-                                     : "DOES NOT HOLD: the held-out percentile error is above it";
+      cj.update(verdict(*c, budget, test));
     }
     list.push_back(cj);
   }
   return list;
 }
 
-// The measured chains that no other beats on both time and training error.
-nlohmann::ordered_json front_json(const std::vector<Candidate>& measured, double base_time) {
-  nlohmann::ordered_json front = nlohmann::ordered_json::array();
-  for (const auto& c : measured) {
+// The measured chains that no other beats on both screen time and training error.
+Json ChainSearch::front() const {
+  Json front = Json::array();
+  for (const auto& c : measured_) {
     bool dominated = false;
-    for (const auto& d : measured)
+    for (const auto& d : measured_)
       dominated = dominated || (d.time <= c.time && d.error <= c.error &&
                                 (d.time < c.time || d.error < c.error));
-    if (!dominated) front.push_back(candidate_json(c, base_time));
+    if (!dominated) front.push_back(candidate_json(c));
   }
   std::sort(front.begin(), front.end(), [](const auto& a, const auto& b) {
     return a["time_ns"].template get<double>() < b["time_ns"].template get<double>();
@@ -222,87 +344,83 @@ nlohmann::ordered_json front_json(const std::vector<Candidate>& measured, double
   return front;
 }
 
-struct Search {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();  // the screen's
-  std::vector<Candidate> measured;
-  double base_time = NAN;  // the fastest accurate chain's, in the screen
-  nlohmann::ordered_json base_row;
-};
-
-// Screen: every chain timed, and judged, on the first training input. Measure: the chains within
-// twice the largest budget there (and the accurate ones) on every training input.
-Search search_chains(PipelineRunner& timed, PipelineRunner& errors_only,
-                     const std::string& pipeline,
-                     const std::vector<std::vector<PipelineStage>>& chains,
-                     const InputsWithTruth& train, const std::string& first_name,
-                     double largest_budget, double percentile_p) {
-  Search found;
-  std::vector<Candidate> screened;
-  for (std::size_t i = 0; i < chains.size(); ++i) {
-    nlohmann::ordered_json row = chain_row(
-        pipeline, chains[i], timed.run(chains[i], train[0].first), first_name, train[0].second);
-    row["stage"] = "screen";
-    if (row["status"] == "ok") {
-      const double t = row["time_ns"]["median"];
-      screened.push_back({i, t, row["final_error"].get<double>(), {}, row});
-      if (alone_at(chains[i], chains[i].size()) && !(t >= found.base_time))
-        found.base_time = t, found.base_row = row;
-    }
-    found.rows.push_back(std::move(row));
-  }
-  for (Candidate& c : screened) {
-    if (c.error > 2 * largest_budget && !alone_at(chains[c.chain], chains[c.chain].size()))
-      continue;
-    std::string problem;
-    c.train_errors = final_errors(errors_only, chains[c.chain], train, problem);
-    if (!problem.empty()) continue;
-    c.error = percentile(c.train_errors, percentile_p);
-    found.measured.push_back(c);
-  }
-  return found;
+Json ChainSearch::measured_json() const {
+  Json list = Json::array();
+  for (const auto& c : measured_) list.push_back(candidate_json(c));
+  return list;
 }
 
 // The context's stages, inputs and method.
-void describe_search(nlohmann::ordered_json& block, const std::vector<const AppDescriptor*>& apps,
-                     const std::vector<ImageSource>& train, const std::vector<ImageSource>& test) {
-  nlohmann::ordered_json names = nlohmann::ordered_json::array(), train_names = names,
-                         test_names = names;
+void describe_search(Json& block, const std::vector<const AppDescriptor*>& apps,
+                     const TuneRequest& req) {
+  Json names = Json::array(), train_names = names, test_names = names;
   for (const auto* app : apps) names.push_back(app->name);
-  for (const auto& s : train) train_names.push_back(s.name);
-  for (const auto& s : test) test_names.push_back(s.name);
+  for (const auto& s : req.train) train_names.push_back(s.name);
+  for (const auto& s : req.test) test_names.push_back(s.name);
   block["stages"] = names;
   block["train"] = train_names;
   block["test"] = test_names;
   block["method"] =
-      "screen: every chain of the stages' product timed and judged on the first training input. "
-      "measure: the chains within twice the largest budget there (and the accurate chains), "
-      "their final error on every training input, at the percentile. front: the measured chains "
-      "no other beats on both screen time and training error. per budget: the fastest measured "
-      "chain within it, checked on every held-out input; beside it the fastest uniform chain "
-      "(one variant at every stage) and the fastest chain approximating only the costliest "
-      "stage of the accurate chain. speedups against the fastest accurate f32 chain in the "
-      "screen";
+      "screen: every chain of the stages' product timed and judged on the "
+      "first training input. "
+      "measure: the chains within twice the largest budget there (and the "
+      "accurate chains), "
+      "their final error on every training input, at the percentile. front: "
+      "the measured chains "
+      "no other beats on both screen time and training error. rank: per budget "
+      "the measured "
+      "chains within it whose screen time is within 10 % of the fastest (at "
+      "most 4), its best "
+      "uniform and costliest-stage-alone chains and the accurate chain, timed "
+      "again on the "
+      "first training input in 6 interleaved rounds; the choice is the lowest "
+      "training error "
+      "of the finalists within the tie tolerance of the fastest rank time, "
+      "checked on every "
+      "held-out input. uniform: one variant at every stage; costliest stage "
+      "alone: only the "
+      "costliest stage of the accurate chain approximated. speedup: against "
+      "the fastest "
+      "accurate f32 chain of the screen; rank_speedup: against its rank time";
 }
 
-void print_choices(const nlohmann::ordered_json& choices) {
+void print_choices(const Json& choices) {
   std::printf("%7s  %-60s %8s %9s %9s  %s\n", "budget", "chosen chain", "speedup", "train",
               "test p", "holds");
   for (const auto& c : choices) {
     std::string chain = "none";
+    double speedup = 0;
     if (!c["chosen"].is_null()) {
       chain.clear();
       for (const auto& s : c["chosen"]["stages"])
         chain += (chain.empty() ? "" : " > ") + s["variant"].get<std::string>() + "@" +
                  s["wg"].get<std::string>();
+      speedup = c["chosen"].value("rank_speedup", c["chosen"]["speedup"].get<double>());
     }
     std::printf("%6.2f%%  %-60s %7.2fx %8.3g%% %8.3g%%  %s\n", 100 * c["budget"].get<double>(),
-                chain.c_str(), c["chosen"].is_null() ? 0.0 : c["chosen"]["speedup"].get<double>(),
+                chain.c_str(), speedup,
                 c["chosen"].is_null() ? 0.0 : 100 * c["chosen"]["train_error"].get<double>(),
                 c.contains("test") ? 100 * c["test"]["percentile_error"].get<double>() : 0.0,
-                c["holds"].is_null()     ? "-"
+                c["holds"].is_null()     ? (c["chosen"].is_null() ? "-" : "unmeasured")
                 : c["holds"].get<bool>() ? "yes"
                                          : "NO");
   }
+}
+
+// Every distinct program of the chains built at once, on the host's threads.
+void prebuild_stages(ClEnv& env, const std::vector<std::vector<PipelineStage>>& chains,
+                     const PipelineOptions& opt) {
+  std::set<std::pair<std::string, std::string>> jobs;
+  std::map<std::string, std::string> sources;
+  for (const auto& chain : chains)
+    for (const PipelineStage& s : chain) {
+      const std::string file =
+          s.app->user() ? s.app->kernel_file : opt.kernel_root + "/kernels/" + s.app->kernel_file;
+      if (!sources.count(file)) sources[file] = read_file(file);
+      jobs.insert({sources[file], kernel_build_options(*s.app, s.variant, s.wg, opt.kernel_root,
+                                                       opt.params, opt.extra_build_options)});
+    }
+  env.prebuild({jobs.begin(), jobs.end()}, static_cast<unsigned>(host_threads()));
 }
 
 }  // namespace
@@ -319,75 +437,73 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   for (const char* required : {"pipeline", "budget", "train", "test"})
     if (!args.count(required))
       throw UsageError(std::string("kperf tune --pipeline needs --") + required);
-  const std::vector<double> budgets = parse_budgets(text("budget"));
-  const double percentile_p = parse_count("percentile", text("percentile"), 0, 100);
+  TuneRequest treq;
+  treq.budgets = parse_budgets(text("budget"));
+  treq.percentile = parse_count("percentile", text("percentile"), 0, 100);
+  treq.tie_tolerance = parse_fraction("tie-tolerance", text("tie-tolerance"));
   const ChainRequest req = read_chain_request(args, stage_values);
-  const std::string& pipeline = req.name;
-  const std::string& kernel_root = req.opt.kernel_root;
   const std::vector<const AppDescriptor*>& apps = req.apps;
-  const std::pair<int, int> size = req.size;
+  treq.size = req.size;
+  treq.reps = req.opt.reps;
   std::vector<std::pair<int, int>> sizes;
-  const std::vector<ImageSource> train_src = read_input_dir("--train", text("train"), sizes);
-  const std::vector<ImageSource> test_src = read_input_dir("--test", text("test"), sizes);
-  const PipelineOptions& opt = req.opt;
+  treq.train = read_input_dir("--train", text("train"), sizes);
+  treq.test = read_input_dir("--test", text("test"), sizes);
+  PipelineOptions opt = req.opt;
+  opt.read_outputs = false;
   if (args.count("out")) require_writable(text("out"));
 
   ClEnv env(choose_device_entry(text("device")));
   const std::string binary_cache = binary_cache_dir(args, env.info());
-  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, kernel_root);
+  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, opt.kernel_root);
   const std::string out_path = out_path_or_default(args, "kperf-tune-pipeline", env.info().name);
   require_writable(out_path);
   Phases phases;
-  const InputsWithTruth train = with_truth(apps, train_src, size),
-                        test = with_truth(apps, test_src, size);
-  phases.end("inputs_and_truth");
   const auto chains = chains_of(apps, req.spaces);
-  PipelineRunner timed(env, opt);
-  PipelineOptions eopt = opt;
-  eopt.warmup = 0;
-  eopt.reps = 0;
-  eopt.read_every_stage = false;
-  PipelineRunner errors_only(env, eopt);
-
-  const Search found = search_chains(timed, errors_only, pipeline, chains, train, train_src[0].name,
-                                     budgets.back(), percentile_p);
-  const std::vector<Candidate>& measured = found.measured;
-  const double base_time = found.base_time;
-  const nlohmann::ordered_json& base_row = found.base_row;
-  const nlohmann::ordered_json& rows = found.rows;
-  phases.end("screen_and_measure");
-  const std::size_t costliest = costliest_stage(base_row, apps.size());
-  const nlohmann::ordered_json choices = choices_json(errors_only, chains, measured, budgets,
-                                                      percentile_p, test, base_time, costliest);
+  prebuild_stages(env, chains, opt);
+  phases.end("build");
+  PipelineRunner runner(env, opt);
+  ChainTruth truth(&env, apps, opt.kernel_root, opt.params, opt.extra_build_options);
+  ChainMeasurer measurer(runner, truth, req.name);
+  ChainSearch search(measurer, chains, treq);
+  search.screen();
+  phases.end("screen");
+  search.measure();
+  phases.end("measure");
+  search.rank();
+  phases.end("rank");
+  const Json choices = search.choices();
   phases.end("held_out");
-  nlohmann::ordered_json ctx = base_context(command_line, env);
-  ctx["tune_pipeline"] = {{"name", pipeline},
-                          {"budgets", budgets},
-                          {"percentile", percentile_p},
-                          {"size", {size.first, size.second}},
+  Json ctx = base_context(command_line, env);
+  ctx["tune_pipeline"] = {{"name", req.name},
+                          {"budgets", treq.budgets},
+                          {"percentile", treq.percentile},
+                          {"tie_tolerance", treq.tie_tolerance},
+                          {"size", {treq.size.first, treq.size.second}},
                           {"warmup", opt.warmup},
                           {"reps", opt.reps},
                           {"cold", opt.cold},
                           {"chains", chains.size()},
-                          {"measured", measured.size()},
-                          {"costliest_stage", apps[costliest]->name}};
-  describe_search(ctx["tune_pipeline"], apps, train_src, test_src);
+                          {"measured", search.measured_count()},
+                          {"costliest_stage", apps[search.costliest_stage()]->name}};
+  describe_search(ctx["tune_pipeline"], apps, treq);
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   ctx["harness"] = phases.json();
-  nlohmann::ordered_json doc = {
+  Json doc = {
       {"schema_version", kSchemaVersion},
       {"kind", "pipeline-tune"},
-      {"pipeline_schema_version", 1},
+      {"pipeline_schema_version", 2},
       {"context", ctx},
-      {"results", rows},
-      {"tune", {{"front", front_json(measured, base_time)}, {"choices", choices}}}};
-  doc["tune"]["measured"] = nlohmann::ordered_json::array();
-  for (const auto& c : measured) doc["tune"]["measured"].push_back(candidate_json(c, base_time));
+      {"results", search.rows()},
+      {"tune",
+       {{"front", search.front()}, {"choices", choices}, {"measured", search.measured_json()}}}};
   write_file_atomic(out_path, doc.dump(1) + "\n");
   print_choices(choices);
   std::fprintf(stderr, "done: %zu chains screened, %zu measured, written to %s\n", chains.size(),
-               measured.size(), out_path.c_str());
-  return timed.device_lost() || errors_only.device_lost() ? kExitFaulted : 0;
+               search.measured_count(), out_path.c_str());
+  bool unmeasured = false;
+  for (const auto& c : choices)
+    unmeasured = unmeasured || (!c["chosen"].is_null() && c["holds"].is_null());
+  return measurer.faulted() || unmeasured ? kExitFaulted : 0;
 }
 
 }  // namespace kperf

@@ -130,14 +130,13 @@ int wait_child(pid_t pid) {
 
 bool wants_supervisor(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
-  if (command != "run" && command != "tune" && command != "check" && command != "__tune-stage")
+  if (command != "run" && command != "tune" && command != "check" && command != "pipeline" &&
+      command != "__tune-stage")
     return false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    // A dry run launches nothing, --help prints, and a chain tuner (kperf tune --pipeline) runs
-    // in one process as kperf pipeline does.
-    if (arg == "--dry-run" || arg == "--help" || arg == "-h" || arg.rfind("--pipeline", 0) == 0)
-      return false;
+    // A dry run launches nothing; --help prints.
+    if (arg == "--dry-run" || arg == "--help" || arg == "-h") return false;
   }
   const char* setting = std::getenv("KPERF_SUPERVISE");
   return !(setting && std::string(setting) == "0");

@@ -1,8 +1,8 @@
-// Fault isolation: kperf run, tune and check measure in a child process, which this supervisor
-// starts again when a configuration faults the device. A fault is a signal inside the driver
-// (PoCL's SIGSEGV on a wild read) or an error that invalidates the queue or context (NVIDIA's
-// CL_INVALID_COMMAND_QUEUE, then CL_OUT_OF_RESOURCES on every call): on NVIDIA a context that
-// faulted cannot be trusted in the same process, and a signal leaves no process to trust. The
+// Fault isolation: kperf run, tune, check and pipeline measure in a child process, which this
+// supervisor starts again when a configuration faults the device. A fault is a signal inside the
+// driver (PoCL's SIGSEGV on a wild read) or an error that invalidates the queue or context
+// (NVIDIA's CL_INVALID_COMMAND_QUEUE, then CL_OUT_OF_RESOURCES on every call): on NVIDIA a context
+// that faulted cannot be trusted in the same process, and a signal leaves no process to trust. The
 // faulting configuration becomes a device_fault row, and the next child resumes after it from the
 // journal (fault_journal.hpp), so rows before and after the fault are those of a run without it.
 // The supervisor makes no OpenCL call.
@@ -18,9 +18,9 @@ constexpr int kExitFaulted = 4;
 // How many faults in a row stop a run (every row measured is still written).
 constexpr int kFaultsInARow = 3;
 
-// Whether this command line (argv as main() has it) measures under a supervisor: run, tune,
-// check and a tune's stage worker, but not --dry-run or --help, and not with KPERF_SUPERVISE=0
-// (one process, as a debugger wants it).
+// Whether this command line (argv as main() has it) measures under a supervisor: run, tune (with
+// --pipeline too), check, pipeline and a tune's stage worker, but not --dry-run or --help, and
+// not with KPERF_SUPERVISE=0 (one process, as a debugger wants it).
 bool wants_supervisor(int argc, char** argv);
 
 // Runs this kperf command (argv as main() has it) in a child process until it finishes, starting a

@@ -91,6 +91,13 @@ std::optional<std::string> journaled_workload_fault(const nlohmann::ordered_json
 
 const std::vector<nlohmann::json>& journal_rows() { return journal().rows; }
 
+std::optional<nlohmann::json> journaled_row(const std::string& key,
+                                            const nlohmann::ordered_json& fields) {
+  for (const auto& row : journal().rows)
+    if (row.value("key", std::string()) == key && fields_match(row, fields)) return row;
+  return std::nullopt;
+}
+
 std::optional<nlohmann::json> journaled_fault(const std::string& key,
                                               const nlohmann::ordered_json& fields) {
   for (const auto& row : journal().rows)

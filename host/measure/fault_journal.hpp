@@ -51,6 +51,9 @@ const std::vector<nlohmann::json>& journal_rows();
 // `fields` (a tune's stage; empty for run and check), if any.
 std::optional<nlohmann::json> journaled_fault(const std::string& key,
                                               const nlohmann::ordered_json& fields);
+// The row an earlier process finished for `key` with `fields` (any status), if any.
+std::optional<nlohmann::json> journaled_row(const std::string& key,
+                                            const nlohmann::ordered_json& fields);
 // The reason the workload (as journal_begin_workload names it) faulted an earlier process.
 std::optional<std::string> journaled_workload_fault(const nlohmann::ordered_json& workload);
 // Non-empty: measure nothing more, write what is measured and stop (three faults in a row, or a

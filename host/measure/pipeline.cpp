@@ -1,14 +1,15 @@
-// Pipelines (pipeline.hpp): chains of image apps on one device, timed stage by stage with
-// profiling events, their outputs read back for the chained truth.
+// Pipelines (pipeline.hpp): chains of image apps on one device, timed stage by stage with profiling
+// events, each stage's error measured against the chained truth.
 #include "pipeline.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
 
-#include "device_input.hpp"
+#include "inputs.hpp"
 #include "runner.hpp"
 #include "runner_internal.hpp"
 #include "storage.hpp"
@@ -52,6 +53,18 @@ std::vector<const AppDescriptor*> parse_pipeline(const std::string& text) {
   return apps;
 }
 
+std::string stage_label(const PipelineStage& s) {
+  return s.app->name + ":" + s.variant.id() + "@" + wg_label(s.wg.x, s.wg.y, s.wg.vec, s.wg.py);
+}
+
+std::string chain_key(const std::string& pipeline, const std::vector<PipelineStage>& chain,
+                      const std::string& input, int width, int height) {
+  std::string key = pipeline;
+  for (std::size_t k = 0; k < chain.size(); ++k)
+    key += (k == 0 ? "/" : " > ") + stage_label(chain[k]);
+  return key + "/" + input + "/" + std::to_string(width) + "x" + std::to_string(height);
+}
+
 const StorageType& intermediate_type(const Variant& prev) { return *prev.precision_info().out; }
 
 std::optional<std::string> stage_link_problem(const Variant& prev, const Variant& next) {
@@ -60,7 +73,9 @@ std::optional<std::string> stage_link_problem(const Variant& prev, const Variant
     return std::string("the stage before stores ") + out.name + " and this stage reads " + in.name +
            " (" + next.precision_info().name + "): the buffer between is one type";
   if (next.host_perforate)
-    return std::string("host perforation packs the input on the host; this stage's input is on ") +
+    return std::string(
+               "host perforation packs the input on the host; this "
+               "stage's input is on ") +
            "the device";
   if (next.load_path().reads_image)
     return std::string("the image load path reads an image; this stage's input is a buffer");
@@ -73,12 +88,28 @@ PipelineRunner::PipelineRunner(ClEnv& env, PipelineOptions options)
     flush_bytes_ = cold_flush_bytes(env_.info());
     flush_ = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, flush_bytes_);
   }
+  metrics_unsupported_ = DeviceMetrics::unsupported(env_.device());
 }
 
-namespace {
+void PipelineRunner::set_input(const std::string& name, const Grid& input,
+                               const std::vector<GridD>* truth) {
+  in_ = Bound{};
+  in_.name = name;
+  in_.grid = &input;
+  in_.truth = truth;
+  in_.finite = count_nonfinite(input.data) == 0;
+  if (truth) {
+    for (const GridD& t : *truth) {
+      std::int64_t n = 0;
+      for (double x : t.data) n += !std::isfinite(x);
+      in_.truth_nonfinite.push_back(n);
+    }
+    in_.truth_on_device.assign(truth->size(), false);
+  }
+}
 
 // One stage set up to launch: its program, kernels, output buffer and launch geometry.
-struct StageSetup {
+struct PipelineRunner::StageSetup {
   cl::Program program;
   std::vector<LaunchStep> steps;
   SampleLaunches sample;
@@ -86,6 +117,10 @@ struct StageSetup {
   std::size_t output_bytes = 0;
   const StorageType* out_type = nullptr;
 };
+
+namespace {
+
+using StageSetup = PipelineRunner::StageSetup;
 
 bool lost_device(const cl::Error& e) {
   return e.err() == CL_INVALID_COMMAND_QUEUE || e.err() == CL_OUT_OF_RESOURCES ||
@@ -121,11 +156,20 @@ void poison_unread(std::vector<float>& values, const PipelineStage& stage, int w
     if (!read[i]) values[i] = std::numeric_limits<float>::quiet_NaN();
 }
 
-// Builds stage `s` and sets up its launches, reading `previous` (or `image`) and writing a new
-// NaN-poisoned output buffer. Returns why it cannot run (status, reason), or nothing.
+// Binds the first stage's input (a buffer, or an image) to argument 0.
+void set_input_arg(cl::Kernel& kernel, const cl::Buffer& buffer, const cl::Image2D* image) {
+  if (image)
+    kernel.setArg(0, *image);
+  else
+    kernel.setArg(0, buffer);
+}
+
+// Builds stage `s` and sets up its launches, reading `previous` (or `image`) and writing `output`.
+// Returns why it cannot run (status, reason), or nothing.
 std::optional<std::pair<std::string, std::string>> set_up_stage(
     ClEnv& env, const PipelineOptions& opt, const PipelineStage& s, int width, int height,
-    const cl::Image2D* image, const cl::Buffer& previous, StageSetup& st, std::string& build_log) {
+    const cl::Image2D* image, const cl::Buffer& previous, const cl::Buffer& output, StageSetup& st,
+    std::string& build_log) {
   const std::size_t n = static_cast<std::size_t>(width) * height;
   const std::string options = kernel_build_options(*s.app, s.variant, s.wg, opt.kernel_root,
                                                    opt.params, opt.extra_build_options);
@@ -147,12 +191,9 @@ std::optional<std::pair<std::string, std::string>> set_up_stage(
                               std::to_string(kernel_wg));
   st.out_type = s.variant.precision_info().out;
   st.output_bytes = n * st.out_type->bytes;
-  st.output = cl::Buffer(env.context(), CL_MEM_READ_WRITE, st.output_bytes);
+  st.output = output;
   LaunchStep step{kernel, std::nullopt};
-  if (image)
-    step.app.setArg(0, *image);
-  else
-    step.app.setArg(0, previous);
+  set_input_arg(step.app, previous, image);
   step.app.setArg(1, st.output);
   step.app.setArg(2, static_cast<cl_int>(width));
   step.app.setArg(3, static_cast<cl_int>(height));
@@ -168,12 +209,11 @@ std::optional<std::pair<std::string, std::string>> set_up_stage(
       static_cast<std::size_t>(groups_along_y(s.variant, s.wg, height)) * s.wg.y);
   const cl::NDRange local(static_cast<std::size_t>(s.wg.x), static_cast<std::size_t>(s.wg.y));
   st.sample = make_sample_launches(env, s.variant, width, height, st.steps, global, local, 1);
-  poison(env.queue(), st.output, st.output_bytes, *st.out_type);
   return std::nullopt;
 }
 
-// Warm-up, then samples: every stage in order on one queue, each stage's launches its own
-// events; a stage's time is the sum of its events, the chain's the sum of its stages'.
+// Warm-up, then samples: every stage in order on one queue, each stage's launches its own events; a
+// stage's time is the sum of its events, the chain's the sum of its stages'.
 void time_chain(cl::CommandQueue& q, const PipelineOptions& opt, std::vector<StageSetup>& setups,
                 const cl::Buffer* flush, std::size_t flush_bytes, ChainOutcome& out) {
   for (int i = 0; i < opt.warmup; ++i)
@@ -197,9 +237,117 @@ void time_chain(cl::CommandQueue& q, const PipelineOptions& opt, std::vector<Sta
   }
 }
 
+// KPERF_FAULT=crash:KEY / lose-queue:KEY (tests/fault_test.py): a chain whose key contains KEY dies
+// of SIGSEGV, as PoCL's driver does on a wild read, or loses the device, as NVIDIA's does. Returns
+// the loss's words, or nothing.
+std::optional<std::string> injected_fault(const std::string& key) {
+  if (const auto crash = fault_argument("crash"); crash && key.find(*crash) != std::string::npos) {
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+  }
+  if (const auto lose = fault_argument("lose-queue"); lose && key.find(*lose) != std::string::npos)
+    return std::string("clFinish failed: CL_INVALID_COMMAND_QUEUE (injected: ") +
+           "KPERF_FAULT=lose-queue)";
+  return std::nullopt;
+}
+
 }  // namespace
 
-ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, const Grid& input) {
+cl::Buffer& PipelineRunner::output_buffer(std::size_t k, std::size_t bytes) {
+  if (outputs_.size() <= k) outputs_.resize(k + 1);
+  auto& [buffer, capacity] = outputs_[k];
+  if (capacity < bytes) {
+    buffer = cl::Buffer();  // released before the larger one is made
+    buffer = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, bytes);
+    capacity = bytes;
+  }
+  return buffer;
+}
+
+bool PipelineRunner::measures_on_device(std::size_t k) {
+  if (metrics_unsupported_ || !in_.truth) return false;
+  if (metrics_.size() <= k) metrics_.resize(k + 1);
+  if (!metrics_[k]) metrics_[k] = std::make_unique<DeviceMetrics>(env_, opt_.kernel_root);
+  if (!in_.truth_on_device[k]) {
+    const GridD& t = (*in_.truth)[k];
+    if (!metrics_[k]->set_truth(t.data, t.width, t.height)) return false;
+    in_.truth_on_device[k] = true;
+  }
+  return true;
+}
+
+ErrorMetrics PipelineRunner::stage_errors(std::size_t k, const cl::Buffer& output,
+                                          const StorageType& type,
+                                          const std::vector<float>* host_output) {
+  if (measures_on_device(k)) return metrics_[k]->compute(output, type, false);
+  const GridD& t = (*in_.truth)[k];
+  if (host_output) return compute_errors(t.data, *host_output, t.width, t.height, false);
+  return compute_errors(t.data, read_back(env_.queue(), output, t.data.size(), type), t.width,
+                        t.height, false);
+}
+
+void PipelineRunner::measure_outputs(const std::vector<PipelineStage>& chain,
+                                     std::vector<StageSetup>& setups, const DeviceUpload& up,
+                                     bool every_stage, ChainOutcome& out, int& stage) {
+  const Grid& input = *in_.grid;
+  const int width = input.width, height = input.height;
+  const std::size_t n = static_cast<std::size_t>(width) * height;
+  auto& q = env_.queue();
+  // Under the test hook every element a stage does not read is poisoned, the first stage reading a
+  // poisoned copy of the input.
+  std::optional<cl::Buffer> dirty_buffer;
+  std::optional<cl::Image2D> dirty_image;
+  if (opt_.poison_unread) {
+    Grid dirty = input;
+    poison_unread(dirty.data, chain[0], width, height);
+    std::vector<unsigned char> bytes = make_input(chain[0].variant, chain[0].app->radius, dirty);
+    dirty_buffer.emplace(env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes.size(),
+                         bytes.data());
+    if (up.image)
+      dirty_image.emplace(
+          env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+          cl::ImageFormat(CL_R, chain[0].variant.precision_info().in->image_channel_type),
+          static_cast<std::size_t>(up.layout.width), static_cast<std::size_t>(up.layout.height), 0,
+          bytes.data());
+    set_input_arg(setups[0].steps[0].app, *dirty_buffer, dirty_image ? &*dirty_image : nullptr);
+  }
+  for (auto& st : setups) poison(q, st.output, st.output_bytes, *st.out_type);
+  for (std::size_t k = 0; k < setups.size(); ++k) {
+    stage = static_cast<int>(k);
+    setups[k].sample.enqueue(q, nullptr);
+    if (opt_.poison_unread && k + 1 < setups.size()) {
+      std::vector<float> dirty = read_back(q, setups[k].output, n, *setups[k].out_type);
+      out.stages[k].output = dirty;
+      poison_unread(dirty, chain[k + 1], width, height);
+      std::vector<unsigned char> bytes(setups[k].output_bytes);
+      setups[k].out_type->encode(dirty.data(), bytes.data(), n);
+      q.enqueueWriteBuffer(setups[k].output, CL_TRUE, 0, bytes.size(), bytes.data());
+    }
+  }
+  q.finish();
+  for (std::size_t k = 0; k < setups.size(); ++k) {
+    stage = static_cast<int>(k);
+    StageOutcome& so = out.stages[k];
+    const bool measured = in_.truth && (every_stage || k + 1 == setups.size());
+    if (so.output.empty() && (opt_.read_outputs || (measured && !measures_on_device(k))))
+      so.output = read_back(q, setups[k].output, n, *setups[k].out_type);
+    if (!measured) continue;
+    so.errors = stage_errors(k, setups[k].output, *setups[k].out_type,
+                             so.output.empty() ? nullptr : &so.output);
+    // An element that is not finite where the truth is was never written, or computed from values
+    // never loaded: not a measurement.
+    const std::int64_t extra = so.errors->nonfinite - in_.truth_nonfinite[k];
+    if (in_.finite && extra > 0 && out.ok()) {
+      out.status = "run_failed";
+      out.failed_stage = stage;
+      out.reason = "stage " + std::to_string(k + 1) + " (" + chain[k].app->name +
+                   "): " + std::to_string(extra) +
+                   " output elements are not finite where the truth is";
+    }
+  }
+}
+
+ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode mode) {
   ChainOutcome out;
   out.stages.resize(chain.size());
   auto fail = [&](int stage, const std::string& status, const std::string& reason) {
@@ -213,12 +361,12 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, const 
   };
   if (!lost_by_.empty())
     return fail(-1, "device_fault", "not measured: the device was lost by " + lost_by_);
+  const Grid& input = *in_.grid;
   const int width = input.width, height = input.height;
   const std::size_t n = static_cast<std::size_t>(width) * height;
-  const DeviceInfo& dev = env_.info();
   for (std::size_t k = 0; k < chain.size(); ++k) {
     const PipelineStage& s = chain[k];
-    if (auto verdict = check_launch(*s.app, s.variant, s.wg, dev))
+    if (auto verdict = check_launch(*s.app, s.variant, s.wg, env_.info()))
       return fail(static_cast<int>(k), verdict->status, verdict->reason);
     if (auto misfit = output_misfit(s.variant.output, width, height))
       return fail(static_cast<int>(k), "not_applicable", *misfit);
@@ -226,64 +374,36 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, const 
       if (auto problem = stage_link_problem(chain[k - 1].variant, s.variant))
         return fail(static_cast<int>(k), "not_applicable", *problem);
   }
+  if (const auto loss = injected_fault(chain_key(opt_.pipeline, chain, in_.name, width, height))) {
+    lost_by_ = "a chain whose set-up raised " + *loss;
+    return fail(-1, "device_fault", *loss);
+  }
   std::vector<StageSetup> setups(chain.size());
-  std::vector<unsigned char> first_input =
-      make_input(chain[0].variant, chain[0].app->radius, input);
-  cl::Buffer input_buffer;
-  std::optional<cl::Image2D> input_image;
-  auto& q = env_.queue();
   int stage = -1;
   try {
-    const InputLayout layout = input_layout(chain[0].variant, chain[0].app->radius, width, height);
-    input_buffer = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, first_input.size());
-    q.enqueueWriteBuffer(input_buffer, CL_TRUE, 0, first_input.size(), first_input.data());
-    if (chain[0].variant.load_path().reads_image) {
-      if (!dev.image_support) return fail(0, "not_applicable", "the device has no image support");
-      input_image.emplace(
-          env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-          cl::ImageFormat(CL_R, chain[0].variant.precision_info().in->image_channel_type),
-          static_cast<std::size_t>(layout.width), static_cast<std::size_t>(layout.height), 0,
-          first_input.data());
-    }
+    const DeviceUpload& up =
+        device_upload(env_, in_.uploads, chain[0].variant, chain[0].app->radius, input, true,
+                      [this]() -> const std::string& {
+                        if (!half_image_problem_)
+                          half_image_problem_ = probe_half_images(env_, opt_.kernel_root);
+                        return *half_image_problem_;
+                      });
+    const bool image_input = chain[0].variant.load_path().reads_image;
+    if (image_input && !up.image) return fail(0, "not_applicable", up.image_problem);
     for (std::size_t k = 0; k < chain.size(); ++k) {
       stage = static_cast<int>(k);
-      const cl::Buffer* previous = k == 0 ? &input_buffer : &setups[k - 1].output;
+      const cl::Buffer& previous = k == 0 ? up.buffer : setups[k - 1].output;
+      const std::size_t bytes = n * chain[k].variant.precision_info().out->bytes;
       if (auto problem = set_up_stage(env_, opt_, chain[k], width, height,
-                                      k == 0 && input_image ? &*input_image : nullptr, *previous,
-                                      setups[k], out.stages[k].build_log))
+                                      k == 0 && image_input ? &*up.image : nullptr, previous,
+                                      output_buffer(k, bytes), setups[k], out.stages[k].build_log))
         return fail(stage, problem->first, problem->second);
     }
     stage = -1;
-    time_chain(q, opt_, setups, flush_ ? &*flush_ : nullptr, flush_bytes_, out);
-    // The outputs of one chain run from poisoned buffers (and, under the test hook, with every
-    // element a stage does not read poisoned).
-    if (opt_.poison_unread) {
-      Grid dirty = input;
-      poison_unread(dirty.data, chain[0], width, height);
-      const std::vector<unsigned char> bytes =
-          make_input(chain[0].variant, chain[0].app->radius, dirty);
-      if (input_image)
-        q.enqueueWriteImage(*input_image, CL_TRUE, {0, 0, 0},
-                            {static_cast<std::size_t>(width), static_cast<std::size_t>(height), 1},
-                            0, 0, bytes.data());
-      else
-        q.enqueueWriteBuffer(input_buffer, CL_TRUE, 0, bytes.size(), bytes.data());
-    }
-    for (auto& st : setups) poison(q, st.output, st.output_bytes, *st.out_type);
-    for (std::size_t k = 0; k < setups.size(); ++k) {
-      stage = static_cast<int>(k);
-      setups[k].sample.enqueue(q, nullptr);
-      if (opt_.read_every_stage || opt_.poison_unread || k + 1 == setups.size())
-        out.stages[k].output = read_back(q, setups[k].output, n, *setups[k].out_type);
-      if (opt_.poison_unread && k + 1 < setups.size()) {
-        std::vector<float> dirty = out.stages[k].output;
-        poison_unread(dirty, chain[k + 1], width, height);
-        std::vector<unsigned char> bytes(setups[k].output_bytes);
-        setups[k].out_type->encode(dirty.data(), bytes.data(), n);
-        q.enqueueWriteBuffer(setups[k].output, CL_TRUE, 0, bytes.size(), bytes.data());
-      }
-    }
-    q.finish();
+    if (mode != Mode::kFinalError)
+      time_chain(env_.queue(), opt_, setups, flush_ ? &*flush_ : nullptr, flush_bytes_, out);
+    if (mode != Mode::kTimeOnly)
+      measure_outputs(chain, setups, up, mode == Mode::kTimed, out, stage);
   } catch (const cl::Error& e) {
     if (lost_device(e)) {
       lost_by_ = "a chain whose " + (stage >= 0 ? "stage " + std::to_string(stage + 1) : "set-up") +
@@ -295,19 +415,55 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, const 
   return out;
 }
 
-std::vector<GridD> chain_truth(const std::vector<const AppDescriptor*>& apps, const Grid& input,
-                               const AppParams& params) {
+ChainTruth::ChainTruth(ClEnv* env, const std::vector<const AppDescriptor*>& apps,
+                       const std::string& kernel_root, const AppParams& params,
+                       const std::string& extra_options)
+    : apps_(apps), params_(params) {
+  for (const AppDescriptor* app : apps) {
+    kernels_.emplace_back();
+    if (!app->user()) continue;
+    if (!env) throw std::logic_error("ChainTruth: the user app " + app->name + " needs a device");
+    try {
+      kernels_.back() = std::make_unique<AppTruth>(*env, *app, kernel_root, params, extra_options);
+    } catch (const BuildError& e) {
+      if (problem_.empty())
+        problem_ = "stage " + std::to_string(kernels_.size()) + " (" + app->name +
+                   "): its truth kernel does not build: " + e.what();
+    }
+  }
+}
+
+std::vector<GridD> ChainTruth::of(const Grid& input) {
+  if (!problem_.empty()) throw std::logic_error("ChainTruth::of: " + problem_);
   std::vector<GridD> truth;
   GridD current = to_double(input.data, input.width, input.height);
-  for (const AppDescriptor* app : apps) {
-    current = reference_run(*app, current, nullptr, 1, params);
+  for (std::size_t k = 0; k < apps_.size(); ++k) {
+    current = kernels_[k] ? kernels_[k]->run(current)
+                          : reference_run(*apps_[k], current, nullptr, 1, params_);
     truth.push_back(current);
   }
   return truth;
 }
 
-std::vector<GridD> chain_model(const std::vector<PipelineStage>& chain, const Grid& input,
+std::string ChainTruth::reference(std::size_t k) const {
+  if (!apps_[k]->user()) return "cpu-fp64";
+  return kernels_[k] ? kernels_[k]->kind() : "none";
+}
+
+GridEvaluator ChainTruth::evaluator(std::size_t k) {
+  if (!kernels_[k]) return {};
+  AppTruth* truth = kernels_[k].get();
+  return [truth](const GridD& tiles) { return truth->run(tiles); };
+}
+
+std::vector<GridD> chain_truth(const std::vector<const AppDescriptor*>& apps, const Grid& input,
                                const AppParams& params) {
+  return ChainTruth(nullptr, apps, "", params).of(input);
+}
+
+std::vector<GridD> chain_model(const std::vector<PipelineStage>& chain, const Grid& input,
+                               const AppParams& params,
+                               const std::vector<GridEvaluator>& evaluators) {
   std::vector<GridD> models;
   GridD current = to_double(input.data, input.width, input.height);
   for (std::size_t k = 0; k < chain.size(); ++k) {
@@ -315,7 +471,8 @@ std::vector<GridD> chain_model(const std::vector<PipelineStage>& chain, const Gr
     // The stage reads its input at its input type; the model holds the value the buffer holds.
     const StorageType& in = *s.variant.precision_info().in;
     for (double& x : current.data) x = in.round(static_cast<double>(static_cast<float>(x)));
-    current = model_run(*s.app, s.variant, s.wg, current, nullptr, 1, params);
+    current = model_run(*s.app, s.variant, s.wg, current, nullptr, 1, params,
+                        k < evaluators.size() ? evaluators[k] : GridEvaluator{});
     models.push_back(current);
   }
   return models;

@@ -15,6 +15,7 @@
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "device_input.hpp"
+#include "device_upload.hpp"
 #include "output_buffers.hpp"
 #include "runner.hpp"
 
@@ -63,17 +64,6 @@ class PhaseTimer {
 struct DeviceBuffers {
   OutputBuffers out;
   cl::Buffer power[kStorageTypes];  // hotspot's power grid per storage type
-};
-
-// The input as one layout of the device receives it: the payload bytes, their buffer and, for
-// the image load path, an image made from them.
-struct DeviceUpload {
-  InputLayout layout;
-  std::vector<unsigned char> host;
-  cl::Buffer buffer;
-  std::optional<cl::Image2D> image;
-  std::string image_problem;  // why there is no image, once one was asked for
-  bool image_tried = false;
 };
 
 // One app on one input: its data, its reference and the device inputs made for it.

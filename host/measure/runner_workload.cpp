@@ -13,91 +13,13 @@
 
 namespace kperf {
 
-namespace {
-
-std::string layout_key(const Variant& v) {
-  return std::string(v.precision_info().in->name) +
-         (v.host_perforate ? "/host:" + v.canonical() : std::string());
-}
-
-}  // namespace
-
 DeviceUpload& Runner::input_for(Workload& w, const Variant& v) {
-  const std::string key = layout_key(v);
-  auto it = w.uploads.find(key);
-  if (it == w.uploads.end()) {
-    DeviceUpload up;
-    up.layout = input_layout(v, w.app->radius, w.width, w.height);
-    up.host = make_input(v, w.app->radius, w.input);
-    if (!w.app->traits.iterated) {  // an iterated app uploads into its first output
-      up.buffer = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, up.host.size());
-      env_.queue().enqueueWriteBuffer(up.buffer, CL_TRUE, 0, up.host.size(), up.host.data());
-    }
-    it = w.uploads.emplace(key, std::move(up)).first;
-  }
-  DeviceUpload& up = it->second;
-  if (v.load_path().reads_image && !up.image_tried) {
-    up.image_tried = true;
-    const DeviceInfo& dev = env_.info();
-    if (!dev.image_support)
-      up.image_problem = "device has no image support (CL_DEVICE_IMAGE_SUPPORT is false)";
-    else if (static_cast<std::size_t>(up.layout.width) > dev.image2d_max_width ||
-             static_cast<std::size_t>(up.layout.height) > dev.image2d_max_height)
-      up.image_problem =
-          "input of " + std::to_string(up.layout.width) + "x" + std::to_string(up.layout.height) +
-          " exceeds CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT " + std::to_string(dev.image2d_max_width) +
-          "x" + std::to_string(dev.image2d_max_height);
-    else if (v.precision_info().in->image_channel_type == CL_HALF_FLOAT &&
-             !half_image_problem().empty())
-      up.image_problem = half_image_problem();
-    else
-      try {
-        up.image = cl::Image2D(env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                               cl::ImageFormat(CL_R, v.precision_info().in->image_channel_type),
-                               static_cast<std::size_t>(up.layout.width),
-                               static_cast<std::size_t>(up.layout.height), 0, up.host.data());
-      } catch (const cl::Error& e) {
-        up.image_problem = std::string("creating a CL_R image of ") + v.precision_info().in->name +
-                           ": " + describe(e);
-      }
-  }
-  return up;
+  return device_upload(env_, w.uploads, v, w.app->radius, w.input, !w.app->traits.iterated,
+                       [this]() -> const std::string& { return half_image_problem(); });
 }
 
 const std::string& Runner::half_image_problem() {
-  if (half_image_problem_) return *half_image_problem_;
-  half_image_problem_ = std::string();
-  const float probe[8] = {1.5f,    -2.0f, 0.333251953125f, 65504.0f, 5.9604644775390625e-8f,
-                          100.25f, 21.0f, 234.0f};
-  std::uint16_t halves[8];
-  floats_to_halves(probe, halves, 8);
-  try {
-    cl::Program program = env_.build(kernel_source("probe_half_image.cl"), "-cl-std=CL1.2");
-    cl::Image2D image(env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                      cl::ImageFormat(CL_R, CL_HALF_FLOAT), 4, 2, 0, halves);
-    cl::Buffer out(env_.context(), CL_MEM_WRITE_ONLY, sizeof probe);
-    cl::Kernel k(program, "kperf_probe_half_image");
-    k.setArg(0, image);
-    k.setArg(1, out);
-    k.setArg(2, static_cast<cl_int>(4));
-    env_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(4, 2), cl::NullRange);
-    float got[8];
-    env_.queue().enqueueReadBuffer(out, CL_TRUE, 0, sizeof got, got);
-    for (int i = 0; i < 8; ++i)
-      if (std::memcmp(&got[i], &probe[i], sizeof got[i]) != 0) {
-        char text[256];
-        std::snprintf(text, sizeof text,
-                      "the device lists CL_R/CL_HALF_FLOAT images but reads them wrong (probe "
-                      "pixel %d: %.9g, expected %.9g)",
-                      i, static_cast<double>(got[i]), static_cast<double>(probe[i]));
-        half_image_problem_ = std::string(text);
-        break;
-      }
-  } catch (const cl::Error& e) {
-    half_image_problem_ = "probing a CL_R/CL_HALF_FLOAT image: " + describe(e);
-  } catch (const BuildError& e) {
-    half_image_problem_ = std::string("probing a CL_R/CL_HALF_FLOAT image: ") + e.what();
-  }
+  if (!half_image_problem_) half_image_problem_ = probe_half_images(env_, cfg_.kernel_root);
   return *half_image_problem_;
 }
 
