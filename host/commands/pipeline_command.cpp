@@ -2,6 +2,7 @@
 // launch shape, timed stage by stage and held to the chained double-precision truth.
 #include "pipeline_command.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -166,6 +167,7 @@ void ChainMeasurer::bind(const std::string& name, Grid grid, bool with_truth) {
     return;
   }
   journal_begin_workload(workload, "truth kernels");
+  const auto start = std::chrono::steady_clock::now();
   try {
     truth_grids_ = truth_.of(grid_);
   } catch (const cl::Error& e) {
@@ -178,6 +180,7 @@ void ChainMeasurer::bind(const std::string& name, Grid grid, bool with_truth) {
     if (supervised()) exit_for_restart();
   }
   journal_end();
+  truth_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   runner_.set_input(name, grid_, truth_grids_.empty() ? nullptr : &truth_grids_);
 }
 

@@ -68,6 +68,8 @@ class ChainMeasurer {
                                  PipelineRunner::Mode mode = PipelineRunner::Mode::kTimed);
   // Some chain, or a truth kernel, faulted the device (in this process or an earlier one).
   bool faulted() const { return faulted_; }
+  // Wall seconds spent computing the bound inputs' truths (the harness block's share of binding).
+  double truth_seconds() const { return truth_s_; }
 
  private:
   nlohmann::ordered_json row_of(const std::vector<PipelineStage>& chain,
@@ -80,6 +82,7 @@ class ChainMeasurer {
   std::vector<GridD> truth_grids_;
   std::string truth_status_, truth_problem_;  // why the bound input has no truth
   bool faulted_ = false;
+  double truth_s_ = 0;
 };
 
 }  // namespace kperf

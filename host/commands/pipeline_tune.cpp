@@ -61,10 +61,17 @@ bool alone_at(const std::vector<PipelineStage>& chain, std::size_t stage) {
   return true;
 }
 
-// The same approximation at every stage: one variant throughout.
+// The same approximation at every stage: every axis alike but the precision, and every stage
+// reading its input in the same stored type. Half storage throughout is f16 stages then an f16in
+// one (each reads half; the last writes the final output in float).
 bool uniform(const std::vector<PipelineStage>& chain) {
+  auto approximation = [](const Variant& v) {
+    Variant stored_f32 = v;
+    stored_f32.precision = nullptr;
+    return stored_f32.id() + " reading " + v.precision_info().in->name;
+  };
   for (const auto& s : chain)
-    if (s.variant.id() != chain[0].variant.id()) return false;
+    if (approximation(s.variant) != approximation(chain[0].variant)) return false;
   return true;
 }
 
@@ -108,6 +115,7 @@ class ChainSearch {
   Json front() const;
   Json measured_json() const;
   const Json& rows() const { return rows_; }
+  double load_seconds() const { return load_s_; }
   std::size_t measured_count() const { return measured_.size(); }
   std::size_t costliest_stage() const;
 
@@ -125,11 +133,20 @@ class ChainSearch {
   std::vector<Candidate> screened_, measured_;
   std::optional<std::size_t> base_;  // the fastest exact chain of the screen (into screened_)
   std::optional<double> base_rank_time_;
+  double load_s_ = 0;
+  Grid load(const ImageSource& src);
 };
+
+Grid ChainSearch::load(const ImageSource& src) {
+  const auto start = std::chrono::steady_clock::now();
+  Grid g = load_image_source(src, req_.size);
+  load_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return g;
+}
 
 // Every chain timed, and judged, on the first training input.
 void ChainSearch::screen() {
-  m_.bind(req_.train[0].name, load_image_source(req_.train[0], req_.size));
+  m_.bind(req_.train[0].name, load(req_.train[0]));
   for (std::size_t i = 0; i < chains_.size(); ++i) {
     Json row = m_.measure(chains_[i], {{"stage", "screen"}});
     if (row["status"] == "ok") {
@@ -154,7 +171,7 @@ void ChainSearch::measure() {
   for (Candidate& c : screened_)
     if (c.error <= 2 * req_.budgets.back() || exact_chain(chains_[c.chain])) alive.push_back(&c);
   for (std::size_t i = 1; i < req_.train.size(); ++i) {
-    m_.bind(req_.train[i].name, load_image_source(req_.train[i], req_.size));
+    m_.bind(req_.train[i].name, load(req_.train[i]));
     std::vector<Candidate*> still;
     for (Candidate* c : alive) {
       Json row = m_.measure(chains_[c->chain], {{"stage", "measure"}}, Mode::kFinalError);
@@ -223,7 +240,7 @@ void ChainSearch::rank() {
   }
   if (base_) chains.insert(screened_[*base_].chain);
   if (chains.empty()) return;
-  m_.bind(req_.train[0].name, load_image_source(req_.train[0], req_.size), false);
+  m_.bind(req_.train[0].name, load(req_.train[0]), false);
   std::map<std::size_t, std::vector<double>> samples;
   for (int round = 0; round < TuneConfig::kRankRounds; ++round)
     for (std::size_t chain : chains) {
@@ -291,7 +308,7 @@ Json ChainSearch::choices() {
     if (c) test[c->chain] = {{"errors", Json::array()}};
   for (const ImageSource& src : req_.test) {
     if (test.empty()) break;
-    m_.bind(src.name, load_image_source(src, req_.size));
+    m_.bind(src.name, load(src));
     for (auto& [chain, t] : test) {
       if (t.contains("problem")) continue;
       Json row = m_.measure(chains_[chain], {{"stage", "test"}}, Mode::kFinalError);
@@ -488,6 +505,9 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   describe_search(ctx["tune_pipeline"], apps, treq);
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   ctx["harness"] = phases.json();
+  // Shares of the phases above: decoding and resizing the inputs, and computing their truths.
+  ctx["harness"]["inputs_s"] = search.load_seconds();
+  ctx["harness"]["truth_s"] = measurer.truth_seconds();
   Json doc = {
       {"schema_version", kSchemaVersion},
       {"kind", "pipeline-tune"},

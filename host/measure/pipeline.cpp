@@ -436,11 +436,12 @@ ChainTruth::ChainTruth(ClEnv* env, const std::vector<const AppDescriptor*>& apps
 std::vector<GridD> ChainTruth::of(const Grid& input) {
   if (!problem_.empty()) throw std::logic_error("ChainTruth::of: " + problem_);
   std::vector<GridD> truth;
-  GridD current = to_double(input.data, input.width, input.height);
+  truth.reserve(apps_.size());
+  const GridD first = to_double(input.data, input.width, input.height);
   for (std::size_t k = 0; k < apps_.size(); ++k) {
-    current = kernels_[k] ? kernels_[k]->run(current)
-                          : reference_run(*apps_[k], current, nullptr, 1, params_);
-    truth.push_back(current);
+    const GridD& from = k == 0 ? first : truth.back();
+    truth.push_back(kernels_[k] ? kernels_[k]->run(from)
+                                : reference_run(*apps_[k], from, nullptr, 1, params_));
   }
   return truth;
 }

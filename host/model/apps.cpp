@@ -315,12 +315,17 @@ GridD reference_run(const AppDescriptor& app, const GridD& input, const GridD* p
   const int w = input.width, h = input.height, r = app.radius;
   const int pw = w + 2 * r;
   const HotspotCoefficients coef = hotspot_coefficients(w, h);
-  GridD current = input;
+  GridD current;  // the state after each iteration; the first reads `input` itself
   GridD padded(pw, h + 2 * r);
   for (int it = 0; it < std::max(1, iterations); ++it) {
-    for (int y = 0; y < h + 2 * r; ++y)
-      for (int x = 0; x < pw; ++x)
-        padded.at(y, x) = current.at(std::clamp(y - r, 0, h - 1), std::clamp(x - r, 0, w - 1));
+    const GridD& from = it == 0 ? input : current;
+    parallel_chunks(h + 2 * r, host_threads_for(static_cast<long>(pw) * (h + 2 * r)),
+                    [&](int, long y0, long y1) {
+                      for (int y = static_cast<int>(y0); y < y1; ++y)
+                        for (int x = 0; x < pw; ++x)
+                          padded.at(y, x) =
+                              from.at(std::clamp(y - r, 0, h - 1), std::clamp(x - r, 0, w - 1));
+                    });
     GridD next(w, h);
     parallel_chunks(h, host_threads(), [&](int, long y0, long y1) {
       for (int y = static_cast<int>(y0); y < y1; ++y)
