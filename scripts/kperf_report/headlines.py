@@ -423,5 +423,41 @@ def cache_repeat_table(rows, scheme="rows:2"):
     return lines
 
 
+def _chain(c):
+    return " > ".join(f"{s['variant']}" for s in c["stages"]) if c else "none"
+
+
+def _chain_speedup(c):
+    return c.get("rank_speedup", c["speedup"]) if c else None
+
+
+def pipeline_tune_table(docs):
+    """Per chain and budget of kperf tune --pipeline documents (the first of each chain): the
+    choice with its rank speedup, training and held-out error and verdict, the best uniform chain
+    and the costliest stage alone within the same budget, and whether the chain's other documents
+    (the same tune repeated) chose alike with speedups within 3 %."""
+    by_chain = defaultdict(list)
+    for _, doc in docs:
+        by_chain[doc["context"]["tune_pipeline"]["name"]].append(doc)
+    lines = ["| chain | budget | chosen | speedup | train | held out | holds | best uniform | "
+             "speedup | costliest stage alone | speedup | repeats alike |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, runs in by_chain.items():
+        for i, c in enumerate(runs[0]["tune"]["choices"]):
+            ch, flat, alone = c["chosen"], c["best_uniform"], c["best_costliest_stage_alone"]
+            holds = "unmeasured" if c.get("holds") is None else "yes" if c["holds"] else "NO"
+            others = [r["tune"]["choices"][i]["chosen"] for r in runs[1:]]
+            alike = all(o and _chain(o) == _chain(ch) and
+                        _within([_chain_speedup(o), _chain_speedup(ch)]) for o in others)
+            repeats = f"{'yes' if alike else 'no'} ({len(others)})" if others else "-"
+            lines.append(
+                f"| {name} | {100 * c['budget']:g} % | `{_chain(ch)}` | {_x(_chain_speedup(ch))} | "
+                f"{_pct(ch['train_error'] if ch else None)} | "
+                f"{_pct(c.get('test', {}).get('percentile_error'))} | {holds} | `{_chain(flat)}` | "
+                f"{_x(_chain_speedup(flat))} | `{_chain(alone)}` | {_x(_chain_speedup(alone))} | "
+                f"{repeats} |")
+    return lines
+
+
 TABLES = {"fig10": fig10_table, "half": half_table, "syprox": syprox_table, "energy": energy_headline,
           "sizes": sizes_table, "targets": targets_table, "cache-repeat": cache_repeat_table}

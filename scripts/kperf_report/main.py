@@ -17,19 +17,27 @@ from .paper import (PUBLISHED_ERROR_BANDS, PUBLISHED_FIG10, fig_error, fig_error
     published_table3, table1, table3)
 from .plotting import FIGURE_FORMATS
 from .syprox import PUBLISHED_SYPROX, fig_wrong_fraction, gallery, hypervolume_table, syprox_table
-from .headlines import TABLES, tune_agreement, tune_repeat_table, tune_table
+from .headlines import TABLES, pipeline_tune_table, tune_agreement, tune_repeat_table, tune_table
 from .pipeline import pipeline_sections
 from .tune import tune_device, tune_sections
 
 
 def print_table(kind, paths):
     """One headline table on stdout (scripts/make-reports.sh splices it into results/README.md)."""
-    tunes = []
+    tunes, pipelines = [], []
     try:
-        rows, _ = load(paths, tunes)
+        rows, _ = load(paths, tunes, pipelines)
     except ReportError as exc:
         print(f"report.py: {exc}", file=sys.stderr)
         return 2
+    if kind == "pipeline-tune":
+        docs = [(p, d) for p, d in pipelines if d["kind"] == "pipeline-tune"]
+        if not docs:
+            print("report.py: --table pipeline-tune needs kperf tune --pipeline documents",
+                  file=sys.stderr)
+            return 2
+        print("\n".join(pipeline_tune_table(docs)))
+        return 0
     if kind.startswith("tune") and not tunes:
         print(f"report.py: --table {kind} needs kperf tune documents", file=sys.stderr)
         return 2
@@ -48,7 +56,8 @@ def main(argv=None):
         description="Turns kperf JSON results into the papers' tables and figures.")
     ap.add_argument("results", nargs="+", help="kperf JSON result files")
     ap.add_argument("--out", help="output directory")
-    ap.add_argument("--table", choices=sorted(TABLES) + ["tune", "tune-repeat", "tune-agreement"],
+    ap.add_argument("--table", choices=sorted(TABLES) + ["tune", "tune-repeat", "tune-agreement",
+                                                        "pipeline-tune"],
                     help="print one headline table of results/README.md (markdown) instead of a "
                          "report")
     ap.add_argument("--formats", default="png",

@@ -11,6 +11,11 @@ def _chain(stages):
     return " > ".join(f"{s['variant']}@{s['wg']}" for s in stages)
 
 
+def _speedup(c):
+    """The rank stage's speedup where it timed the chain, else the screen's."""
+    return c.get("rank_speedup", c["speedup"])
+
+
 def _pct(x):
     return "-" if x is None else f"{100 * x:.3g} %"
 
@@ -77,12 +82,14 @@ def _tune_section(path, doc, index, out, written):
           f"`{os.path.basename(path)}`: {t['chains']} chains screened on `{t['train'][0]}`, "
           f"{t['measured']} measured on {len(t['train'])} training inputs, held-out "
           f"{', '.join(t['test'])}; size {t['size'][0]}x{t['size'][1]}, p{t['percentile']:g}; the "
-          f"costliest stage of the accurate chain: {t['costliest_stage']}.", "",
+          f"costliest stage of the accurate chain: {t['costliest_stage']}. Speedups are the rank "
+          "stage's (the finalists, the baselines and the accurate chain timed again in interleaved "
+          "rounds) where it timed the chain, else the screen's.", "",
           "| budget | chosen | speedup | train | held out | holds | best uniform | speedup | "
           "costliest stage alone | speedup |", "|---|---|---|---|---|---|---|---|---|---|"]
 
     def cell(c):
-        return ("none", "-") if not c else (f"`{_chain(c['stages'])}`", f"{c['speedup']:.2f}x")
+        return ("none", "-") if not c else (f"`{_chain(c['stages'])}`", f"{_speedup(c):.2f}x")
 
     for c in tune["choices"]:
         chosen, flat, alone = cell(c["chosen"]), cell(c["best_uniform"]), \
@@ -92,6 +99,17 @@ def _tune_section(path, doc, index, out, written):
         md.append(f"| {100 * c['budget']:g} % | {chosen[0]} | {chosen[1]} | "
                   f"{_pct(c['chosen']['train_error']) if c['chosen'] else '-'} | {_pct(held)} | "
                   f"{holds} | {flat[0]} | {flat[1]} | {alone[0]} | {alone[1]} |")
+    harness = ctx.get("harness", {})
+    if harness:
+        phases = ", ".join(f"{k} {v:.1f} s" for k, v in harness.get("phases_s", {}).items())
+        md += ["", f"Wall time {harness['wall_s']:.1f} s ({phases}); of it decoding and resizing "
+               f"the inputs {harness.get('inputs_s', 0):.1f} s, their truths "
+               f"{harness.get('truth_s', 0):.1f} s."]
+    md += ["", "Finalists per budget (rank speedup, training error):", ""]
+    for c in tune["choices"]:
+        finals = "; ".join(f"`{_chain(f['stages'])}` {_speedup(f):.2f}x {_pct(f['train_error'])}"
+                           for f in c.get("finalists", []))
+        md.append(f"- {100 * c['budget']:g} %: {finals or 'none'}")
     measured = tune["measured"]
     name = f"pipeline_tune_front_{index}"
     _figure(name, f"tune --pipeline {t['name']} on {ctx['device']['name']}",
