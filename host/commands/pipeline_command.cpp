@@ -390,6 +390,7 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   require_writable(out_path);
   const auto chains = chains_of(apps, spaces);
   PipelineRunner runner(env, opt);
+  runner.prebuild(chains);
   ChainTruth truth(&env, apps, kernel_root, opt.params, opt.extra_build_options);
   ChainMeasurer measurer(runner, truth, pipeline);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();

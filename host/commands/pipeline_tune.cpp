@@ -14,7 +14,6 @@
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "metrics.hpp"
-#include "parallel.hpp"
 #include "pipeline_command.hpp"
 #include "results.hpp"
 #include "supervisor.hpp"
@@ -424,22 +423,6 @@ void print_choices(const Json& choices) {
   }
 }
 
-// Every distinct program of the chains built at once, on the host's threads.
-void prebuild_stages(ClEnv& env, const std::vector<std::vector<PipelineStage>>& chains,
-                     const PipelineOptions& opt) {
-  std::set<std::pair<std::string, std::string>> jobs;
-  std::map<std::string, std::string> sources;
-  for (const auto& chain : chains)
-    for (const PipelineStage& s : chain) {
-      const std::string file =
-          s.app->user() ? s.app->kernel_file : opt.kernel_root + "/kernels/" + s.app->kernel_file;
-      if (!sources.count(file)) sources[file] = read_file(file);
-      jobs.insert({sources[file], kernel_build_options(*s.app, s.variant, s.wg, opt.kernel_root,
-                                                       opt.params, opt.extra_build_options)});
-    }
-  env.prebuild({jobs.begin(), jobs.end()}, static_cast<unsigned>(host_threads()));
-}
-
 }  // namespace
 
 int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
@@ -476,9 +459,9 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   require_writable(out_path);
   Phases phases;
   const auto chains = chains_of(apps, req.spaces);
-  prebuild_stages(env, chains, opt);
-  phases.end("build");
   PipelineRunner runner(env, opt);
+  runner.prebuild(chains);
+  phases.end("build");
   ChainTruth truth(&env, apps, opt.kernel_root, opt.params, opt.extra_build_options);
   ChainMeasurer measurer(runner, truth, req.name);
   ChainSearch search(measurer, chains, treq);

@@ -7,9 +7,11 @@
 #include <csignal>
 #include <filesystem>
 #include <limits>
+#include <set>
 #include <stdexcept>
 
 #include "inputs.hpp"
+#include "parallel.hpp"
 #include "runner.hpp"
 #include "runner_internal.hpp"
 #include "storage.hpp"
@@ -164,18 +166,15 @@ void set_input_arg(cl::Kernel& kernel, const cl::Buffer& buffer, const cl::Image
     kernel.setArg(0, buffer);
 }
 
-// Builds stage `s` and sets up its launches, reading `previous` (or `image`) and writing `output`.
-// Returns why it cannot run (status, reason), or nothing.
+// Builds stage `s` from `source` with `options` and sets up its launches, reading `previous` (or
+// `image`) and writing `output`. Returns why it cannot run (status, reason), or nothing.
 std::optional<std::pair<std::string, std::string>> set_up_stage(
-    ClEnv& env, const PipelineOptions& opt, const PipelineStage& s, int width, int height,
-    const cl::Image2D* image, const cl::Buffer& previous, const cl::Buffer& output, StageSetup& st,
-    std::string& build_log) {
+    ClEnv& env, const std::string& source, const std::string& options, const PipelineStage& s,
+    int width, int height, const cl::Image2D* image, const cl::Buffer& previous,
+    const cl::Buffer& output, StageSetup& st, std::string& build_log) {
   const std::size_t n = static_cast<std::size_t>(width) * height;
-  const std::string options = kernel_build_options(*s.app, s.variant, s.wg, opt.kernel_root,
-                                                   opt.params, opt.extra_build_options);
   try {
-    st.program = env.build(
-        read_file((fs::path(opt.kernel_root) / "kernels" / s.app->kernel_file).string()), options);
+    st.program = env.build(source, options);
   } catch (const BuildError& e) {
     build_log = e.log();
     return std::make_pair(std::string("build_failed"),
@@ -252,6 +251,26 @@ std::optional<std::string> injected_fault(const std::string& key) {
 }
 
 }  // namespace
+
+const std::string& PipelineRunner::source_of(const AppDescriptor& app) {
+  // A built-in's file lies in the kernel directory; a user app's path is absolute.
+  const std::string file = (fs::path(opt_.kernel_root) / "kernels" / app.kernel_file).string();
+  auto it = sources_.find(file);
+  if (it == sources_.end()) it = sources_.emplace(file, read_file(file)).first;
+  return it->second;
+}
+
+std::string PipelineRunner::options_of(const PipelineStage& s) const {
+  return kernel_build_options(*s.app, s.variant, s.wg, opt_.kernel_root, opt_.params,
+                              opt_.extra_build_options);
+}
+
+void PipelineRunner::prebuild(const std::vector<std::vector<PipelineStage>>& chains) {
+  std::set<std::pair<std::string, std::string>> jobs;
+  for (const auto& chain : chains)
+    for (const PipelineStage& s : chain) jobs.insert({source_of(*s.app), options_of(s)});
+  env_.prebuild({jobs.begin(), jobs.end()}, static_cast<unsigned>(host_threads()));
+}
 
 cl::Buffer& PipelineRunner::output_buffer(std::size_t k, std::size_t bytes) {
   if (outputs_.size() <= k) outputs_.resize(k + 1);
@@ -394,9 +413,10 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
       stage = static_cast<int>(k);
       const cl::Buffer& previous = k == 0 ? up.buffer : setups[k - 1].output;
       const std::size_t bytes = n * chain[k].variant.precision_info().out->bytes;
-      if (auto problem = set_up_stage(env_, opt_, chain[k], width, height,
-                                      k == 0 && image_input ? &*up.image : nullptr, previous,
-                                      output_buffer(k, bytes), setups[k], out.stages[k].build_log))
+      if (auto problem =
+              set_up_stage(env_, source_of(*chain[k].app), options_of(chain[k]), chain[k], width,
+                           height, k == 0 && image_input ? &*up.image : nullptr, previous,
+                           output_buffer(k, bytes), setups[k], out.stages[k].build_log))
         return fail(stage, problem->first, problem->second);
     }
     stage = -1;

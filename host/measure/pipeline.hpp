@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,6 +104,8 @@ class PipelineRunner {
     return run(chain);
   }
   bool device_lost() const { return !lost_by_.empty(); }
+  // Builds every stage program of `chains` at once on the host's threads; runs then find them.
+  void prebuild(const std::vector<std::vector<PipelineStage>>& chains);
   struct StageSetup;  // one stage built and bound, ready to launch (pipeline.cpp's own)
 
  private:
@@ -125,6 +128,9 @@ class PipelineRunner {
   ErrorMetrics stage_errors(std::size_t k, const cl::Buffer& output, const StorageType& type,
                             const std::vector<float>* host_output);
   bool measures_on_device(std::size_t k);
+  // A stage's kernel source (read once per file) and build options.
+  const std::string& source_of(const AppDescriptor& app);
+  std::string options_of(const PipelineStage& s) const;
   cl::Buffer& output_buffer(std::size_t k, std::size_t bytes);
 
   ClEnv& env_;
@@ -137,6 +143,7 @@ class PipelineRunner {
   std::optional<std::string> metrics_unsupported_;           // why errors are measured on the host
   std::vector<std::unique_ptr<DeviceMetrics>> metrics_;
   std::optional<std::string> half_image_problem_;
+  std::map<std::string, std::string> sources_;  // by kernel file
 };
 
 // Each stage's truth: a built-in's double-precision reference, a user app's accurate kernel in
