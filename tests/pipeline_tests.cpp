@@ -2,7 +2,6 @@
 // NaN poisoning of what every stage skips, stages that cannot connect, and the command's bad
 // input and document.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cli_support.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
 #include "test_support.hpp"
@@ -213,17 +213,8 @@ TEST(Pipeline, UserAppStageEqualsItsModelAndItsTruthIsItsFp64Kernel) {
   }
 }
 
-struct Cli {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-Cli kperf_cli(const std::string& args, const test::TempDir& dir) {
-  const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-  const int status =
-      std::system((std::string(KPERF_TEST_BINARY) + " " + args + " >" + out + " 2>" + err).c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
-}
+using Cli = test::CliRun;
+using test::kperf_cli;
 
 // An unknown stage, stages that cannot connect, or a stage option aimed at a stage the chain
 // does not have: one line naming it, exit 2, no file.

@@ -22,6 +22,7 @@
 #include "results.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
+#include "stats.hpp"
 #include "storage_types.hpp"
 
 namespace kperf::test {
@@ -104,8 +105,8 @@ inline bool app_sampled(const AppDescriptor& app, std::size_t salt) {
   const char* every = std::getenv("KPERF_TEST_EVERY_APP");
   return full_matrix() || (every && std::string(every) == "1") || (app_index(app) + salt) % 3 == 0;
 }
-#define KPERF_SAMPLE_APP(app, salt)              \
-  if (!::kperf::test::app_sampled(app, salt))    \
+#define KPERF_SAMPLE_APP(app, salt)           \
+  if (!::kperf::test::app_sampled(app, salt)) \
   GTEST_SKIP() << app.name << ": another suite's app in the fast tier (KPERF_TEST_FULL=1 runs it)"
 
 // The launch shapes a matrix test runs per variant. Variants are grouped by `key` (so that
@@ -192,6 +193,36 @@ inline ::testing::AssertionResult within_tolerance(const Grid& actual, const Gri
     }
   if (bad == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << bad << " elements off:" << first;
+}
+
+// A sobel3 row of `scheme` at wx x wy on a 64^2 input, one sample of `median` ns.
+inline ResultRow timed_row(const std::string& scheme, int wx, int wy, double median) {
+  ResultRow r;
+  r.app = "sobel3";
+  r.scheme = scheme;
+  r.recon = scheme == "accurate" ? "none" : "nn";
+  r.wg_x = wx;
+  r.wg_y = wy;
+  r.input_name = "in";
+  r.width = r.height = 64;
+  r.key = make_key(r.app, r.scheme, r.recon, "", wx, wy, 1, 1, "in", 64, 64);
+  r.samples_ns = {static_cast<std::uint64_t>(median)};
+  r.time = summarize(r.samples_ns);
+  return r;
+}
+
+// The axes lists of a variant matrix: schemes, reconstructions, load paths, output schemes and
+// their reconstructions; every other axis at its default.
+inline AxesSpec axes(const std::string& schemes, const std::string& recons,
+                     const std::string& loads, const std::string& outputs = "none",
+                     const std::string& output_recons = "nn") {
+  AxesSpec a;
+  a.schemes = schemes;
+  a.recons = recons;
+  a.loads = loads;
+  a.outputs = outputs;
+  a.output_recons = output_recons;
+  return a;
 }
 
 }  // namespace kperf::test
