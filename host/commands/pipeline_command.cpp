@@ -164,6 +164,7 @@ void ChainMeasurer::bind(const std::string& name, Grid grid, bool with_truth) {
     truth_status_ = "device_fault";
     truth_problem_ = *reason;
     faulted_ = true;
+    runner_.set_input(name, grid_);
     return;
   }
   journal_begin_workload(workload, "truth kernels");
@@ -279,10 +280,6 @@ void add_speedups(nlohmann::ordered_json& rows, const std::vector<std::size_t>& 
     }
   }
 }
-
-}  // namespace
-
-namespace {
 
 void print_rows(const nlohmann::ordered_json& rows) {
   std::printf("%-64s %10s %8s %10s  %s\n", "chain", "time us", "speedup", "final err",
@@ -412,21 +409,16 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
                      {"reps", opt.reps},
                      {"cold", opt.cold},
                      {"truth",
-                      "each stage's reference (a built-in's in double on the CPU, a "
-                      "user app's accurate kernel "
-                      "in double) applied to the previous stage's truth"},
+                      "each stage's reference (a built-in's in double on the CPU, a user app's "
+                      "accurate kernel in double) applied to the previous stage's truth"},
                      {"method",
-                      "each chain run launches every stage in order on one queue, "
-                      "each stage reading the "
-                      "previous stage's output buffer on the device; a stage's time "
-                      "is its launches' "
-                      "profiling events, the chain's their sum, per run; medians "
-                      "over --reps runs after "
-                      "--warmup. Errors: each stage's output against the chained "
-                      "truth at that stage, by the "
-                      "stage app's primary metric; outputs from one run into "
-                      "NaN-poisoned buffers. speedup: "
-                      "against the fastest accurate f32 chain on the same input"}};
+                      "each chain run launches every stage in order on one queue, each stage "
+                      "reading the previous stage's output buffer on the device; a stage's time is "
+                      "its launches' profiling events, the chain's their sum, per run; medians "
+                      "over --reps runs after --warmup. Errors: each stage's output against the "
+                      "chained truth at that stage, by the stage app's primary metric; outputs "
+                      "from one run into NaN-poisoned buffers. speedup: against the fastest "
+                      "accurate f32 chain on the same input"}};
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   nlohmann::ordered_json doc = {{"schema_version", kSchemaVersion},
                                 {"kind", "pipeline"},
@@ -439,8 +431,8 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   const auto faulted = std::count_if(rows.begin(), rows.end(),
                                      [](const auto& r) { return r["status"] == "device_fault"; });
   if (!measurer.faulted()) return 0;
-  std::fprintf(stderr, "kperf: %zd chain%s lost to a device fault (device_fault rows)\n",
-               static_cast<std::ptrdiff_t>(faulted), faulted == 1 ? "" : "s");
+  std::fprintf(stderr, "kperf: %td chain%s lost to a device fault (device_fault rows)\n", faulted,
+               faulted == 1 ? "" : "s");
   return kExitFaulted;
 }
 

@@ -377,27 +377,17 @@ void describe_search(Json& block, const std::vector<const AppDescriptor*>& apps,
   block["train"] = train_names;
   block["test"] = test_names;
   block["method"] =
-      "screen: every chain of the stages' product timed and judged on the "
-      "first training input. "
-      "measure: the chains within twice the largest budget there (and the "
-      "accurate chains), "
-      "their final error on every training input, at the percentile. front: "
-      "the measured chains "
-      "no other beats on both screen time and training error. rank: per budget "
-      "the measured "
-      "chains within it whose screen time is within 10 % of the fastest (at "
-      "most 4), its best "
-      "uniform and costliest-stage-alone chains and the accurate chain, timed "
-      "again on the "
-      "first training input in 6 interleaved rounds; the choice is the lowest "
-      "training error "
-      "of the finalists within the tie tolerance of the fastest rank time, "
-      "checked on every "
-      "held-out input. uniform: one variant at every stage; costliest stage "
-      "alone: only the "
-      "costliest stage of the accurate chain approximated. speedup: against "
-      "the fastest "
-      "accurate f32 chain of the screen; rank_speedup: against its rank time";
+      "screen: every chain of the stages' product timed and judged on the first training input. "
+      "measure: the chains within twice the largest budget there (and the accurate chains), their "
+      "final error on every training input, at the percentile. front: the measured chains no other "
+      "beats on both screen time and training error. rank: per budget the measured chains within "
+      "it whose screen time is within 10 % of the fastest (at most 4), its best uniform and "
+      "costliest-stage-alone chains and the accurate chain, timed again on the first training "
+      "input in 6 interleaved rounds; the choice is the lowest training error of the finalists "
+      "within the tie tolerance of the fastest rank time, checked on every held-out input. "
+      "uniform: one approximation at every stage, each reading its input in one stored type; "
+      "costliest stage alone: only the costliest stage of the accurate chain approximated. speedup: against the fastest accurate f32 chain of the screen; "
+      "rank_speedup: against its rank time";
 }
 
 void print_choices(const Json& choices) {

@@ -89,8 +89,7 @@ std::string probe_half_images(ClEnv& env, const std::string& kernel_root) {
       if (std::memcmp(&got[i], &probe[i], sizeof got[i]) != 0) {
         char text[256];
         std::snprintf(text, sizeof text,
-                      "the device lists CL_R/CL_HALF_FLOAT images but reads "
-                      "them wrong (probe "
+                      "the device lists CL_R/CL_HALF_FLOAT images but reads them wrong (probe "
                       "pixel %d: %.9g, expected %.9g)",
                       i, static_cast<double>(got[i]), static_cast<double>(probe[i]));
         return text;

@@ -76,9 +76,7 @@ std::optional<std::string> stage_link_problem(const Variant& prev, const Variant
            " (" + next.precision_info().name + "): the buffer between is one type";
   if (next.host_perforate)
     return std::string(
-               "host perforation packs the input on the host; this "
-               "stage's input is on ") +
-           "the device";
+        "host perforation packs the input on the host; this stage's input is on the device");
   if (next.load_path().reads_image)
     return std::string("the image load path reads an image; this stage's input is a buffer");
   return std::nullopt;
