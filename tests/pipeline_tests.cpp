@@ -368,10 +368,15 @@ TEST(PipelineCli, TuneChoicesFollowFromTheDocument) {
   const std::string common = " --train " + (dir / "train").string() + " --test " +
                              (dir / "test").string() + " --size 40 --out " +
                              (dir / "t.json").string();
-  const Cli bad = kperf_cli("tune --pipeline blur-edges" + common, dir);
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("needs --budget"), std::string::npos) << bad.err;
-  EXPECT_FALSE(fs::exists(dir / "t.json"));
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"", "needs --budget"},
+           {" --budget 0.1 --cache lukewarm", "--cache lukewarm: expected auto, cold or warm"},
+           {" --budget 0.1 --cold --cache warm", "contradict"}}) {
+    const Cli bad = kperf_cli("tune --pipeline blur-edges" + args + common, dir);
+    EXPECT_EQ(bad.exit_code, 2) << args;
+    EXPECT_NE(bad.err.find(says), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(dir / "t.json")) << args;
+  }
   const Cli r = kperf_cli(
       "tune --pipeline blur-edges --budget 0.05,0.5 --stage '1:--schemes rows:2,rows:3 "
       "--precision f32,f16' --stage '2:--schemes rows:2 --precision f32,f16in --wg 8x4' "
@@ -381,6 +386,8 @@ TEST(PipelineCli, TuneChoicesFollowFromTheDocument) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json doc = nlohmann::json::parse(read_file((dir / "t.json").string()));
   EXPECT_EQ(doc["kind"], "pipeline-tune");
+  EXPECT_EQ(doc["context"]["tune_pipeline"]["cache"], "auto");
+  EXPECT_EQ(doc["context"]["tune_pipeline"]["cold"], !env->info().is_cpu());  // auto: cold on GPUs
   const auto& harness = doc["context"]["harness"];
   double phases = 0;
   for (const char* phase : {"build", "screen", "measure", "rank", "held_out"})
