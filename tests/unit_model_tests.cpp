@@ -31,14 +31,7 @@
 namespace kperf {
 namespace {
 
-namespace fs = std::filesystem;
-
-using test::TempDir;
 using test::timed_row;
-
-void write_bytes(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-}
 
 // --- metrics --------------------------------------------------------------------------------
 // Every layer reads a kernel axis from its descriptor: the variant list, the result key, the build
