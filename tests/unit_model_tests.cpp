@@ -197,6 +197,50 @@ TEST(Metrics, HandComputedCases) {
   EXPECT_DOUBLE_EQ(nf.mae, 0);
 }
 
+// SPEC 15: every metric is a JSON number or null, never a string; a null says why in
+// error.notes, and reads back as what it stood for.
+TEST(Metrics, JsonHoldsNumbersOrNullsWithTheirReasons) {
+  auto every_metric_is_a_number_or_null = [](const nlohmann::ordered_json& j) {
+    for (const auto& [name, value] : j.items())
+      if (name != "notes" && !value.is_number() && !value.is_null()) return false;
+    return true;
+  };
+  // Identical outputs: PSNR is infinite; an error-only pass: SSIM was not computed.
+  const ErrorMetrics same = compute_errors({1, 2, 3}, {1, 2, 3}, 3, 1, false);
+  const nlohmann::ordered_json j = to_json(same);
+  EXPECT_TRUE(every_metric_is_a_number_or_null(j)) << j.dump();
+  EXPECT_TRUE(j["psnr_db"].is_null());
+  EXPECT_TRUE(j["ssim"].is_null());
+  EXPECT_EQ(j["mre"], 0.0);
+  ASSERT_TRUE(j.contains("notes")) << j.dump();
+  EXPECT_EQ(j["notes"].size(), 2u);
+  EXPECT_NE(j["notes"]["psnr_db"].get<std::string>().find("infinite"), std::string::npos);
+  EXPECT_NE(j["notes"]["ssim"].get<std::string>().find("not computed"), std::string::npos);
+  const ErrorMetrics back = errors_from_json(nlohmann::json::parse(j.dump()));
+  EXPECT_TRUE(std::isinf(back.psnr_db) && back.psnr_db > 0);
+  EXPECT_TRUE(std::isnan(back.ssim));
+  EXPECT_EQ(to_json(back).dump(), j.dump());
+  // No finite pair at all: every metric null, each with the same reason.
+  const ErrorMetrics none = compute_errors({1, 2}, {NAN, NAN}, 2, 1);
+  const nlohmann::ordered_json n = to_json(none);
+  EXPECT_TRUE(every_metric_is_a_number_or_null(n)) << n.dump();
+  for (const char* m : {"mre", "me", "mae", "psnr_db", "max_abs", "wrong_fraction", "ssim"}) {
+    EXPECT_TRUE(n[m].is_null()) << m;
+    EXPECT_NE(n["notes"][m].get<std::string>().find("finite"), std::string::npos) << m;
+  }
+  EXPECT_EQ(n["nonfinite"], 2);
+  // A finite result has no notes, and documents from before SPEC 15 ("inf" strings) still read.
+  const nlohmann::ordered_json f = to_json(compute_errors({0, 10}, {1, 10}, 2, 1));
+  EXPECT_FALSE(f.contains("notes")) << f.dump();
+  nlohmann::json old = nlohmann::json::parse(j.dump());
+  old.erase("notes");
+  old["psnr_db"] = "-inf";
+  old["ssim"] = "nan";
+  const ErrorMetrics legacy = errors_from_json(old);
+  EXPECT_TRUE(std::isinf(legacy.psnr_db) && legacy.psnr_db < 0);
+  EXPECT_TRUE(std::isnan(legacy.ssim));
+}
+
 TEST(Metrics, WrongFractionAndSsimKnownCases) {
   const int w = 32, h = 24;
   std::vector<double> truth(static_cast<std::size_t>(w) * h);

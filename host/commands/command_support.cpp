@@ -195,6 +195,13 @@ void catch_interrupts() {
   std::signal(SIGTERM, on_signal);
 }
 
+void report_broken_truths(std::size_t rows) {
+  std::fprintf(stderr,
+               "kperf: %zu row%s not measured: the truth is non-finite on a finite input "
+               "(reference_failed rows; the count is in each reason)\n",
+               rows, rows == 1 ? "" : "s");
+}
+
 nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env) {
   char host[256] = "unknown";
   ::gethostname(host, sizeof host - 1);

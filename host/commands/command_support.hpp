@@ -76,6 +76,10 @@ nlohmann::ordered_json binary_cache_json(const ClEnv &env, const std::string &di
 // configuration in flight and the command writes what finished.
 void catch_interrupts();
 
+// The line a command prints when `rows` rows (or chains) are reference_failed: their truth is
+// non-finite on a finite input (SPEC 15). The command then exits with kExitFaulted.
+void report_broken_truths(std::size_t rows);
+
 // date, host, version, git sha, build type, command line and device.
 nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env);
 

@@ -182,7 +182,25 @@ void ChainMeasurer::bind(const std::string& name, Grid grid, bool with_truth) {
   }
   journal_end();
   truth_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check_truth();
   runner_.set_input(name, grid_, truth_grids_.empty() ? nullptr : &truth_grids_);
+}
+
+// A stage's truth that is non-finite on a finite input is broken (SPEC 15): every chain on this
+// input is a reference_failed row naming the first such stage.
+void ChainMeasurer::check_truth() {
+  if (truth_grids_.empty() || count_nonfinite(grid_.data) != 0) return;
+  for (std::size_t k = 0; k < truth_grids_.size(); ++k) {
+    const std::vector<double>& t = truth_grids_[k].data;
+    const auto bad = std::count_if(t.begin(), t.end(), [](double x) { return !std::isfinite(x); });
+    if (bad == 0) continue;
+    truth_status_ = "reference_failed";
+    truth_problem_ =
+        "stage " + std::to_string(k + 1) + ": " +
+        broken_truth_reason(bad, static_cast<std::int64_t>(t.size()), truth_.reference(k));
+    truth_grids_.clear();
+    return;
+  }
 }
 
 nlohmann::ordered_json ChainMeasurer::measure(const std::vector<PipelineStage>& chain,
@@ -430,7 +448,10 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   std::fprintf(stderr, "done: %zu chains written to %s\n", rows.size(), out_path.c_str());
   const auto faulted = std::count_if(rows.begin(), rows.end(),
                                      [](const auto& r) { return r["status"] == "device_fault"; });
-  if (!measurer.faulted()) return 0;
+  const auto broken = std::count_if(
+      rows.begin(), rows.end(), [](const auto& r) { return r["status"] == "reference_failed"; });
+  if (broken) report_broken_truths(static_cast<std::size_t>(broken));
+  if (!measurer.faulted()) return broken ? kExitFaulted : 0;
   std::fprintf(stderr, "kperf: %td chain%s lost to a device fault (device_fault rows)\n", faulted,
                faulted == 1 ? "" : "s");
   return kExitFaulted;

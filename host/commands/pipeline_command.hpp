@@ -72,6 +72,7 @@ class ChainMeasurer {
   double truth_seconds() const { return truth_s_; }
 
  private:
+  void check_truth();
   nlohmann::ordered_json row_of(const std::vector<PipelineStage>& chain,
                                 const ChainOutcome& outcome,
                                 const nlohmann::ordered_json& fields) const;

@@ -320,9 +320,16 @@ Json ChainSearch::choices() {
     }
   }
   const std::size_t costliest = costliest_stage();
+  // A training input whose truth is broken (SPEC 15) leaves no chain to choose, and no verdict.
+  const Json* broken = nullptr;
+  for (const Json& row : rows_)
+    if (row["stage"] != "test" && row["status"] == "reference_failed") {
+      broken = &row;
+      break;
+    }
   Json list = Json::array();
   for (double budget : req_.budgets) {
-    const Candidate* c = chosen[budget];
+    const Candidate* c = broken ? nullptr : chosen[budget];
     const Candidate* flat =
         fastest_within(budget, [&](const Candidate& x) { return uniform(chains_[x.chain]); });
     const Candidate* alone = fastest_within(
@@ -334,7 +341,12 @@ Json ChainSearch::choices() {
     cj["finalists"] = finals;
     cj["best_uniform"] = flat ? candidate_json(*flat) : Json(nullptr);
     cj["best_costliest_stage_alone"] = alone ? candidate_json(*alone) : Json(nullptr);
-    if (!c) {
+    if (broken) {
+      cj["holds"] = nullptr;
+      cj["verdict"] = "unmeasured: reference_failed on " +
+                      (*broken)["input"]["name"].get<std::string>() + ": " +
+                      (*broken)["reason"].get<std::string>();
+    } else if (!c) {
       cj["holds"] = nullptr;
       cj["verdict"] = "no chain is within the budget on the training inputs";
     } else {
@@ -405,13 +417,15 @@ void print_choices(const Json& choices) {
                  s["wg"].get<std::string>();
       speedup = c["chosen"].value("rank_speedup", c["chosen"]["speedup"].get<double>());
     }
-    std::printf("%6.2f%%  %-60s %7.2fx %8.3g%% %8.3g%%  %s\n", 100 * c["budget"].get<double>(),
-                chain.c_str(), speedup,
-                c["chosen"].is_null() ? 0.0 : 100 * c["chosen"]["train_error"].get<double>(),
-                c.contains("test") ? 100 * c["test"]["percentile_error"].get<double>() : 0.0,
-                c["holds"].is_null()     ? (c["chosen"].is_null() ? "-" : "unmeasured")
-                : c["holds"].get<bool>() ? "yes"
-                                         : "NO");
+    std::printf(
+        "%6.2f%%  %-60s %7.2fx %8.3g%% %8.3g%%  %s\n", 100 * c["budget"].get<double>(),
+        chain.c_str(), speedup,
+        c["chosen"].is_null() ? 0.0 : 100 * c["chosen"]["train_error"].get<double>(),
+        c.contains("test") ? 100 * c["test"]["percentile_error"].get<double>() : 0.0,
+        c["holds"].is_null()
+            ? (c["verdict"].get<std::string>().rfind("unmeasured", 0) == 0 ? "unmeasured" : "-")
+        : c["holds"].get<bool>() ? "yes"
+                                 : "NO");
   }
 }
 
@@ -507,8 +521,12 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
                search.measured_count(), out_path.c_str());
   bool unmeasured = false;
   for (const auto& c : choices)
-    unmeasured = unmeasured || (!c["chosen"].is_null() && c["holds"].is_null());
-  return measurer.faulted() || unmeasured ? kExitFaulted : 0;
+    unmeasured = unmeasured || c["verdict"].get<std::string>().rfind("unmeasured", 0) == 0;
+  const Json& rows = doc["results"];
+  const auto broken = std::count_if(
+      rows.begin(), rows.end(), [](const Json& r) { return r["status"] == "reference_failed"; });
+  if (broken) report_broken_truths(static_cast<std::size_t>(broken));
+  return measurer.faulted() || unmeasured || broken ? kExitFaulted : 0;
 }
 
 }  // namespace kperf

@@ -452,19 +452,23 @@ int report_run_end(const std::vector<ResultRow>& annotated, bool stopped, bool c
                  throttled);
   const std::size_t faulted = std::count_if(annotated.begin(), annotated.end(),
                                             [](const ResultRow& r) { return r.device_faulted(); });
+  const std::size_t broken = std::count_if(annotated.begin(), annotated.end(),
+                                           [](const ResultRow& r) { return r.reference_failed(); });
   std::fprintf(stderr, "%s: %zu results (%zu builds) written to %s\n",
                stopped    ? "stopped"
                : complete ? "done"
                           : "interrupted",
                annotated.size(), builds, out_path.c_str());
+  if (broken) report_broken_truths(broken);
   if (faulted == 0 && stopped) {
     std::fprintf(stderr, "kperf: stopped: %s\n", journal_stop().c_str());
-    return 1;
+    return broken ? kExitFaulted : 1;
   }
-  if (faulted == 0) return complete ? 0 : kExitInterrupted;
-  std::fprintf(stderr, "kperf: %zu configuration%s faulted the device (device_fault rows)%s\n",
-               faulted, faulted == 1 ? "" : "s",
-               stopped ? ("; stopped: " + journal_stop()).c_str() : "");
+  if (faulted == 0 && broken == 0) return complete ? 0 : kExitInterrupted;
+  if (faulted)
+    std::fprintf(stderr, "kperf: %zu configuration%s faulted the device (device_fault rows)%s\n",
+                 faulted, faulted == 1 ? "" : "s",
+                 stopped ? ("; stopped: " + journal_stop()).c_str() : "");
   return kExitFaulted;
 }
 

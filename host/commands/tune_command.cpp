@@ -387,7 +387,7 @@ std::vector<std::string> unmeasured_verdicts(const nlohmann::ordered_json &summa
   std::vector<std::string> out;
   for (const auto &[app, j] : summary.items())
     for (const auto &c : j["choices"])
-      if (!c["chosen"].is_null() && c["holds"].is_null())
+      if (c.contains("holds") && c["holds"].is_null())
         out.push_back(app + " at " + std::to_string(c["budget"].get<double>()) + ": " +
                       c["verdict"].get<std::string>());
   return out;
@@ -413,13 +413,14 @@ void add_journal_rows(std::vector<TuneRow> &resumed) {
 
 // The choices, the last lines of a finished tune, and its exit status.
 int report_tune_end(const nlohmann::ordered_json &summary, std::size_t rows, std::size_t builds,
-                    std::size_t faulted, const std::string &out_path) {
+                    std::size_t faulted, std::size_t broken, const std::string &out_path) {
   print_choices(summary);
   std::fprintf(stderr, "done: %zu rows (%zu builds) written to %s\n", rows, builds,
                out_path.c_str());
   const std::vector<std::string> unmeasured = unmeasured_verdicts(summary);
   for (const auto &line : unmeasured) std::fprintf(stderr, "kperf: %s\n", line.c_str());
-  if (faulted == 0 && unmeasured.empty()) return 0;
+  if (broken) report_broken_truths(broken);
+  if (faulted == 0 && unmeasured.empty()) return broken ? kExitFaulted : 0;
   std::fprintf(stderr,
                "kperf: %zu configuration%s faulted the device (device_fault rows, dropped from "
                "the search); %zu verdict%s unmeasured\n",
@@ -554,8 +555,11 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
                  tuner.rows().size(), out_path.c_str());
     return kExitInterrupted;
   }
+  const std::size_t broken =
+      std::count_if(tuner.rows().begin(), tuner.rows().end(),
+                    [](const TuneRow &r) { return r.row.reference_failed(); });
   return report_tune_end(tuner.summary_json(), tuner.rows().size(), env.builds_done(), faulted,
-                         out_path);
+                         broken, out_path);
 }
 
 int tune_stage_worker_main(int argc, char **argv) {

@@ -395,6 +395,13 @@ void Runner::prepare_truth(Workload& w, int iterations) {
                                     [](double t) { return !std::isfinite(t); });
   w.input_finite =
       count_nonfinite(w.input.data) == 0 && (!w.power || count_nonfinite(w.power->data) == 0);
+  // A truth that is non-finite where the input is finite is broken (a user app's truth kernel
+  // that reads garbage, a reference that divides by zero): no row is measured against it.
+  if (w.truth_problem.empty() && w.input_finite && w.truth_nonfinite > 0) {
+    w.truth_status = "reference_failed";
+    w.truth_problem = broken_truth_reason(
+        w.truth_nonfinite, static_cast<std::int64_t>(w.truth.data.size()), w.reference);
+  }
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "parallel.hpp"
@@ -199,47 +200,85 @@ double mean_ssim(const std::vector<double>& truth, const std::vector<float>& app
 
 namespace {
 
-// JSON has no infinities or NaN: they are written as the strings "inf", "-inf", "nan".
-nlohmann::ordered_json number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
+// JSON has no infinities or NaN, and a metric is a number or null (SPEC 15): where one is not
+// finite it is null, and error.notes says why, in words that read it back.
+constexpr const char* kNoFinitePair = "no element where both the truth and the output are finite";
+constexpr const char* kSsimSkipped = "not computed: an error-only pass skips SSIM";
+constexpr const char* kPsnrInfinite = "infinite: the output equals the truth";
+constexpr const char* kPsnrNegative =
+    "negative infinity: the truth is constant and the output differs from it";
+constexpr const char* kNotFinite = "not finite";
+
+// A metric's JSON value and, where it is null, why (nullptr for a number).
+std::pair<nlohmann::ordered_json, const char*> number(const char* name, double v, bool no_pair) {
+  if (std::isfinite(v)) return {v, nullptr};
+  if (no_pair) return {nullptr, kNoFinitePair};
+  if (std::string(name) == "ssim" && std::isnan(v)) return {nullptr, kSsimSkipped};
+  if (std::string(name) == "psnr_db" && std::isinf(v))
+    return {nullptr, v > 0 ? kPsnrInfinite : kPsnrNegative};
+  return {nullptr, kNotFinite};
 }
 
+// A metric read back: a number, null (NaN, or the infinity its note names), or the strings
+// "nan", "inf", "-inf" that documents before SPEC 15 hold.
 double read_number(const nlohmann::json& j) {
+  if (j.is_number()) return j.get<double>();
+  const double inf = std::numeric_limits<double>::infinity();
   if (j.is_string()) {
     const auto s = j.get<std::string>();
-    if (s == "inf") return std::numeric_limits<double>::infinity();
-    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    if (s == "inf") return inf;
+    if (s == "-inf") return -inf;
     return std::numeric_limits<double>::quiet_NaN();
   }
-  return j.get<double>();
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace
 
 nlohmann::ordered_json to_json(const ErrorMetrics& e) {
-  return {{"mre", number(e.mre)},         {"mre_excluded", e.mre_excluded},
-          {"me", number(e.me)},           {"mae", number(e.mae)},
-          {"psnr_db", number(e.psnr_db)}, {"max_abs", number(e.max_abs)},
-          {"nonfinite", e.nonfinite},     {"wrong_fraction", number(e.wrong_fraction)},
-          {"ssim", number(e.ssim)}};
+  // mre is NaN only where no element pair was finite (errors_from_sums).
+  const bool no_pair = std::isnan(e.mre);
+  nlohmann::ordered_json j;
+  nlohmann::ordered_json notes = nlohmann::ordered_json::object();
+  auto put = [&](const char* name, double v) {
+    auto [value, why] = number(name, v, no_pair);
+    j[name] = value;
+    if (why) notes[name] = why;
+  };
+  put("mre", e.mre);
+  j["mre_excluded"] = e.mre_excluded;
+  put("me", e.me);
+  put("mae", e.mae);
+  put("psnr_db", e.psnr_db);
+  put("max_abs", e.max_abs);
+  j["nonfinite"] = e.nonfinite;
+  put("wrong_fraction", e.wrong_fraction);
+  put("ssim", e.ssim);
+  if (!notes.empty()) j["notes"] = notes;
+  return j;
 }
 
 ErrorMetrics errors_from_json(const nlohmann::json& j) {
+  const nlohmann::json notes = j.value("notes", nlohmann::json::object());
+  auto read = [&](const char* name) {
+    const double v = read_number(j.at(name));
+    if (!j.at(name).is_null()) return v;
+    const std::string why = notes.value(name, std::string());
+    const double inf = std::numeric_limits<double>::infinity();
+    return why == kPsnrInfinite ? inf : why == kPsnrNegative ? -inf : v;
+  };
   ErrorMetrics e;
-  e.mre = read_number(j.at("mre"));
+  e.mre = read("mre");
   e.mre_excluded = j.at("mre_excluded").get<std::int64_t>();
-  e.me = read_number(j.at("me"));
-  e.mae = read_number(j.at("mae"));
-  e.psnr_db = read_number(j.at("psnr_db"));
-  e.max_abs = read_number(j.at("max_abs"));
+  e.me = read("me");
+  e.mae = read("mae");
+  e.psnr_db = read("psnr_db");
+  e.max_abs = read("max_abs");
   e.nonfinite = j.value("nonfinite", std::int64_t{0});
   // Version-1 files have neither: NaN says "not measured".
-  e.wrong_fraction = j.contains("wrong_fraction") ? read_number(j.at("wrong_fraction"))
+  e.wrong_fraction = j.contains("wrong_fraction") ? read("wrong_fraction")
                                                   : std::numeric_limits<double>::quiet_NaN();
-  e.ssim =
-      j.contains("ssim") ? read_number(j.at("ssim")) : std::numeric_limits<double>::quiet_NaN();
+  e.ssim = j.contains("ssim") ? read("ssim") : std::numeric_limits<double>::quiet_NaN();
   return e;
 }
 

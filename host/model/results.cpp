@@ -19,6 +19,13 @@ std::string wg_label(int wg_x, int wg_y, int vec, int py) {
          (py != 1 ? "y" + std::to_string(py) : std::string());
 }
 
+std::string broken_truth_reason(std::int64_t nonfinite, std::int64_t elements,
+                                const std::string& truth) {
+  return "the truth (" + truth + ") is non-finite in " + std::to_string(nonfinite) + " of " +
+         std::to_string(elements) +
+         " elements of a finite input: nothing can be measured against it";
+}
+
 std::string make_key(const std::string& app, const std::string& scheme, const std::string& recon,
                      const std::string& axes, int wg_x, int wg_y, int vec, int py,
                      const std::string& input, int width, int height) {

@@ -104,7 +104,16 @@ struct ResultRow {
   bool ok() const { return status == "ok"; }
   // The configuration crashed or faulted the device (SPEC 14): its reason holds the driver's words.
   bool device_faulted() const { return status == "device_fault"; }
+  // The truth it would be measured against is non-finite on a finite input (SPEC 15): nothing was
+  // measured, and the command exits with the fault status.
+  bool reference_failed() const { return status == "reference_failed"; }
 };
+
+// The reason of a reference_failed row: how many of the truth's elements are non-finite on a
+// finite input, and which truth it was ("cpu-double", "fp64-kernel", "device-accurate", or a
+// chain's stage).
+std::string broken_truth_reason(std::int64_t nonfinite, std::int64_t elements,
+                                const std::string& truth);
 
 // app/scheme/recon[/axes]/wg:WXxWY[vV][yP]/input/WIDTHxHEIGHT ("v4", "y2" only when not 1; axes
 // only when some axis is not at its default, so version-1 keys are unchanged).

@@ -205,9 +205,24 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
                                            const std::vector<Choice> &choices,
                                            const nlohmann::ordered_json &points) const {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  // A training input whose truth is broken (SPEC 15) leaves nothing to choose from, and no verdict.
+  const TuneRow *broken = nullptr;
+  for (const TuneRow &t : rows_)
+    if (t.stage != "test" && t.row.app == app.name && t.row.reference_failed()) {
+      broken = &t;
+      break;
+    }
   for (const auto &c : choices) {
     nlohmann::ordered_json cj;
     cj["budget"] = c.budget;
+    if (broken) {
+      cj["chosen"] = nullptr;
+      cj["holds"] = nullptr;
+      cj["verdict"] =
+          "unmeasured: reference_failed on " + broken->row.input_name + ": " + broken->row.reason;
+      list.push_back(cj);
+      continue;
+    }
     if (!c.point) {
       cj["chosen"] = nullptr;
       cj["verdict"] = "no configuration is within the budget on the training inputs";
