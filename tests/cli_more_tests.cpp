@@ -461,5 +461,41 @@ TEST(Cli, EnergyAutoWithoutACounterRunsWithNullEnergy) {
   EXPECT_EQ(doc["context"]["fingerprint"]["options"]["energy"]["source"], "none");
 }
 
+// The summary's first line names the grid and why; the input column holds whole names. On a CPU
+// device the default is the photo's own size, the cache unprobed; on a GPU, the probed choice.
+TEST(Cli, SummaryNamesTheSizeAndWholeInputNames) {
+  if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
+  TempDir dir;
+  const std::string common = " --apps inversion --schemes accurate,rows:2 --wg 8x8 --warmup 0 "
+                             "--reps 2 --quiet --out " +
+                             (dir / "s.json").string();
+  const CliRun first = kperf_cli("run" + common, dir);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string line = first.out.substr(0, first.out.find('\n'));
+  const auto doc = nlohmann::json::parse(read_file((dir / "s.json").string()));
+  if (test::test_env()->info().is_gpu()) {
+    ASSERT_TRUE(doc["context"].contains("default_size")) << doc["context"].dump();
+    EXPECT_EQ(line, doc["context"]["default_size"]["reason"].get<std::string>());
+  } else {
+    EXPECT_EQ(line.rfind("size: ", 0), 0u) << line;
+    EXPECT_NE(line.find("the default photo's own"), std::string::npos) << line;
+    EXPECT_FALSE(doc["context"].contains("default_size"));
+  }
+  const std::string name = "an-input-whose-name-is-longer-than-the-old-column";
+  const CliRun named =
+      kperf_cli("run --input synthetic:noise --size 24x20" + common, dir);
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_EQ(named.out.rfind("size: 24x20 (--size)\n", 0), 0u) << named.out;
+  EXPECT_NE(named.out.find("synthetic-noise@24x20"), std::string::npos) << named.out;
+  TempDir inputs;
+  Grid grid(21, 19);
+  for (std::size_t i = 0; i < grid.data.size(); ++i) grid.data[i] = static_cast<float>(i % 97);
+  write_npy((inputs / (name + ".npy")).string(), grid);
+  const CliRun own = kperf_cli("run --input " + (inputs / (name + ".npy")).string() + common, dir);
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.out.rfind("size: each input's own", 0), 0u) << own.out;
+  EXPECT_NE(own.out.find(name + "@21x19"), std::string::npos) << own.out;
+}
+
 }  // namespace
 }  // namespace kperf

@@ -7,6 +7,7 @@
 
 #include "app_truth.hpp"
 #include "apps.hpp"
+#include "cache_probe.hpp"
 #include "cli.hpp"
 #include "device_metrics.hpp"
 #include "kernel_axes.hpp"
@@ -291,6 +292,25 @@ fs::path kernel_tree_with(const TempDir& dir, const std::string& file, const std
            fs::copy_options::recursive);
   std::ofstream(root / "kernels" / file) << source;
   return root;
+}
+
+// The cache probe's mechanics on the test device (its knee is the unit test's, CacheProbe.*):
+// every footprint from 1 MiB in steps of sqrt(2) timed, each a positive bandwidth, and either a
+// cache found or the reason why not.
+TEST(CacheProbe, TimesEveryFootprintOnTheDevice) {
+  ClEnv* env = test::test_env();
+  if (!env) GTEST_SKIP() << "no OpenCL device";
+  const CacheProbe probe = probe_last_level_cache(*env, KPERF_TEST_KERNEL_ROOT, 16u << 20);
+  ASSERT_TRUE(probe.problem.empty() || probe.problem.rfind("no cache effect", 0) == 0)
+      << probe.problem;
+  ASSERT_EQ(probe.points.size(), 9u);  // 1, 1.4, 2, ..., 16 MiB
+  for (std::size_t i = 0; i < probe.points.size(); ++i) {
+    EXPECT_GT(probe.points[i].gbps, 0) << i;
+    if (i) EXPECT_GT(probe.points[i].bytes, probe.points[i - 1].bytes);
+  }
+  EXPECT_NEAR(static_cast<double>(probe.points.back().bytes), 16.0 * (1 << 20), 1e5);
+  EXPECT_EQ(probe.cache_bytes.has_value(), probe.problem.empty());
+  EXPECT_EQ(probe.to_json()["points"].size(), probe.points.size());
 }
 
 TEST(Failures, OutOfBoundsWriteTripsTheCanary) {

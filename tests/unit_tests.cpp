@@ -9,6 +9,7 @@
 #include <set>
 
 #include "app_manifest.hpp"
+#include "cache_probe.hpp"
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "cli.hpp"
@@ -531,5 +532,31 @@ TEST(Parsers, ApproximationAxes) {
   EXPECT_EQ(effective_iterations(5, 0.5), 3);
   EXPECT_EQ(effective_iterations(3, 0.99), 1);
 }
+// The last-level cache from a probe's bandwidths, and the default grid it leads to.
+TEST(CacheProbe, KneeOfTheBandwidthCurveAndTheGridBeyondIt) {
+  constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+  // Launch overhead at 1 MiB, cache speed to 32 MiB, memory speed from 64 MiB on.
+  const std::vector<CacheProbePoint> h100_like = {
+      {1 * MiB, 2000}, {2 * MiB, 4000}, {4 * MiB, 6500}, {8 * MiB, 8000},  {16 * MiB, 8200},
+      {32 * MiB, 8100}, {64 * MiB, 3100}, {128 * MiB, 3000}, {256 * MiB, 3000}};
+  const auto cache = cache_bytes_of(h100_like);
+  ASSERT_TRUE(cache);
+  // The midpoint (8200 + 3000) / 2 = 5600 is crossed between 32 and 64 MiB.
+  EXPECT_GT(*cache, 32 * MiB);
+  EXPECT_LT(*cache, 64 * MiB);
+  // A flat curve has no cache to find; nor a curve that only rises (overhead, then memory).
+  EXPECT_FALSE(cache_bytes_of({{1 * MiB, 3000}, {8 * MiB, 3100}, {64 * MiB, 3000}}));
+  EXPECT_FALSE(cache_bytes_of({{1 * MiB, 500}, {8 * MiB, 2000}, {64 * MiB, 3000}}));
+  EXPECT_FALSE(cache_bytes_of({{1 * MiB, 8000}, {8 * MiB, 3000}}));  // too few points
+  // 50 MB holds a 512^2 grid (2 MiB in and out) and 2048^2's input (16 MiB), not 4096^2's.
+  EXPECT_EQ(memory_bound_side(50'000'000, 80ull << 30), 4096);
+  EXPECT_EQ(memory_bound_side(10 * MiB, 80ull << 30), 2048);
+  // A cache that does not hold the default grid: that grid already measures memory.
+  EXPECT_FALSE(memory_bound_side(1 * MiB, 80ull << 30));
+  // A 300 MiB cache needs 16384^2; with 4 GiB of memory 8192^2 is the largest that fits.
+  EXPECT_EQ(memory_bound_side(300 * MiB, 80ull << 30), 16384);
+  EXPECT_EQ(memory_bound_side(300 * MiB, 4ull << 30), 8192);
+}
+
 }  // namespace
 }  // namespace kperf

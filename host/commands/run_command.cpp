@@ -17,6 +17,7 @@
 #include "axis_options.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "default_size.hpp"
 #include "energy.hpp"
 #include "fault_journal.hpp"
 #include "gzip.hpp"
@@ -110,6 +111,7 @@ nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv&
                       "round r (from 0) takes samples [reps*r/rounds, reps*(r+1)/rounds) of "
                       "every configuration, each after its own warm-up, in the order of the "
                       "sweep, reversed in odd rounds; round_start_ns dates each round"}};
+  if (!cfg.default_size.is_null()) ctx["default_size"] = cfg.default_size;
   ctx["iterations"] = cfg.iterations;
   ctx["bilateral_sigmas"] = {{"color", cfg.params.sigma_color}, {"space", cfg.params.sigma_space}};
   ctx["extra_build_options"] = cfg.extra_build_options;
@@ -438,10 +440,41 @@ class RunDocument {
   double write_s_ = 0;  // time spent writing result files
 };
 
+// The default grid (default_size.hpp), set in the request: the sizes the runner makes its inputs
+// at, and the largest grid for the memory check.
+DefaultSize run_default_size(const cxxopts::ParseResult& args, ClEnv& env, RunRequest& req,
+                             std::pair<int, int>& largest) {
+  const bool sizes_given = !req.sizes.empty();
+  std::string sizes;
+  for (const auto& [w, h] : req.sizes)
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(w) + "x" + std::to_string(h);
+  nlohmann::json earlier;
+  if (args.count("resume") && args.count("out") && fs::exists(args["out"].as<std::string>())) {
+    try {
+      const auto doc = nlohmann::json::parse(read_document(args["out"].as<std::string>()));
+      earlier = doc.at("context").value("default_size", nlohmann::json());
+    } catch (const std::exception&) {
+      // An unreadable file is refused by --resume itself, with its reason.
+    }
+  }
+  if (sizes_given)
+    sizes +=
+        args.count("size") ? " (--size)" : " (--preset " + args["preset"].as<std::string>() + ")";
+  DefaultSize d =
+      choose_default_size(env, req.cfg.kernel_root, sizes_given, sizes, args.count("input") > 0,
+                          args.count("dry-run") > 0, largest, earlier);
+  if (d.size) {
+    req.sizes = req.cfg.sizes = {*d.size};
+    largest = *d.size;
+  }
+  req.cfg.default_size = d.json;
+  return d;
+}
+
 // The summary table, the warnings and the last line of a run, and its exit status.
 int report_run_end(const std::vector<ResultRow>& annotated, bool stopped, bool complete,
-                   std::size_t builds, const std::string& out_path) {
-  std::cout << summary_table(annotated);
+                   std::size_t builds, const std::string& out_path, const std::string& size_line) {
+  std::cout << size_line << "\n" << summary_table(annotated);
   std::size_t throttled = 0;
   for (const ResultRow& r : annotated)
     throttled += r.energy.is_object() && r.energy.value("throttled", false) ? 1 : 0;
@@ -485,7 +518,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   RunConfig& cfg = req.cfg;
 
   // Inputs: validated (fully decoded) before any work so a bad file stops the run up front.
-  const std::pair<int, int> largest = check_inputs(args, req.sizes, cfg);
+  std::pair<int, int> largest = check_inputs(args, req.sizes, cfg);
   if (given("save-outputs")) {
     cfg.save_outputs_dir = text("save-outputs");
     require_writable_dir("--save-outputs", cfg.save_outputs_dir);
@@ -497,6 +530,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   ClEnv env(choose_device_entry(text("device")));
   const std::string binary_cache = binary_cache_dir(args, env.info());
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, cfg.kernel_root);
+  const std::string out_path = out_path_or_default(args, "kperf", env.info().name);
+  const DefaultSize default_size = run_default_size(args, env, req, largest);
   if (auto problem = grid_memory_problem(env.info(), largest.first, largest.second, 1))
     throw UsageError(*problem);
   // An explicit energy source that does not exist here stops the run before anything runs.
@@ -507,7 +542,6 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                                   : (req.wg_auto || !env.info().is_cpu()) ? spec_wg_candidates()
                                                                           : cpu_wg_candidates(),
                                   req.vecs, req.pys);
-  const std::string out_path = out_path_or_default(args, "kperf", env.info().name);
   std::set<std::string> owned_units;
   if (req.shard.active()) owned_units = restrict_to_shard(cfg, req.shard);
 
@@ -569,7 +603,8 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
       runner.stopped()
           ? nlohmann::ordered_json{{"kind", "device_fault"}, {"message", journal_stop()}}
           : nlohmann::ordered_json(nullptr));
-  return report_run_end(annotated, runner.stopped(), complete, env.builds_done(), out_path);
+  return report_run_end(annotated, runner.stopped(), complete, env.builds_done(), out_path,
+                        default_size.line);
 }
 
 }  // namespace kperf

@@ -45,6 +45,9 @@ struct RunConfig {
   // shape when given.
   std::vector<std::pair<int, int>> sizes;
   std::string temp_path, power_path;  // hotspot inputs; synthetic chip when empty
+  // kperf run with no size, input or preset: how its grid was chosen (the context's default_size;
+  // null otherwise).
+  nlohmann::ordered_json default_size;
   int iterations = 60;
   AppParams params;                         // --bilateral-sigmas
   std::shared_ptr<TruthCache> truth_cache;  // none: every workload computes its truth

@@ -368,9 +368,18 @@ void annotate(std::vector<ResultRow>& rows) {
 
 std::string summary_table(const std::vector<ResultRow>& rows) {
   std::ostringstream out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-10s %-10s %-5s %-22s %-9s %12s %8s %9s %8s\n", "app",
-                "scheme", "recon", "input", "best wg", "median ms", "speedup", "error", "roofline");
+  auto input_of = [](const ResultRow& r) {
+    return r.input_name + "@" + std::to_string(r.width) + "x" + std::to_string(r.height);
+  };
+  // The input column as wide as its longest name: a cut name could read as another input.
+  int input_width = 5;
+  for (const auto& r : rows)
+    if (r.ok() && r.best_wg)
+      input_width = std::max(input_width, static_cast<int>(input_of(r).size()));
+  char line[512];
+  std::snprintf(line, sizeof line, "%-10s %-10s %-5s %-*s %-9s %12s %8s %9s %8s\n", "app", "scheme",
+                "recon", input_width, "input", "best wg", "median ms", "speedup", "error",
+                "roofline");
   // Rows with other axes name them after the reconstruction ("+ load:global/out:rows:2/nn").
   out << line;
   std::map<std::string, std::size_t> not_ok;
@@ -380,8 +389,7 @@ std::string summary_table(const std::vector<ResultRow>& rows) {
       continue;
     }
     if (!r.best_wg) continue;
-    const std::string input =
-        r.input_name + "@" + std::to_string(r.width) + "x" + std::to_string(r.height);
+    const std::string input = input_of(r);
     const std::string wg = wg_label(r.wg_x, r.wg_y, r.vec, r.py);
     std::string err = "-";
     if (r.error && !is_baseline(r)) {
@@ -392,8 +400,8 @@ std::string summary_table(const std::vector<ResultRow>& rows) {
     }
     char speed[32] = "-";
     if (r.speedup) std::snprintf(speed, sizeof speed, "%.2fx", *r.speedup);
-    std::snprintf(line, sizeof line, "%-10s %-10s %-5s %-22s %-9s %12.4f %8s %9s %8.2f\n",
-                  r.app.c_str(), r.scheme.c_str(), r.recon.c_str(), input.substr(0, 22).c_str(),
+    std::snprintf(line, sizeof line, "%-10s %-10s %-5s %-*s %-9s %12.4f %8s %9s %8.2f\n",
+                  r.app.c_str(), r.scheme.c_str(), r.recon.c_str(), input_width, input.c_str(),
                   wg.c_str(), r.time->median / 1e6, speed, err.c_str(), r.roofline);
     out << line;
     if (!r.axes.empty()) out << "           + " << r.axes << "\n";

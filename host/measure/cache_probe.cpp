@@ -1,0 +1,128 @@
+// The last-level cache by timing back-to-back copies of growing footprints (cache_probe.hpp).
+#include "cache_probe.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "io.hpp"
+#include "stats.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kperf {
+
+std::optional<std::uint64_t> cache_bytes_of(const std::vector<CacheProbePoint>& points) {
+  if (points.size() < 3) return std::nullopt;
+  const auto peak = std::max_element(points.begin(), points.end(),
+                                     [](const auto& a, const auto& b) { return a.gbps < b.gbps; });
+  const double last = points.back().gbps;
+  if (!(peak->gbps >= kMinCacheGain * last) || last <= 0) return std::nullopt;
+  const double mid = 0.5 * (peak->gbps + last);
+  for (auto it = peak + 1; it != points.end(); ++it) {
+    if (it->gbps >= mid) continue;
+    // The crossing of the midpoint, interpolated on a log scale of bytes between the two points.
+    const auto& above = *(it - 1);
+    const double t = (above.gbps - mid) / (above.gbps - it->gbps);
+    const double bytes = std::exp(std::log(static_cast<double>(above.bytes)) +
+                                  t * (std::log(static_cast<double>(it->bytes)) -
+                                       std::log(static_cast<double>(above.bytes))));
+    return static_cast<std::uint64_t>(bytes);
+  }
+  return std::nullopt;
+}
+
+std::optional<int> memory_bound_side(std::uint64_t cache_bytes, std::uint64_t memory_bytes,
+                                     int default_side) {
+  auto input_bytes = [](int side) { return std::uint64_t{4} * side * side; };
+  if (2 * input_bytes(default_side) > cache_bytes) return std::nullopt;
+  std::optional<int> fits;
+  for (int side : {2048, 4096, 8192, 16384}) {
+    if (2 * input_bytes(side) > memory_bytes / 4) break;
+    fits = side;
+    if (input_bytes(side) > cache_bytes) break;
+  }
+  return fits;
+}
+
+nlohmann::ordered_json CacheProbe::to_json() const {
+  nlohmann::ordered_json pts = nlohmann::ordered_json::array();
+  for (const auto& p : points) pts.push_back({{"bytes", p.bytes}, {"gbps", p.gbps}});
+  nlohmann::ordered_json j;
+  j["cache_bytes"] = cache_bytes ? nlohmann::ordered_json(*cache_bytes) : nullptr;
+  if (!problem.empty()) j["problem"] = problem;
+  j["method"] =
+      "float4 copies (kernels/copy.cl) of footprints (bytes read plus written) from 1 MiB up in "
+      "steps of sqrt(2), each 3 warm-up and 9 timed back-to-back launches, the median of "
+      "profiling-event times; cache_bytes: where the bandwidth falls below the midpoint between "
+      "its peak and its value at the largest footprint (log-interpolated), when the peak is at "
+      "least 1.3x that value";
+  j["points"] = pts;
+  return j;
+}
+
+CacheProbe probe_last_level_cache(ClEnv& env, const std::string& kernel_root,
+                                  std::uint64_t max_bytes) {
+  CacheProbe probe;
+  const DeviceInfo& dev = env.info();
+  max_bytes = std::min<std::uint64_t>(
+      {max_bytes, dev.global_mem_size / 4, 2 * static_cast<std::uint64_t>(dev.max_mem_alloc_size)});
+  constexpr std::uint64_t kMin = std::uint64_t{1} << 20;
+  if (max_bytes < 4 * kMin) {
+    probe.problem = "the device's memory is too small to probe";
+    return probe;
+  }
+  try {
+    const std::string source = read_file((fs::path(kernel_root) / "kernels" / "copy.cl").string());
+    cl::Program program = env.build(source, "-cl-std=CL1.2");
+    const std::size_t half = static_cast<std::size_t>(max_bytes / 2) & ~std::size_t{15};
+    cl::Buffer in(env.context(), CL_MEM_READ_WRITE, half),
+        out(env.context(), CL_MEM_READ_WRITE, half);
+    // Values like noise rather than a constant (predictable data can inflate a copy's bandwidth),
+    // written in blocks so that the host never holds the whole buffer.
+    std::vector<float> block(std::min<std::size_t>(half, std::size_t{4} << 20) / sizeof(float));
+    std::mt19937 rng(2611);
+    std::uniform_real_distribution<float> uniform(0.0f, 255.0f);
+    for (float& v : block) v = uniform(rng);
+    cl::CommandQueue& q = env.queue();
+    for (std::size_t at = 0; at < half; at += block.size() * sizeof(float))
+      q.enqueueWriteBuffer(in, CL_TRUE, at, std::min(half - at, block.size() * sizeof(float)),
+                           block.data());
+    cl::Kernel copy(program, "copy_vec4");
+    copy.setArg(0, in);
+    copy.setArg(1, out);
+    const std::size_t local = std::min<std::size_t>(256, dev.max_work_group_size);
+    for (int step = 0;; ++step) {
+      const double footprint = static_cast<double>(kMin) * std::pow(2.0, 0.5 * step);
+      if (footprint > static_cast<double>(max_bytes) * (1 + 1e-9)) break;
+      const std::size_t n4 = static_cast<std::size_t>(footprint / 2) / 16;
+      copy.setArg(2, static_cast<cl_int>(n4));
+      const cl::NDRange global((n4 + local - 1) / local * local);
+      for (int i = 0; i < 3; ++i) q.enqueueNDRangeKernel(copy, cl::NullRange, global, local);
+      std::vector<cl::Event> events(9);
+      for (auto& ev : events)
+        q.enqueueNDRangeKernel(copy, cl::NullRange, global, local, nullptr, &ev);
+      q.finish();
+      std::vector<std::uint64_t> samples;
+      for (auto& ev : events)
+        samples.push_back(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                          ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+      const double median = summarize(samples).median;
+      const std::uint64_t bytes = 2 * static_cast<std::uint64_t>(n4) * 16;
+      probe.points.push_back({bytes, median > 0 ? static_cast<double>(bytes) / median : 0.0});
+    }
+  } catch (const cl::Error& e) {
+    probe.problem = describe(e);
+  } catch (const std::exception& e) {
+    probe.problem = e.what();
+  }
+  if (probe.problem.empty()) {
+    probe.cache_bytes = cache_bytes_of(probe.points);
+    if (!probe.cache_bytes)
+      probe.problem = "no cache effect: the peak bandwidth is less than 1.3x the largest size's";
+  }
+  return probe;
+}
+
+}  // namespace kperf
