@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
 #include "io.hpp"
 #include "pipeline.hpp"
+#include "pipeline_command.hpp"
 #include "test_support.hpp"
 
 namespace kperf {
@@ -155,6 +157,23 @@ TEST(Pipeline, StagesThatCannotConnectAreRowsThatSaySo) {
   }
 }
 
+// The accurate chain, the speedups' baseline, approximates nothing: a stage with a relaxed
+// barrier (a race by design), half storage or another load path's exactness follows is_exact.
+TEST(Pipeline, ExactChainsApproximateNothing) {
+  const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3");
+  const WorkGroup wg{8, 4};
+  AxesSpec relaxed;
+  relaxed.kernel["relax"] = "skip";
+  const Variant accurate = variant_of("accurate", "nn", "f32");
+  const std::pair<Variant, bool> cases[] = {{accurate, true},
+                                            {variant_of("accurate", "nn", "f32", "global"), true},
+                                            {parse_variants(relaxed).front(), false},
+                                            {variant_of("accurate", "nn", "f16"), false},
+                                            {variant_of("rows:2", "nn", "f32"), false}};
+  for (const auto& [second, exact] : cases)
+    EXPECT_EQ(exact_chain({{&g5, accurate, wg}, {&s3, second, wg}}), exact) << second.id();
+}
+
 // The chained truth is each reference applied to the one before: sobel3's truth of gaussian5's.
 TEST(Pipeline, TruthIsTheChainOfReferences) {
   const Grid input = test::random_grid(24, 20, 58);
@@ -263,6 +282,7 @@ TEST(PipelineCli, RunWritesEveryChainWithStageTimesAndErrors) {
   // Each stage: accurate f32 (added for the baseline) and rows:2 in two precisions.
   ASSERT_EQ(rows.size(), 9u);
   int ok = 0, unconnected = 0;
+  double fastest_exact = std::numeric_limits<double>::infinity();
   for (const auto& row : rows) {
     if (row["status"] == "not_applicable") {
       ++unconnected;
@@ -272,21 +292,38 @@ TEST(PipelineCli, RunWritesEveryChainWithStageTimesAndErrors) {
     ASSERT_EQ(row["status"], "ok") << row.dump();
     ++ok;
     ASSERT_EQ(row["stages"].size(), 2u);
-    double sum = 0;
+    // Every chain sample is the sum of its stages' launches in that sample: the chain's mean is
+    // the sum of the stages' means, and its extremes lie between the sums of theirs.
+    double mean = 0, lowest = 0, highest = 0;
+    bool exact = true;
     for (const auto& s : row["stages"]) {
-      EXPECT_GE(s["error"].get<double>(), 0.0);
-      EXPECT_GT(s["time_ns"]["median"].get<double>(), 0.0);
-      sum += s["time_ns"]["median"].get<double>();
+      EXPECT_TRUE(s["errors"]["mre"].is_number()) << s.dump();
+      EXPECT_EQ(s["error"], s["errors"][s["metric"].get<std::string>()]) << s.dump();
+      mean += s["time_ns"]["mean"].get<double>();
+      lowest += s["time_ns"]["min"].get<double>();
+      highest += s["time_ns"]["max"].get<double>();
+      exact = exact && s["variant"] == "accurate/none";
     }
+    EXPECT_NEAR(row["time_ns"]["mean"].get<double>(), mean, 1e-9 * mean) << row.dump();
+    EXPECT_GE(row["time_ns"]["min"].get<double>(), lowest);
+    EXPECT_LE(row["time_ns"]["max"].get<double>(), highest);
     EXPECT_EQ(row["final_error"], row["stages"][1]["error"]);
     EXPECT_EQ(row["samples_ns"].size(), 3u);
-    EXPECT_GT(row["speedup"].get<double>(), 0.0);
+    EXPECT_EQ(row["exact"].get<bool>(), exact) << row.dump();
+    // Speedups against the fastest exact chain on the input, recomputed from the rows.
+    EXPECT_NEAR(row["speedup"].get<double>() * row["time_ns"]["median"].get<double>(),
+                row["accurate_time_ns"].get<double>(),
+                1e-9 * row["accurate_time_ns"].get<double>());
     EXPECT_EQ(row["intermediate"].size(), 1u);
-    if (row["stages"][0]["variant"] == "accurate/none" &&
-        row["stages"][1]["variant"] == "accurate/none")
+    if (exact) {
       EXPECT_LT(row["final_error"].get<double>(), 1e-5);
-    (void)sum;
+      fastest_exact = std::min(fastest_exact, row["time_ns"]["median"].get<double>());
+    } else {
+      EXPECT_GT(row["final_error"].get<double>(), 1e-4) << "rows:2 skips half the rows";
+    }
   }
+  for (const auto& row : rows)
+    if (row["status"] == "ok") EXPECT_EQ(row["accurate_time_ns"].get<double>(), fastest_exact);
   EXPECT_EQ(ok, 5);           // f32 between: 2 x 2 chains; f16 between: rows:2 f16 > f16in
   EXPECT_EQ(unconnected, 4);  // an f32 stage before an f16in one, or f16 before f32
 }

@@ -242,7 +242,8 @@ nlohmann::ordered_json ChainMeasurer::row_of(const std::vector<PipelineStage>& c
       {"key", chain_key(pipeline_, chain, input_name_, width, height)},
       {"pipeline", pipeline_},
       {"input", {{"name", input_name_}, {"width", width}, {"height", height}}},
-      {"status", outcome.status}};
+      {"status", outcome.status},
+      {"exact", exact_chain(chain)}};
   for (auto it = fields.begin(); it != fields.end(); ++it) row[it.key()] = it.value();
   if (!outcome.ok()) row["reason"] = outcome.reason;
   nlohmann::ordered_json stages = nlohmann::ordered_json::array(), between = stages;
@@ -279,13 +280,11 @@ nlohmann::ordered_json ChainMeasurer::row_of(const std::vector<PipelineStage>& c
 namespace {
 
 // The accurate chain's best time per input (every stage exact, at the shapes that made the fastest
-// such chain), and every row's speedup against it; row i measured chains[of_row[i]].
-void add_speedups(nlohmann::ordered_json& rows, const std::vector<std::size_t>& of_row,
-                  const std::vector<std::vector<PipelineStage>>& chains) {
+// such chain), and every row's speedup against it.
+void add_speedups(nlohmann::ordered_json& rows) {
   std::map<std::string, double> best;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    if (r["status"] != "ok" || !exact_chain(chains[of_row[i]])) continue;
+  for (const auto& r : rows) {
+    if (r["status"] != "ok" || !r["exact"].get<bool>()) continue;
     const std::string input = r["input"]["name"];
     const double t = r["time_ns"]["median"];
     if (!best.count(input) || t < best[input]) best[input] = t;
@@ -409,15 +408,12 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   ChainTruth truth(&env, apps, kernel_root, opt.params, opt.extra_build_options);
   ChainMeasurer measurer(runner, truth, pipeline);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  std::vector<std::size_t> of_row;
   for (const ImageSource& src : inputs) {
     measurer.bind(src.name, load_image_source(src, size));
-    for (std::size_t i = 0; i < chains.size(); ++i) {
-      rows.push_back(measurer.measure(chains[i], nlohmann::ordered_json::object()));
-      of_row.push_back(i);
-    }
+    for (const auto& chain : chains)
+      rows.push_back(measurer.measure(chain, nlohmann::ordered_json::object()));
   }
-  add_speedups(rows, of_row, chains);
+  add_speedups(rows);
   nlohmann::ordered_json ctx = base_context(command_line, env);
   nlohmann::ordered_json stage_names = nlohmann::ordered_json::array();
   for (const auto* app : apps) stage_names.push_back(app->name);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -274,6 +275,13 @@ class Tuner {
   // scale.
   bool stage(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
              const std::string &baseline_stage, const Checkpoint &checkpoint);
+  // A stage's plan split over the devices (shares[0]: this process's), and the worker process
+  // that measures share `d` of it.
+  std::vector<Plan> shares_of(const Plan &plan, const TuneSpace &space) const;
+  std::unique_ptr<StageWorker> start_worker(const std::string &name, StageInputs inputs,
+                                            const Plan &share, std::size_t d, bool timed, bool save,
+                                            const std::string &baseline_stage,
+                                            const TuneSpace &space) const;
   // The part of a stage measured in this process.
   bool measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
                const std::set<std::string> &skip_keys, const Checkpoint &checkpoint);

@@ -30,13 +30,43 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
   if (!cfg_.multi_device() || (name == "rank" && !apps_have_homes()))
     return measure(name, inputs, plan, timed, save, skip_keys, checkpoint);
 
-  // With at least as many apps as devices, each app lives on its home device in every stage:
-  // no process computes another's references, and every speedup is within one device, as in a
-  // one-device tune. Otherwise units (an app's variant at its shapes) go to the least loaded
-  // device, largest first, and the accurate kernel stays on the first, whose times are the scale
-  // of the others.
-  const std::size_t devices = 1 + cfg_.worker_devices.size();
   const TuneSpace space = donor_space();
+  const std::vector<Plan> shares = shares_of(plan, space);
+  const double start = now_s(), measured_before = stage_s_[name];
+  std::vector<std::unique_ptr<StageWorker>> workers;
+  for (std::size_t d = 1; d < shares.size(); ++d)
+    if (!shares[d].empty())
+      workers.push_back(
+          start_worker(name, inputs, shares[d], d, timed, save, baseline_stage, space));
+  bool complete = measure(name, inputs, shares[0], timed, save, skip_keys, checkpoint);
+  std::string problem;
+  for (auto &w : workers) {
+    StageWorker::Result result = w->finish(interrupt_requested());
+    for (auto &row : result.rows) {
+      const bool baseline = timed && row.variant == base_id_ && home_device(row.app) != w->slot();
+      rows_.push_back({baseline ? baseline_stage : name, std::move(row), w->slot()});
+      index(rows_.size() - 1);
+      journal_row(to_json(rows_.back()));  // a restarted tune keeps the other devices' rows
+    }
+    copy_gbps_ = std::max(copy_gbps_, result.copy_gbps);
+    for (auto it = result.phases.begin(); it != result.phases.end(); ++it)
+      if (it.value().is_number()) runner_phase_s_[it.key()] += it.value().get<double>();
+    if (result.interrupted) complete = false;
+    if (!result.problem.empty() && problem.empty()) problem = result.problem;
+  }
+  stage_s_[name] = measured_before + (now_s() - start);  // the stage's wall time, workers included
+  checkpoint(rows_);
+  if (!problem.empty()) throw std::runtime_error(problem);
+  return complete;
+}
+
+// With at least as many apps as devices, each app lives on its home device in every stage: no
+// process computes another's references, and every speedup is within one device, as in a
+// one-device tune. Otherwise units (an app's variant at its shapes) go to the least loaded device,
+// largest first, and the accurate kernel stays on the first, whose times are the scale of the
+// others.
+std::vector<Tuner::Plan> Tuner::shares_of(const Plan &plan, const TuneSpace &space) const {
+  const std::size_t devices = 1 + cfg_.worker_devices.size();
   std::vector<Plan> shares(devices);
   std::vector<std::size_t> load(devices, 0);
   struct Unit {
@@ -71,71 +101,51 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
     shares[d].apps[u.app][u.id] = *u.entry;
     load[d] += u.entry->second.size();
   }
+  return shares;
+}
 
-  const double start = now_s(), measured_before = stage_s_[name];
-  std::vector<std::unique_ptr<StageWorker>> workers;
-  for (std::size_t d = 1; d < devices; ++d) {
-    if (shares[d].empty()) continue;
-    std::set<std::string> apps_here;
-    nlohmann::ordered_json units_json = nlohmann::ordered_json::array();
-    auto add_unit = [&](const std::string &app, const Variant &v,
-                        const std::vector<WorkGroup> &shapes) {
-      nlohmann::ordered_json list = nlohmann::ordered_json::array();
-      for (const auto &wg : shapes) list.push_back({wg.x, wg.y, wg.vec, wg.py});
-      units_json.push_back({{"app", app},
-                            {"variant", variant_id(v)},
-                            {"donors", donor_indices(space, v)},
-                            {"shapes", list}});
-    };
-    for (const auto &[app, variants] : shares[d].apps)
-      for (const auto &[id, entry] : variants) {
-        add_unit(app, entry.first, entry.second);
-        if (home_device(app) != static_cast<int>(d)) apps_here.insert(app);
-      }
-    // What it measured before an interruption is not measured again. For an app whose home is
-    // another device, it measures its own accurate kernel, for its scale, whatever the home
-    // device's sweep holds.
-    std::set<std::string> skip;
-    for (const auto &r : rows_) {
-      const bool scale_of_another =
-          timed && r.row.variant == base_id_ && apps_here.count(r.row.app);
-      if ((r.stage == name && !scale_of_another) ||
-          (timed && r.stage == baseline_stage && r.device == static_cast<int>(d)))
-        skip.insert(r.row.key);
+std::unique_ptr<StageWorker> Tuner::start_worker(const std::string &name, StageInputs inputs,
+                                                 const Plan &share, std::size_t d, bool timed,
+                                                 bool save, const std::string &baseline_stage,
+                                                 const TuneSpace &space) const {
+  std::set<std::string> apps_here;
+  nlohmann::ordered_json units_json = nlohmann::ordered_json::array();
+  auto add_unit = [&](const std::string &app, const Variant &v,
+                      const std::vector<WorkGroup> &shapes) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto &wg : shapes) list.push_back({wg.x, wg.y, wg.vec, wg.py});
+    units_json.push_back({{"app", app},
+                          {"variant", variant_id(v)},
+                          {"donors", donor_indices(space, v)},
+                          {"shapes", list}});
+  };
+  for (const auto &[app, variants] : share.apps)
+    for (const auto &[id, entry] : variants) {
+      add_unit(app, entry.first, entry.second);
+      if (home_device(app) != static_cast<int>(d)) apps_here.insert(app);
     }
-    if (timed)
-      for (const auto &app : apps_here) add_unit(app, base_, cfg_.shapes);
-    nlohmann::ordered_json request = {{"args", cfg_.command_args},
-                                      {"stage", name},
-                                      {"inputs", inputs_name(inputs)},
-                                      {"timed", timed},
-                                      {"save", save},
-                                      {"outputs_dir", cfg_.outputs_dir},
-                                      {"skip_keys", skip},
-                                      {"units", units_json}};
-    workers.push_back(std::make_unique<StageWorker>(std::move(request), static_cast<int>(d),
-                                                    cfg_.worker_devices[d - 1]));
+  // What it measured before an interruption is not measured again. For an app whose home is
+  // another device, it measures its own accurate kernel, for its scale, whatever the home
+  // device's sweep holds.
+  std::set<std::string> skip;
+  for (const auto &r : rows_) {
+    const bool scale_of_another = timed && r.row.variant == base_id_ && apps_here.count(r.row.app);
+    if ((r.stage == name && !scale_of_another) ||
+        (timed && r.stage == baseline_stage && r.device == static_cast<int>(d)))
+      skip.insert(r.row.key);
   }
-  bool complete = measure(name, inputs, shares[0], timed, save, skip_keys, checkpoint);
-  std::string problem;
-  for (auto &w : workers) {
-    StageWorker::Result result = w->finish(interrupt_requested());
-    for (auto &row : result.rows) {
-      const bool baseline = timed && row.variant == base_id_ && home_device(row.app) != w->slot();
-      rows_.push_back({baseline ? baseline_stage : name, std::move(row), w->slot()});
-      index(rows_.size() - 1);
-      journal_row(to_json(rows_.back()));  // a restarted tune keeps the other devices' rows
-    }
-    copy_gbps_ = std::max(copy_gbps_, result.copy_gbps);
-    for (auto it = result.phases.begin(); it != result.phases.end(); ++it)
-      if (it.value().is_number()) runner_phase_s_[it.key()] += it.value().get<double>();
-    if (result.interrupted) complete = false;
-    if (!result.problem.empty() && problem.empty()) problem = result.problem;
-  }
-  stage_s_[name] = measured_before + (now_s() - start);  // the stage's wall time, workers included
-  checkpoint(rows_);
-  if (!problem.empty()) throw std::runtime_error(problem);
-  return complete;
+  if (timed)
+    for (const auto &app : apps_here) add_unit(app, base_, cfg_.shapes);
+  nlohmann::ordered_json request = {{"args", cfg_.command_args},
+                                    {"stage", name},
+                                    {"inputs", inputs_name(inputs)},
+                                    {"timed", timed},
+                                    {"save", save},
+                                    {"outputs_dir", cfg_.outputs_dir},
+                                    {"skip_keys", skip},
+                                    {"units", units_json}};
+  return std::make_unique<StageWorker>(std::move(request), static_cast<int>(d),
+                                       cfg_.worker_devices[d - 1]);
 }
 
 bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
