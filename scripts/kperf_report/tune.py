@@ -190,6 +190,13 @@ def tune_gallery(tunes, out, written):
     return shown
 
 
+def harness_sessions(harness):
+    """A tune's harness block and those of the sessions --resume continued, newest first."""
+    while isinstance(harness, dict) and harness:
+        yield harness
+        harness = harness.get("resumed_from")
+
+
 def tune_harness_table(tunes):
     """Where each tune's wall time went: its stages' sum and the runner's phases (summed over the
     sessions of a resumed tune), the programs built and how many came from the binary cache."""
@@ -197,13 +204,12 @@ def tune_harness_table(tunes):
              "| timed launches | truths kept |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for path, doc in tunes:
         ctx = doc["context"]
-        e, wall, builds, phases = ctx.get("harness", {}), 0.0, 0, defaultdict(float)
-        while isinstance(e, dict) and e:
+        wall, builds, phases = 0.0, 0, defaultdict(float)
+        for e in harness_sessions(ctx.get("harness", {})):
             wall += e.get("wall_s", 0.0)
             builds += e.get("builds", 0)
             for k, v in e.get("phases_s", {}).items():
                 phases[k] += v
-            e = e.get("resumed_from")
         cache = ctx.get("binary_cache")
         hits = cache.get("hits", 0) if isinstance(cache, dict) else "off"
         truths = ctx.get("harness", {}).get("truth_cache", {}).get("grids", "-")
@@ -218,15 +224,13 @@ def tune_sections(tunes, out, written):
     md = ["## Tuning under an error budget (kperf tune, SPEC 12)", ""]
     for path, doc in tunes:
         ctx, tc = doc["context"], doc["context"]["tune"]
-        h = ctx.get("harness", {})
-        sessions, wall, builds, stages, e = 0, 0.0, 0, defaultdict(float), h
-        while isinstance(e, dict) and e:  # this session and the ones --resume continued
+        sessions, wall, builds, stages = 0, 0.0, 0, defaultdict(float)
+        for e in harness_sessions(ctx.get("harness", {})):
             sessions += 1
             wall += e.get("wall_s", 0.0)
             builds += e.get("builds", 0)
             for k, v in e.get("stages_s", {}).items():
                 stages[k] += v
-            e = e.get("resumed_from")
         md += [f"- `{display_name(path)}`: {tune_device(doc)}, inputs {tune_size(doc)}, "
                f"{len(tc['train']['inputs'])} training inputs ({', '.join(tc['train']['inputs'])}), "
                f"{len(tc['test']['inputs'])} held-out ({', '.join(tc['test']['inputs'])}); "
