@@ -124,12 +124,12 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
     EXPECT_FALSE(fs::exists(dir / "r.json")) << c.args;
   }
   // A size beyond the device's largest allocation is refused before anything is allocated. The
-  // largest grid --size takes (65536^2 floats, 16 GiB) fits one allocation on a big GPU (an
-  // H200 allows 35 GB), where this check cannot be provoked.
-  const std::uint64_t largest_grid = std::uint64_t{1} << 34;
+  // largest grid --size takes (46340^2 floats, 8.6 GB: io.hpp's kMaxGridElements) fits one
+  // allocation on a big GPU (an H200 allows 35 GB), where this check cannot be provoked.
+  const std::uint64_t largest_grid = std::uint64_t{46340} * 46340 * sizeof(float);
   if (test::test_env() && test::test_env()->info().max_mem_alloc_size < largest_grid) {
     const CliRun huge =
-        kperf_cli("run --apps gaussian3 --size 65536 --input synthetic:noise" + out, dir);
+        kperf_cli("run --apps gaussian3 --size 46340 --input synthetic:noise" + out, dir);
     EXPECT_EQ(huge.exit_code, 2);
     EXPECT_TRUE(one_line(huge.err)) << huge.err;
     EXPECT_NE(huge.err.find("CL_DEVICE_MAX_MEM_ALLOC_SIZE"), std::string::npos) << huge.err;

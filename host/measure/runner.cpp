@@ -188,7 +188,10 @@ double Runner::copy_gbps_for(int width, int height) {
       if (std::memcmp(back.data(), pattern.data.data(), elements * sizeof(float)) != 0)
         result.status = std::string(name) + " wrote something other than its input";
     };
-    const std::size_t local = std::min<std::size_t>(256, env_.info().max_work_group_size);
+    // A power of two: n is at most INT_MAX (io.hpp), so the rounded-up launch stays within 2^31
+    // work-items and copy.cl's int index cannot wrap.
+    std::size_t local = 256;
+    while (local > 1 && local > env_.info().max_work_group_size) local /= 2;
     auto measure = [&](const char* name, std::size_t items, double bytes) {
       if (items == 0) return 0.0;
       cl::Kernel k(program, name);
