@@ -297,7 +297,9 @@ TEST(Cli, SizeListRunsEverySize) {
 }
 
 // --cold: the context says how many bytes flush the cache before each sample (at least 256 MiB
-// or half the largest allocation); every row is still measured. Without it, "cold" is false.
+// or half the largest allocation); every row is still measured. The copy kernels, the rooflines'
+// reference, are timed alike: a flush before each of their timed launches (five copies, three
+// reps). Without it, "cold" is false and the copies are timed warm.
 TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
@@ -310,6 +312,12 @@ TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
     const auto& cold = doc["context"]["cold"];
+    ASSERT_EQ(doc["context"]["copy"].size(), 1u);
+    for (const auto& copy : doc["context"]["copy"]) {
+      EXPECT_EQ(copy.at("status"), "ok");
+      EXPECT_EQ(copy.at("cold"), !flag.empty());
+      EXPECT_EQ(copy.at("flushes"), flag.empty() ? 0 : 5 * 3);
+    }
     if (flag.empty()) {
       EXPECT_EQ(cold, false);
       continue;
