@@ -281,13 +281,25 @@ void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jo
   const WorkerCompile done = compile_in_workers(env_, cfg_.compile_worker_exe, jobs);
   worker_processes_ = std::max(worker_processes_, done.processes);
   worker_programs_ += done.programs;
+  // A compiler crash here would be no configuration's: after one (an earlier measuring process
+  // died in this prebuild), and for a program a compile worker died building, each program is
+  // built in its configuration's journaled set-up, where a crash is that configuration's fault.
+  for (std::size_t i : done.crashed) crashed_builds_.insert(jobs[i]);
+  if (journal_skip_prebuild()) return;
+  std::vector<std::pair<std::string, std::string>> rest;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (!crashed_builds_.count(jobs[i]) &&
+        std::find(done.timed_out.begin(), done.timed_out.end(), i) == done.timed_out.end())
+      rest.push_back(jobs[i]);
   // Oclgrind builds on the calling thread only: its uninitialised-value checker writes a program's
   // program-scope variables through a memory pool that exists on the threads it made, and a build
   // on another thread crashes it (bilateral's weight table, about one run in three with two
   // threads).
   const bool oclgrind = env_.info().platform_name.find("Oclgrind") != std::string::npos;
-  env_.prebuild(jobs,
+  journal_begin_prebuild(rest.size());
+  env_.prebuild(rest,
                 oclgrind ? 1u : std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  journal_end();
 }
 
 void Runner::load_own_inputs(Workload& w, std::optional<std::pair<int, int>> size) const {

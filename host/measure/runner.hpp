@@ -152,6 +152,8 @@ class Runner {
  private:
   std::unique_ptr<DeviceBuffers> buffers_;
   std::size_t worker_processes_ = 0, worker_programs_ = 0;
+  // Programs a compile worker died building: never prebuilt in this process (prebuild()).
+  std::set<std::pair<std::string, std::string>> crashed_builds_;
   std::optional<DeviceMetrics> device_metrics_;
   std::string metrics_reason_;
   struct CopyResult {
