@@ -25,12 +25,14 @@
 #include "merge_command.hpp"
 #include "parallel.hpp"
 #include "pipeline_command.hpp"
+#include "process.hpp"
 #include "results.hpp"
 #include "run_command.hpp"
 #include "runner.hpp"
 #include "supervisor.hpp"
 #include "synthetic.hpp"
 #include "tune_command.hpp"
+#include "tune_devices.hpp"
 
 namespace fs = std::filesystem;
 using namespace kperf;
@@ -119,6 +121,7 @@ void print_usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  die_with_kperf_parent();  // a measuring process or worker does not outlive its kperf parent
   const std::string command_line = joined_command_line(argc - 1, argv + 1);
   try {
     if (argc < 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
@@ -132,6 +135,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "__compile-worker") return compile_worker_main(argc - 1, argv + 1);
     if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
+    if (cmd == "__tune-stage") hold_stage_slot();  // one worker per device, whatever restarted
     // Measuring commands run in a child process that a fault loses alone (supervisor.hpp).
     if (!std::getenv("KPERF_JOURNAL_EVENTS") && wants_supervisor(argc, argv))
       return supervise(argc, argv);

@@ -1,6 +1,8 @@
 // metrics: the error metrics (semantics §10) on the device, so an output never has to
 // leave it. Each work-group reduces a fixed grid-stride share of the elements to partial sums
 // that the host adds in group order: the result depends on the launch shape only, which is fixed.
+// The grid-stride loops count in size_t: a grid of up to INT_MAX elements (io.hpp) plus one
+// stride would overflow an int.
 // The output is read as the precision file of its storage reads it (-DKPERF_PRECISION_FILE,
 // with -I the scheme directory): any storage type kperf has, with no case of its own here. The
 // truth is double.
@@ -37,7 +39,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void error_range(
     __global const double* truth, __global const OUT_T* out, int n, __global double* partial) {
   __local double scratch[GROUP];
   double hi = -INFINITY, lo = INFINITY, big = 0.0;
-  for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+  for (size_t i = get_global_id(0); i < (size_t)n; i += get_global_size(0)) {
     const double t = truth[i], a = LOAD_OUT(out, i);
     if (!isfinite(t) || !isfinite(a)) continue;
     hi = fmax(hi, t);
@@ -65,7 +67,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void error_sums(
   __local long count_scratch[GROUP];
   double rel = 0.0, abs_sum = 0.0, sq = 0.0, max_abs = 0.0;
   long used = 0, used_rel = 0, excluded = 0, nonfinite = 0, wrong = 0;
-  for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+  for (size_t i = get_global_id(0); i < (size_t)n; i += get_global_size(0)) {
     const double t = truth[i], a = LOAD_OUT(out, i);
     if (isfinite(t) && !(fabs(t - a) <= wrong_threshold)) ++wrong;
     if (!isfinite(t) || !isfinite(a)) {
@@ -114,8 +116,8 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void ssim_sum(
   const int ow = width - 10, oh = height - 10;
   const int positions = ow * oh;
   double acc = 0.0;
-  for (int p = (int)get_global_id(0); p < positions; p += (int)get_global_size(0)) {
-    const int y0 = p / ow, x0 = p - y0 * ow;
+  for (size_t p = get_global_id(0); p < (size_t)positions; p += get_global_size(0)) {
+    const int y0 = (int)(p / ow), x0 = (int)p - y0 * ow;
     double m[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
     for (int ky = 0; ky < 11; ++ky) {
       double h[5] = {0.0, 0.0, 0.0, 0.0, 0.0};

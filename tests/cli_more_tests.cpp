@@ -1,6 +1,6 @@
 // Command-line tests of the built binary: binary cache and compile workers, metrics on the
-// device, kperf tune's bad input and early ends, resume rules, host errors as rows, devices and
-// energy.
+// device, kperf tune's bad input and early ends, grids too large to index, resume rules, host
+// errors as rows, devices and energy.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -195,6 +195,53 @@ void one_photo_split(const fs::path& dir) {
   for (const char* sub : {"train", "test"}) fs::create_directories(dir / sub);
   fs::copy_file(photos / "camera.png", dir / "train" / "camera.png");
   fs::copy_file(photos / "moon.png", dir / "test" / "moon.png");
+}
+
+// The kernels index a grid with 32-bit int: every way a size reaches kperf refuses a grid of more
+// than INT_MAX elements with one line, exit 2, before anything is allocated or written. (46340^2
+// passing is Parsers.WorkGroupsSizesCounts's: a run at that size would allocate 8.6 GB.)
+TEST(Cli, GridsBeyondA32BitIndexAreRefusedByEveryCommand) {
+  TempDir dir;
+  {
+    // A header claiming 46341x46341 floats and no data.
+    std::string npy("\x93NUMPY\x01\x00", 8);
+    const std::string header =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (46341, 46341), }\n";
+    npy.push_back(static_cast<char>(header.size()));
+    npy.push_back(0);
+    fs::create_directories(dir / "huge");
+    std::ofstream(dir / "huge/huge.npy", std::ios::binary) << npy << header << "1234";
+  }
+  for (const char* split : {"train", "test"}) {
+    fs::create_directories(dir / split);
+    write_npy((dir / split / (std::string(split) + ".npy")).string(), Grid(16, 16, 1.0f));
+  }
+  const std::string d = dir.path().string(), out = " --out " + d + "/r.json";
+  const std::string tune = "tune --apps gaussian3 --budget 0.1 --train train --test test";
+  const BadCase cases[] = {
+      {"run --dry-run --size 46341", "invalid size '46341': 46341x46341 is 2147488281 elements"},
+      {"run --size 65536x32768", "invalid size '65536x32768'"},
+      {"run --size 512,32768x65536", "invalid size '32768x65536'"},
+      {"run --input huge/huge.npy", "huge.npy: shape (46341, 46341): 46341x46341"},
+      {"run --apps hotspot --temp huge/huge.npy --power huge/huge.npy", "huge.npy: shape"},
+      {"check --apps gaussian3 --size 46341", "invalid size '46341'"},
+      {"pipeline --pipeline blur-edges --size 46341", "invalid size '46341'"},
+      {"tune --pipeline blur-edges --budget 0.1 --train train --test test --size 46341",
+       "invalid size '46341'"},
+  };
+  auto refused = [&](const std::string& args, const std::string& expect) {
+    const bool check = args.rfind("check", 0) == 0;  // kperf check writes no document
+    const CliRun r = kperf_cli(args + (check ? "" : out), dir, "cd " + d + " &&");
+    EXPECT_EQ(r.exit_code, 2) << args << " -> " << r.err;
+    EXPECT_TRUE(one_line(r.err)) << args << " -> [" << r.err << "]";
+    EXPECT_NE(r.err.find(expect), std::string::npos) << args << " -> " << r.err;
+    EXPECT_NE(r.err.find("32-bit integers, so at most 2147483647"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "r.json")) << args;
+  };
+  for (const auto& c : cases) refused(c.args, c.expect);
+  refused(tune + " --size 46341", "invalid size '46341'");
+  fs::copy_file(dir / "huge/huge.npy", dir / "train/huge.npy");
+  refused(tune, "huge.npy: shape (46341, 46341)");
 }
 
 TEST(Cli, TuneWithNoConfigurationWithinTheBudgetSaysSoAndExitsZero) {

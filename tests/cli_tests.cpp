@@ -124,12 +124,12 @@ TEST(Cli, BadInputGetsOneLineAndNoOutput) {
     EXPECT_FALSE(fs::exists(dir / "r.json")) << c.args;
   }
   // A size beyond the device's largest allocation is refused before anything is allocated. The
-  // largest grid --size takes (65536^2 floats, 16 GiB) fits one allocation on a big GPU (an
-  // H200 allows 35 GB), where this check cannot be provoked.
-  const std::uint64_t largest_grid = std::uint64_t{1} << 34;
+  // largest grid --size takes (46340^2 floats, 8.6 GB: io.hpp's kMaxGridElements) fits one
+  // allocation on a big GPU (an H200 allows 35 GB), where this check cannot be provoked.
+  const std::uint64_t largest_grid = std::uint64_t{46340} * 46340 * sizeof(float);
   if (test::test_env() && test::test_env()->info().max_mem_alloc_size < largest_grid) {
     const CliRun huge =
-        kperf_cli("run --apps gaussian3 --size 65536 --input synthetic:noise" + out, dir);
+        kperf_cli("run --apps gaussian3 --size 46340 --input synthetic:noise" + out, dir);
     EXPECT_EQ(huge.exit_code, 2);
     EXPECT_TRUE(one_line(huge.err)) << huge.err;
     EXPECT_NE(huge.err.find("CL_DEVICE_MAX_MEM_ALLOC_SIZE"), std::string::npos) << huge.err;
@@ -297,7 +297,9 @@ TEST(Cli, SizeListRunsEverySize) {
 }
 
 // --cold: the context says how many bytes flush the cache before each sample (at least 256 MiB
-// or half the largest allocation); every row is still measured. Without it, "cold" is false.
+// or half the largest allocation); every row is still measured. The copy kernels, the rooflines'
+// reference, are timed alike: a flush before each of their timed launches (five copies, three
+// reps). Without it, "cold" is false and the copies are timed warm.
 TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
@@ -310,6 +312,12 @@ TEST(Cli, ColdFlushesBeforeEverySampleAndSaysSo) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
     const auto& cold = doc["context"]["cold"];
+    ASSERT_EQ(doc["context"]["copy"].size(), 1u);
+    for (const auto& copy : doc["context"]["copy"]) {
+      EXPECT_EQ(copy.at("status"), "ok");
+      EXPECT_EQ(copy.at("cold"), !flag.empty());
+      EXPECT_EQ(copy.at("flushes"), flag.empty() ? 0 : 5 * 3);
+    }
     if (flag.empty()) {
       EXPECT_EQ(cold, false);
       continue;

@@ -9,6 +9,10 @@ does) and from a real kernel that reads 1.6 GB before its window (tests/apps/wil
   the document is complete and valid; exit 4, the last line counting the faults. Both kinds of
   fault, and the same without a supervisor (KPERF_SUPERVISE=0: the run ends there, complete
   false, exit 4).
+- a compiler crash (KPERF_FAULT=crash-build:OPTIONS raises SIGSEGV where a program with those
+  build options is compiled) is its configuration's device_fault row naming the build, the other
+  rows as without it, exit 4: built ahead of the configurations in the measuring process (which
+  the supervisor then restarts building each program in its configuration) or in a compile worker.
 - three faults in a row stop the run with one line, every row measured before them written.
 - the real crashing kernel beside gaussian3: gaussian3's rows equal a run of gaussian3 alone.
 - kperf tune drops a faulting candidate as it drops a pruned one (recorded with its stage and
@@ -98,6 +102,48 @@ def check_run_faults(binary, tmp):
           doc["context"]["error"]["kind"] == "device_fault", "without a supervisor: complete false")
     check(any(row["status"] == "device_fault" for row in rows.values()),
           "without a supervisor: the fault is a row")
+
+
+def check_compiler_crash(binary, tmp):
+    """A compiler that crashes on one configuration's program (KPERF_FAULT=crash-build) loses that
+    configuration alone: a device_fault row naming the build, whether the program was first built
+    ahead of the configurations in the measuring process or in a compile worker."""
+    base = ["run", "--apps", "gaussian3", "--input", "synthetic:noise", "--size", "48x40",
+            "--warmup", "1", "--reps", "3", "--wg", "16x4,8x8", "--quiet",
+            "--schemes", "accurate,stencil,rows:2,cols:2"]
+    clean = os.path.join(tmp, "build-clean.json")
+    r = run(binary, base + ["--out", clean])
+    check(r.returncode == 0, f"a run without a compiler crash: {r.stderr}")
+    _, reference = rows_by_key(clean)
+    for where, extra in (("in the measuring process", {}),
+                         ("in a compile worker", {"KPERF_COMPILE_WORKERS": "2", "TMPDIR": tmp})):
+        out = os.path.join(tmp, "build-crash.json")
+        env = dict(extra, KPERF_FAULT="crash-build:" + CRASH_OPTIONS)
+        r = run(binary, base + ["--out", out], env)
+        check(r.returncode == 4, f"compiler crash {where}: exit 4, got {r.returncode}: {r.stderr}")
+        last = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+        check("1 configuration faulted the device" in last, f"compiler crash {where}: {last!r}")
+        # Built ahead in the measuring process, the crash restarts it building each program in
+        # its configuration; a compile worker's crash leaves the program to its configuration.
+        restarted = "while compiling programs ahead of their configurations" in r.stderr
+        check(restarted == (not extra), f"compiler crash {where}: the prebuild's crash: {r.stderr}")
+        doc, rows = rows_by_key(out)
+        check(doc["context"]["complete"] is True, f"compiler crash {where}: complete")
+        faulted = [k for k, row in rows.items() if row["status"] == "device_fault"]
+        check(len(faulted) == 1 and FAULTED in faulted[0],
+              f"compiler crash {where}: one device_fault row: {faulted}")
+        for k in faulted:
+            check("Segmentation fault" in rows[k]["reason"] and
+                  "build and set-up" in rows[k]["reason"],
+                  f"compiler crash {where}: the signal and the build phase: {rows[k]['reason']}")
+        check(set(rows) == set(reference), f"compiler crash {where}: every configuration's row")
+        for k, row in rows.items():
+            if k not in faulted and k in reference:
+                check(same_measurement(row, reference[k]), f"compiler crash {where}: {k} differs")
+
+
+# Build options that the FAULTED configuration's program alone has.
+CRASH_OPTIONS = "scheme_rows.cl -DSKIP=2 -DRECON_LI=0 -DWG_X=16 -DWG_Y=4"
 
 
 def check_three_in_a_row(binary, tmp):
@@ -273,6 +319,7 @@ def main():
     binary, root = sys.argv[1:]
     with tempfile.TemporaryDirectory(prefix="kperf-fault-") as tmp:
         check_run_faults(binary, tmp)
+        check_compiler_crash(binary, tmp)
         check_three_in_a_row(binary, tmp)
         check_real_crash(binary, root, tmp)
         check_tune(binary, root, tmp)

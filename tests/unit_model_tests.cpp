@@ -290,6 +290,9 @@ TEST(Synthetic, DeterministicAndInRange) {
   }
   EXPECT_THROW(make_synthetic_image("plasma", 8, 8), InputError);
   EXPECT_THROW(make_synthetic_image("noise", 0, 8), InputError);
+  // Refused before the grid is allocated: more elements than a 32-bit index reaches.
+  EXPECT_THROW(make_synthetic_image("noise", 46341, 46341), InputError);
+  EXPECT_THROW(make_synthetic_chip(65536, 32768), InputError);
   const HotspotInput c1 = make_synthetic_chip(64, 48), c2 = make_synthetic_chip(64, 48);
   EXPECT_EQ(c1.temp.data, c2.temp.data);
   EXPECT_EQ(c1.power.data, c2.power.data);

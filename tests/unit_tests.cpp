@@ -319,9 +319,14 @@ TEST(Npy, Uint8AndRejections) {
       {npy_with("<f4", "(6,)", 24), "rank 1"},
       {npy_with(">f4", "(2, 3)", 24), "big-endian"},
       {npy_with("<f4", "(2, 3)", 10), "truncated"},
-      // Regression (found by fuzz_readers): a header claiming 65536x65536 floats with no data
-      // must fail on the size check, before allocating 16 GiB.
-      {npy_with("<f4", "(65536, 65536)", 8), "truncated"},
+      // Regression (found by fuzz_readers): a header claiming a huge grid with no data must fail
+      // on a size check, before allocating it: more elements than the kernels' 32-bit indices
+      // reach, or (at the largest grid they reach either way) the missing data.
+      {npy_with("<f4", "(65536, 65536)", 8), "32-bit"},
+      {npy_with("<f4", "(46341, 46341)", 8), "2147488281 elements"},
+      {npy_with("<f4", "(65536, 32768)", 8), "32-bit"},
+      {npy_with("<f4", "(46340, 46340)", 8), "truncated"},
+      {npy_with("<f4", "(65536, 32767)", 8), "truncated"},
       {std::string("not numpy at all"), "magic"},
   };
   for (const auto& [bytes, why] : bad) {
@@ -460,6 +465,20 @@ TEST(Parsers, WorkGroupsSizesCounts) {
   EXPECT_EQ(parse_size("640x480"), std::make_pair(640, 480));
   for (const char* bad : {"0", "-5", "12x", "axb", "70000"})
     EXPECT_THROW(parse_size(bad), std::invalid_argument) << bad;
+  // The kernels index a grid with 32-bit int: INT_MAX elements at most, whatever the sides.
+  EXPECT_EQ(parse_size("46340"), std::make_pair(46340, 46340));
+  EXPECT_EQ(parse_size("65536x32767"), std::make_pair(65536, 32767));
+  EXPECT_EQ(parse_size("32767x65536"), std::make_pair(32767, 65536));
+  for (const char* big : {"46341", "65536x32768", "32768x65536", "65536", "46341x46341"}) {
+    try {
+      parse_size(big);
+      ADD_FAILURE() << "accepted " << big;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("32-bit integers, so at most 2147483647"),
+                std::string::npos)
+          << e.what();
+    }
+  }
   EXPECT_EQ(parse_count("reps", "50", 1, 100), 50);
   EXPECT_THROW(parse_count("reps", "-1", 1, 100), std::invalid_argument);
   EXPECT_THROW(parse_count("reps", "0", 1, 100), std::invalid_argument);

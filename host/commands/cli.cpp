@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "io.hpp"
+
 namespace kperf {
 
 namespace {
@@ -91,6 +93,8 @@ std::pair<int, int> parse_size(const std::string& text) {
     throw std::invalid_argument(
         "invalid size '" + text +
         "' (expected N or WxH with sides in 1..65536, e.g. 512 or 640x480)");
+  if (const std::string big = grid_elements_problem(w, h); !big.empty())
+    throw std::invalid_argument("invalid size '" + text + "': " + big);
   return {static_cast<int>(w), static_cast<int>(h)};
 }
 

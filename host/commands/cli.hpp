@@ -25,7 +25,8 @@ std::vector<WorkGroup> with_outputs_per_item(const std::vector<WorkGroup>& wgs,
                                              const std::vector<int>& vecs,
                                              const std::vector<int>& pys);
 
-// "512" -> 512x512, "640x480" -> 640x480 (width x height), each side in 1..65536.
+// "512" -> 512x512, "640x480" -> 640x480 (width x height), each side in 1..65536 and at most
+// kMaxGridElements in all (io.hpp: the kernels index with 32-bit int).
 std::pair<int, int> parse_size(const std::string& text);
 
 // Non-negative (min 0) or positive (min 1) integer option values.

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -421,6 +423,33 @@ bool ClEnv::has_built(const std::string& source, const std::string& options) {
   return programs_.count(std::make_pair(source, options)) != 0;
 }
 
+void ClEnv::fail_build(const std::string& source, const std::string& options,
+                       const std::string& why) {
+  CachedBuild failed;
+  failed.error = why;
+  std::lock_guard<std::mutex> lock(programs_mutex_);
+  programs_.emplace(std::make_pair(source, options), std::move(failed));
+}
+
+namespace {
+
+// Test hook (tests/fault_test.py): KPERF_FAULT=crash-build:TEXT raises SIGSEGV where the compiler
+// would build a program whose build options contain TEXT, in this process or a compile worker, as
+// a compiler that crashes on that program does.
+void injected_compiler_crash(const std::string& options) {
+  static const std::string text = [] {
+    const char* spec = std::getenv("KPERF_FAULT");
+    const std::string kind = "crash-build:";
+    return spec && std::string(spec).rfind(kind, 0) == 0 ? std::string(spec + kind.size())
+                                                         : std::string();
+  }();
+  if (text.empty() || options.find(text) == std::string::npos) return;
+  std::signal(SIGSEGV, SIG_DFL);  // as the compiler's own crash: no handler between
+  std::raise(SIGSEGV);
+}
+
+}  // namespace
+
 cl::Program ClEnv::build(const std::string& source, const std::string& options) {
   auto key = std::make_pair(source, options);
   {
@@ -439,6 +468,7 @@ cl::Program ClEnv::build(const std::string& source, const std::string& options) 
   cl::Program program(context_, source);
   if (!cached.program) {
     try {
+      injected_compiler_crash(device_options);
       program.build(std::vector<cl::Device>{entry_.device}, device_options.c_str());
       cached.program = program;
       if (!file.empty()) store_cached(file, program);

@@ -134,6 +134,9 @@ class ClEnv {
   }
   // Whether build() of this pair already ran in this process (built or failed).
   bool has_built(const std::string& source, const std::string& options);
+  // Records this pair as a build that failed for `why` (a compile worker that never finished it),
+  // unless it was built: build() then throws BuildError with that reason and no log.
+  void fail_build(const std::string& source, const std::string& options, const std::string& why);
   std::size_t binary_cache_stores() const { return cache_stores_; }
 
  private:

@@ -30,13 +30,23 @@ void use_persistent_jit_cache(const std::string& dir);
 // get workers.
 unsigned compile_worker_count();
 
+// Seconds a compile worker may spend on one program before it is killed: KPERF_COMPILE_TIMEOUT
+// when set (a positive number), else 300.
+double compile_timeout_s();
+
 // Compiles the (source, options) pairs that `env` has neither built nor cached, spread over
 // child processes of `worker_exe` (a kperf binary, run as `kperf __compile-worker`); each stores
 // its binaries in env's binary cache, which is turned on in scratch_dir() when the user gave none.
-// A job a worker cannot build is left to the parent, whose build() reports the log. Returns how
-// many processes ran and how many programs went to them (none when too few to be worth a start).
+// A job a worker cannot build is left to the parent, whose build() reports the log. A worker that
+// dies of a signal (a compiler crash) leaves the program it was building in `crashed`: built in
+// this process it would crash it too, so the caller builds it where a crash is that
+// configuration's fault. A worker that spends more than compile_timeout_s() on one program is
+// killed and the program recorded in env as a failed build saying so (`timed_out`); the programs
+// it had not started are left to the parent. Returns how many processes ran and how many programs
+// went to them (none when too few to be worth a start).
 struct WorkerCompile {
   std::size_t processes = 0, programs = 0;
+  std::vector<std::size_t> crashed, timed_out;  // indices into `jobs`
 };
 WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
                                  const std::vector<std::pair<std::string, std::string>>& jobs);

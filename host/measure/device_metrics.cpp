@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "io.hpp"
@@ -50,7 +51,10 @@ DeviceMetrics::DeviceMetrics(ClEnv& env, const std::string& kernel_root) : env_(
 
 bool DeviceMetrics::set_truth(const std::vector<double>& truth, int width, int height) {
   const std::size_t bytes = truth.size() * sizeof(double);
-  if (bytes > env_.info().max_mem_alloc_size) return false;
+  // The kernels take the element count as an int (the command line refuses larger grids).
+  if (bytes > env_.info().max_mem_alloc_size ||
+      static_cast<long long>(width) * height > kMaxGridElements)
+    return false;
   truth_ = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, bytes);
   env_.queue().enqueueWriteBuffer(truth_, CL_TRUE, 0, bytes, truth.data());
   width_ = width;
@@ -66,8 +70,11 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
                                     bool with_ssim) {
   const std::size_t t = storage_index(type);
   auto& q = env_.queue();
-  const cl_int n = width_ * height_;
-  const int groups = std::clamp((n + kGroup - 1) / kGroup, 1, kGroups);
+  // In 64 bits: width x height is at most INT_MAX (set_truth), but n + kGroup - 1 may not be.
+  const std::int64_t elements = static_cast<std::int64_t>(width_) * height_;
+  const cl_int n = static_cast<cl_int>(elements);
+  const int groups =
+      static_cast<int>(std::clamp<std::int64_t>((elements + kGroup - 1) / kGroup, 1, kGroups));
   const cl::NDRange global(static_cast<std::size_t>(kGroup) * groups), local(kGroup);
   std::vector<double> partial(4 * kGroups);
   std::vector<cl_long> counts(5 * kGroups);

@@ -20,6 +20,7 @@ struct Journal {
   std::vector<nlohmann::json> rows, workload_faults;
   std::string stop;
   int restarts = 0;
+  bool skip_prebuild = false;
 };
 
 Journal& journal() {
@@ -60,6 +61,7 @@ void init_journal_from_environment() {
       j.workload_faults.push_back(w);
     j.stop = doc.value("stop", std::string());
     j.restarts = doc.value("restarts", 0);
+    j.skip_prebuild = doc.value("skip_prebuild", false);
   }
   ::unsetenv("KPERF_JOURNAL_EVENTS");
   ::unsetenv("KPERF_JOURNAL");
@@ -78,6 +80,10 @@ void journal_row(const nlohmann::ordered_json& row) { append_event({{"row", row}
 void journal_begin_workload(const nlohmann::ordered_json& workload, const char* phase) {
   append_event({{"begin_workload", workload}, {"phase", phase}});
 }
+
+void journal_begin_prebuild(std::size_t programs) { append_event({{"begin_prebuild", programs}}); }
+
+bool journal_skip_prebuild() { return journal().skip_prebuild; }
 
 void journal_workload_fault(const nlohmann::ordered_json& workload) {
   append_event({{"workload_fault", workload}});

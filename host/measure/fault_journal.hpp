@@ -45,6 +45,13 @@ void journal_begin_workload(const nlohmann::ordered_json& workload, const char* 
 // configuration of it is a device_fault row.
 void journal_workload_fault(const nlohmann::ordered_json& workload);
 
+// Programs of configurations not yet begun are compiled together (a run's prebuild): a crash
+// before journal_end() is no configuration's; the supervisor has the next process skip it.
+void journal_begin_prebuild(std::size_t programs);
+// Whether an earlier measuring process crashed in its prebuild: build each program in its own
+// configuration's journaled set-up instead, where a crash is that configuration's fault.
+bool journal_skip_prebuild();
+
 // The rows earlier measuring processes of this command finished, in order.
 const std::vector<nlohmann::json>& journal_rows();
 // The device_fault row an earlier process left for the configuration `key` measured with

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "fault_journal.hpp"
 #include "inputs.hpp"
 #include "parallel.hpp"
 #include "runner.hpp"
@@ -267,7 +268,12 @@ void PipelineRunner::prebuild(const std::vector<std::vector<PipelineStage>>& cha
   std::set<std::pair<std::string, std::string>> jobs;
   for (const auto& chain : chains)
     for (const PipelineStage& s : chain) jobs.insert({source_of(*s.app), options_of(s)});
+  // As Runner::prebuild: after a compiler crash here, each chain builds its stages under the
+  // journal, where a crash is that chain's fault.
+  if (journal_skip_prebuild()) return;
+  journal_begin_prebuild(jobs.size());
   env_.prebuild({jobs.begin(), jobs.end()}, static_cast<unsigned>(host_threads()));
+  journal_end();
 }
 
 cl::Buffer& PipelineRunner::output_buffer(std::size_t k, std::size_t bytes) {

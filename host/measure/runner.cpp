@@ -171,6 +171,7 @@ double Runner::copy_gbps_for(int width, int height) {
   for (const auto& c : copies_)
     if (c.width == width && c.height == height) return std::max(c.scalar_gbps, c.vec4_gbps);
   CopyResult result{width, height, 0, 0, "ok"};
+  result.cold = flush_bytes_ > 0;
   try {
     const std::size_t n = static_cast<std::size_t>(width) * height;
     cl::Program program = env_.build(kernel_source("copy.cl"), "-cl-std=CL1.2");
@@ -188,7 +189,10 @@ double Runner::copy_gbps_for(int width, int height) {
       if (std::memcmp(back.data(), pattern.data.data(), elements * sizeof(float)) != 0)
         result.status = std::string(name) + " wrote something other than its input";
     };
-    const std::size_t local = std::min<std::size_t>(256, env_.info().max_work_group_size);
+    // A power of two: n is at most INT_MAX (io.hpp), so the rounded-up launch stays within 2^31
+    // work-items and copy.cl's int index cannot wrap.
+    std::size_t local = 256;
+    while (local > 1 && local > env_.info().max_work_group_size) local /= 2;
     auto measure = [&](const char* name, std::size_t items, double bytes) {
       if (items == 0) return 0.0;
       cl::Kernel k(program, name);
@@ -199,9 +203,17 @@ double Runner::copy_gbps_for(int width, int height) {
       for (int i = 0; i < cfg_.warmup; ++i)
         env_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(local));
       std::vector<cl::Event> events(static_cast<std::size_t>(std::max(1, cfg_.reps)));
-      for (auto& ev : events)
+      for (auto& ev : events) {
+        // --cold: timed as the kernels it is the roofline of are (time_samples), after a fill of
+        // a buffer larger than the cache, so a cold kernel's bandwidth is not divided by a warm
+        // copy's.
+        if (flush_bytes_) {
+          env_.queue().enqueueFillBuffer(flush_, static_cast<cl_uint>(++result.flushes), 0,
+                                         flush_bytes_);
+        }
         env_.queue().enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(local), nullptr,
                                           &ev);
+      }
       env_.queue().finish();
       std::vector<std::uint64_t> samples;
       for (auto& ev : events)
@@ -238,6 +250,8 @@ nlohmann::ordered_json Runner::copy_json() const {
                     {"half_gbps", c.half_gbps},
                     {"half_convert_gbps", c.half_convert_gbps},
                     {"half_to_float_gbps", c.half_to_float_gbps},
+                    {"cold", c.cold},
+                    {"flushes", c.flushes},
                     {"status", c.status}});
   return list;
 }
@@ -267,13 +281,25 @@ void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jo
   const WorkerCompile done = compile_in_workers(env_, cfg_.compile_worker_exe, jobs);
   worker_processes_ = std::max(worker_processes_, done.processes);
   worker_programs_ += done.programs;
+  // A compiler crash here would be no configuration's: after one (an earlier measuring process
+  // died in this prebuild), and for a program a compile worker died building, each program is
+  // built in its configuration's journaled set-up, where a crash is that configuration's fault.
+  for (std::size_t i : done.crashed) crashed_builds_.insert(jobs[i]);
+  if (journal_skip_prebuild()) return;
+  std::vector<std::pair<std::string, std::string>> rest;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (!crashed_builds_.count(jobs[i]) &&
+        std::find(done.timed_out.begin(), done.timed_out.end(), i) == done.timed_out.end())
+      rest.push_back(jobs[i]);
   // Oclgrind builds on the calling thread only: its uninitialised-value checker writes a program's
   // program-scope variables through a memory pool that exists on the threads it made, and a build
   // on another thread crashes it (bilateral's weight table, about one run in three with two
   // threads).
   const bool oclgrind = env_.info().platform_name.find("Oclgrind") != std::string::npos;
-  env_.prebuild(jobs,
+  journal_begin_prebuild(rest.size());
+  env_.prebuild(rest,
                 oclgrind ? 1u : std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  journal_end();
 }
 
 void Runner::load_own_inputs(Workload& w, std::optional<std::pair<int, int>> size) const {

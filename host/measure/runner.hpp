@@ -155,6 +155,8 @@ class Runner {
  private:
   std::unique_ptr<DeviceBuffers> buffers_;
   std::size_t worker_processes_ = 0, worker_programs_ = 0;
+  // Programs a compile worker died building: never prebuilt in this process (prebuild()).
+  std::set<std::pair<std::string, std::string>> crashed_builds_;
   std::optional<DeviceMetrics> device_metrics_;
   std::string metrics_reason_;
   struct CopyResult {
@@ -164,6 +166,10 @@ class Runner {
     // Copies of halves at the half precisions' stored sizes (copy.cl): raw, through float and
     // back, half to float. Context only: the roofline stays the float copy's.
     double half_gbps = 0, half_convert_gbps = 0, half_to_float_gbps = 0;
+    // --cold: a cache flush before each timed copy, as before each timed sample of a kernel
+    // (`flushes` of them, all the copies' together).
+    bool cold = false;
+    long flushes = 0;
   };
 
   void run_workload(Workload& w, const std::function<void(ResultRow)>& sink);

@@ -27,7 +27,8 @@ struct Stopped {};    // the journal says to measure nothing more (fault_journal
 // Test hook for the failure paths (tests/cli_tests.cpp), from the environment's KPERF_FAULT:
 // "save" (every --save-outputs write fails), "alloc:N" (the Nth configuration timed runs out of
 // host memory), "workload:N" (the Nth workload's input fails to load), "crash:KEY" and
-// "lose-queue:KEY" (Runner::injected_launch_fault).
+// "lose-queue:KEY" (Runner::injected_launch_fault). Elsewhere: "crash-build:TEXT" (cl_env.cpp),
+// "hang-compile:TEXT" (compile_workers.cpp), "slow-spawn" (supervisor.cpp).
 bool fault(const std::string& kind);
 bool fault_at(const std::string& kind, std::atomic<long>& count);
 // The text after "KIND:" in KPERF_FAULT when it names that kind, else nullopt.

@@ -69,6 +69,8 @@ Grid make_synthetic_image(const std::string& name, int width, int height, std::u
   if (width < 1 || height < 1 || width > kMaxGridSide || height > kMaxGridSide)
     throw InputError("synthetic:" + name + ": size " + std::to_string(width) + "x" +
                      std::to_string(height) + " is outside 1.." + std::to_string(kMaxGridSide));
+  if (const std::string big = grid_elements_problem(width, height); !big.empty())
+    throw InputError("synthetic:" + name + ": size " + big);
   std::uint64_t name_hash = 1469598103934665603ULL;  // FNV-1a: each generator its own stream.
   for (unsigned char c : name) name_hash = (name_hash ^ c) * 1099511628211ULL;
   SplitMix64 rng(seed ^ name_hash);
@@ -128,6 +130,8 @@ HotspotInput make_synthetic_chip(int width, int height, std::uint64_t seed) {
   if (width < 1 || height < 1 || width > kMaxGridSide || height > kMaxGridSide)
     throw InputError("synthetic chip: size " + std::to_string(width) + "x" +
                      std::to_string(height) + " is outside 1.." + std::to_string(kMaxGridSide));
+  if (const std::string big = grid_elements_problem(width, height); !big.empty())
+    throw InputError("synthetic chip: size " + big);
   SplitMix64 rng(seed);
   // Floorplan: recursive guillotine cuts into functional units, each with its power density
   // (W/m^2) drawn from a few classes (caches, logic, hot execution units).

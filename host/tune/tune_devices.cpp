@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -24,8 +26,40 @@ extern char **environ;
 
 namespace kperf {
 
+namespace {
+
+// Blocks until no process holds the lock file at `path` (flock, across processes), taking it when
+// `keep`; returns its descriptor, or -1 when it cannot be opened (then nothing is waited for).
+int lock_file(const std::string &path, bool keep) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | (keep ? 0 : O_CLOEXEC), 0600);
+  if (fd < 0) return -1;
+  while (::flock(fd, LOCK_EX) < 0 && errno == EINTR) {
+  }
+  if (!keep) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+void hold_stage_slot() {
+  const char *path = std::getenv("KPERF_STAGE_LOCK");
+  if (!path || !*path) return;
+  // Not close-on-exec: the processes this worker starts (its measuring process, compile workers)
+  // hold the slot with it. The variable goes, so that they do not wait for it themselves.
+  lock_file(path, true);
+  ::unsetenv("KPERF_STAGE_LOCK");
+}
+
 StageWorker::StageWorker(nlohmann::ordered_json request, int slot, const std::string &selector)
     : slot_(slot), selector_(selector) {
+  // A worker that an earlier measuring process of this tune started for this slot holds its lock
+  // until it and its children are gone (they end with that process: process.hpp); its files are
+  // rewritten, and a new worker started, only after.
+  const std::string lock = scratch_dir() + "/stage-" + std::to_string(slot) + ".lock";
+  lock_file(lock, false);
   const std::string base = scratch_dir() + "/stage-" + std::to_string(slot) + "-" +
                            request.value("stage", std::string("stage"));
   request_path_ = base + ".request.json";
@@ -47,7 +81,13 @@ StageWorker::StageWorker(nlohmann::ordered_json request, int slot, const std::st
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   std::string exe = executable_path().string(), command = "__tune-stage";
   char *argv[] = {exe.data(), command.data(), request_path_.data(), nullptr};
-  const int rc = posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv, environ);
+  std::vector<std::string> env_strings = {"KPERF_STAGE_LOCK=" + lock};
+  for (char **e = environ; *e; ++e)
+    if (std::strncmp(*e, "KPERF_STAGE_LOCK=", 17) != 0) env_strings.push_back(*e);
+  std::vector<char *> envp;
+  for (auto &e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     pid_ = -1;

@@ -40,6 +40,11 @@ class StageWorker {
   std::string selector_, request_path_, rows_path_, spawn_error_;
 };
 
+// The worker's side, first thing: waits until no other worker holds this one's device slot (the
+// lock StageWorker names in KPERF_STAGE_LOCK), then holds it until this process and those it
+// starts end. A measuring process restarted after a fault thus never has two workers on a slot.
+void hold_stage_slot();
+
 // The worker's side: the rows measured so far, written atomically where finish() reads them.
 void write_stage_rows(const std::string &path, const std::vector<ResultRow> &rows, double copy_gbps,
                       const nlohmann::ordered_json &phases);

@@ -94,6 +94,13 @@ void check_not_truncated(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
+std::string grid_elements_problem(long long width, long long height) {
+  if (width * height <= kMaxGridElements) return std::string();
+  return std::to_string(width) + "x" + std::to_string(height) + " is " +
+         std::to_string(width * height) + " elements; kperf's kernels index a grid with 32-bit " +
+         "integers, so at most " + std::to_string(kMaxGridElements) + " (46340x46340)";
+}
+
 Grid read_image(const std::string& path) { return decode_image(read_file(path), path); }
 
 Grid decode_image(const std::string& bytes, const std::string& path) {
@@ -209,6 +216,8 @@ Grid decode_npy(const std::string& bytes, const std::string& path) {
   if (dims[0] < 1 || dims[1] < 1 || dims[0] > kMaxGridSide || dims[1] > kMaxGridSide)
     throw InputError(path + ": shape " + shape + " is outside 1.." + std::to_string(kMaxGridSide) +
                      " per side");
+  if (const std::string big = grid_elements_problem(dims[1], dims[0]); !big.empty())
+    throw InputError(path + ": shape " + shape + ": " + big);
   // The data must be there before anything is allocated: the header alone can claim 16 GiB.
   const std::size_t elements =
       static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(dims[1]);
@@ -273,8 +282,9 @@ Grid parse_rodinia(const std::string& text, const std::string& path, int width, 
       throw InputError(path + ":" + std::to_string(line_no) + ": not a number: '" +
                        line.substr(0, 40) + "'");
     values.push_back(v);
-    if (values.size() > static_cast<std::size_t>(kMaxGridSide) * kMaxGridSide)
-      throw InputError(path + ": too many lines");
+    if (values.size() > static_cast<std::size_t>(kMaxGridElements))
+      throw InputError(path + ": too many lines (more than " + std::to_string(kMaxGridElements) +
+                       ", the most elements a grid may have)");
   }
   if (values.empty()) throw InputError(path + ": empty file");
   if (width <= 0 || height <= 0) {

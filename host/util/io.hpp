@@ -49,6 +49,13 @@ class InputError : public std::runtime_error {
 // Largest side accepted for any input or generated grid (guards against absurd sizes
 // before anything is allocated).
 constexpr int kMaxGridSide = 1 << 16;
+// Most elements in any grid: the kernels index a grid's elements (and the error metrics' loops
+// step through them) with 32-bit int, so a grid must have at most INT32_MAX elements (46340 x
+// 46340 fits, 46341 x 46341 does not). Every size is refused above it before anything runs.
+constexpr long long kMaxGridElements = 2147483647;
+// Why a width x height grid is too large to index ("" when it is not): one sentence naming the
+// element count and the limit.
+std::string grid_elements_problem(long long width, long long height);
 // Largest image accepted, in pixels (16384^2): a small compressed file can claim a huge size,
 // and its decode buffer is allocated before the data is seen.
 constexpr long long kMaxImagePixels = 1LL << 28;
