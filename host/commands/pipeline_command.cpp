@@ -400,7 +400,7 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
     }
   }
   add_speedups(rows, of_row, chains);
-  nlohmann::ordered_json ctx = base_context(command_line, env);
+  nlohmann::ordered_json ctx = base_context(command_line, env, kernel_root);
   nlohmann::ordered_json stage_names = nlohmann::ordered_json::array();
   for (const auto* app : apps) stage_names.push_back(app->name);
   ctx["pipeline"] = {{"name", pipeline},
