@@ -192,8 +192,12 @@ def main(argv=None):
         return backfill(args.results)
     sidecar = kp.load_sidecar(os.path.join(args.results, "provenance.json"))
     paths = args.runs or [os.path.join(args.results, r) for r in kp.committed_runs(args.results)]
-    git = Git(args.root) if os.path.isdir(os.path.join(args.root, ".git")) or \
-        os.path.isfile(os.path.join(args.root, ".git")) else None
+    git = None  # where history is at hand, the backfill is checked against it
+    if os.path.exists(os.path.join(args.root, ".git")):
+        try:
+            git = Git(args.root)
+        except OSError:
+            pass
     counts, bad, unverified = {}, 0, 0
     for path in paths:
         ctx = kp.load_context(path)
