@@ -26,6 +26,7 @@
 #include "parallel.hpp"
 #include "pipeline_command.hpp"
 #include "process.hpp"
+#include "program_sources.hpp"
 #include "results.hpp"
 #include "run_command.hpp"
 #include "runner.hpp"
@@ -136,6 +137,10 @@ int main(int argc, char** argv) {
     if (cmd == "__compile-worker") return compile_worker_main(argc - 1, argv + 1);
     if (cmd == "devices") return cmd_devices(argc - 1, argv + 1);
     if (cmd == "__tune-stage") hold_stage_slot();  // one worker per device, whatever restarted
+    // A command's own process (not a supervisor's child nor a stage worker) starts its own
+    // ledger of the sources it builds.
+    if (!std::getenv("KPERF_JOURNAL_EVENTS") && cmd != "__tune-stage")
+      forget_inherited_sources_ledger();
     // Measuring commands run in a child process that a fault loses alone (supervisor.hpp).
     if (!std::getenv("KPERF_JOURNAL_EVENTS") && wants_supervisor(argc, argv))
       return supervise(argc, argv);

@@ -169,7 +169,7 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
   const auto doc = nlohmann::json::parse(read_file((dir / "r.json").string()));
   EXPECT_EQ(doc.at("schema_version"), 2);
   for (const char* k : {"date", "host", "kperf_version", "git_sha", "build_type", "command_line",
-                        "device", "warmup", "reps", "copy_gbps"})
+                        "device", "warmup", "reps", "copy_gbps", "sources", "sources_sha256"})
     EXPECT_TRUE(doc.at("context").contains(k)) << k;
   EXPECT_EQ(doc["context"]["reps"], 3);
   EXPECT_TRUE(doc["context"]["device"].contains("local_mem_type"));

@@ -5,13 +5,15 @@
 - every shard measured the accurate baselines its configurations need, and kept them apart;
 - every derived field is what the merged rows give: the best shape per variant, and each
   speedup the accurate kernel's best median over the variant's best, on the same device;
+- the merged sources are the union of the shards' (SPEC 15), with their digest;
 - bad merges (a missing shard, a shard twice, two shards holding one configuration, another
-  fingerprint, a file that is not a shard) and bad --shard values get one line, exit 2, no file.
+  fingerprint, a shard that built a file with other contents, a file that is not a shard) and bad --shard values get one line, exit 2, no file.
 
 usage: shard_test.py KPERF_BINARY
 Exit 0 on success, 1 on a failed check.
 """
 import copy
+import hashlib
 import json
 import os
 import subprocess
@@ -55,6 +57,19 @@ def check_derived(doc):
         check(abs(r["speedup"] - want) <= 1e-12 * want, f"{r['key']}: speedup {r['speedup']} vs {want}")
 
 
+def check_merged_sources(merged, shards):
+    """The merged run built what its shards built: the union of their sources, with its digest
+    (SPEC 15: the SHA-256 of sha256sum's lines in path order)."""
+    union = {}
+    for s in shards:
+        union.update(s["context"]["sources"])
+    sources = merged["context"].get("sources")
+    check(sources == union, "the merged sources are the union of the shards'")
+    lines = "".join(f"{sha}  {path}\n" for path, sha in sorted(union.items()))
+    check(merged["context"].get("sources_sha256") == hashlib.sha256(lines.encode()).hexdigest(),
+          "the merged sources_sha256 is the digest of the union")
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
     opts = ["--apps", "gaussian3,median,inversion", "--schemes", "accurate,stencil,rows:2,cols:2",
@@ -80,6 +95,7 @@ def main():
                   "the merged configurations and statuses are the single run's")
             check(m["context"]["complete"] and "shard" not in m["context"], "a complete, unsharded context")
             check(len(m["context"]["merge"]["shards"]) == 3, "the context lists the shards")
+            check_merged_sources(m, [json.load(open(p)) for p in shards])
             check_derived(m)
             owned = defaultdict(int)
             for i, path in enumerate(shards):
@@ -105,6 +121,13 @@ def main():
         bad = os.path.join(tmp, "overlap.json")
         json.dump(overlap, open(bad, "w"))
         expect_refused(binary, tmp, ["merge", shards[0], shards[1], bad], "both hold", "overlapping shards")
+        built_otherwise = copy.deepcopy(doc)  # one file of shard 2 with other contents
+        first = sorted(built_otherwise["context"]["sources"])[0]
+        built_otherwise["context"]["sources"][first] = "0" * 64
+        bad = os.path.join(tmp, "built-otherwise.json")
+        json.dump(built_otherwise, open(bad, "w"))
+        expect_refused(binary, tmp, ["merge", shards[0], shards[1], bad], "measured other kernels",
+                       "a shard that built a file with other contents")
         other = os.path.join(tmp, "other.json")
         r = run([binary, "run"] + opts[:-3] + ["--reps", "2", "--quiet", "--shard", "2/3", "--out", other])
         expect_refused(binary, tmp, ["merge", shards[0], shards[1], other], "measured under other settings",

@@ -254,6 +254,10 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
         rows = doc["results"]
         homes = {app: {slot(r) for r in rows if r["app"] == app} for app in doc["tune"]}
         check(sorted(map(tuple, homes.values())) == [(0,), (1,)], f"apps at home: {homes}")
+        # The stage workers append what they build to the command's ledger (SPEC 15).
+        sources = doc["context"].get("sources", {})
+        check("kernels/gaussian3.cl" in sources and "kernels/median.cl" in sources,
+              f"the sources name both apps' kernels, each built on its own device ({sorted(sources)})")
         check(not any(r["stage"].startswith("sweep-baseline:") for r in rows), "no scale rows")
         by_key = {r["key"]: r for r in rows if r["stage"] == "sweep"}
         for app, t in doc["tune"].items():

@@ -1,5 +1,6 @@
-// Host unit tests: statistics, JSON rows, device selection, readers and writers, parsers. No
-// OpenCL device needed (the model and the rest: unit_model_tests.cpp, unit_apps_tests.cpp).
+// Host unit tests: statistics, JSON rows, device selection, readers and writers, parsers, SHA-256
+// and the files a program includes. No OpenCL device needed (the model and the rest:
+// unit_model_tests.cpp, unit_apps_tests.cpp).
 #include <gtest/gtest.h>
 #include <stb_image_write.h>
 
@@ -18,9 +19,11 @@
 #include "io.hpp"
 #include "kernel_axes.hpp"
 #include "metrics.hpp"
+#include "program_sources.hpp"
 #include "results.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
+#include "sha256.hpp"
 #include "shard.hpp"
 #include "stats.hpp"
 #include "structural_axes.hpp"
@@ -577,5 +580,87 @@ TEST(CacheProbe, KneeOfTheBandwidthCurveAndTheGridBeyondIt) {
   EXPECT_EQ(memory_bound_side(300 * MiB, 4ull << 30), 8192);
 }
 
+// FIPS 180-4's known answers: one block, two blocks (the padding spills into a second), and a
+// million bytes fed in pieces that straddle the 64-byte blocks.
+TEST(Provenance, Sha256KnownAnswers) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  Sha256 million;
+  for (int i = 0; i < 1000; ++i) million.update(std::string(1000, 'a'));
+  EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// The digest of context.sources is the SHA-256 of sha256sum's lines in path order.
+TEST(Provenance, SourcesDigestIsSha256sumOfSortedLines) {
+  const std::string a = sha256_hex("A"), b = sha256_hex("B");
+  EXPECT_EQ(sources_sha256({{"schemes/b.cl", b}, {"kernels/a.cl", a}}),
+            sha256_hex(a + "  kernels/a.cl\n" + b + "  schemes/b.cl\n"));
+  EXPECT_NE(sources_sha256({{"kernels/a.cl", a}}), sources_sha256({{"kernels/a.cl", b}}));
+  EXPECT_NE(sources_sha256({{"kernels/a.cl", a}}), sources_sha256({{"kernels/c.cl", a}}));
+}
+
+// Includes are found as the preprocessor finds them: a macro's file from -D before the source's
+// own default, the including file's folder before the -I folders, each file once.
+TEST(Provenance, ProgramSourcesFollowIncludesAndFileMacros) {
+  TempDir dir;
+  const fs::path a = dir.path() / "a", b = dir.path() / "b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  write_bytes(a / "tile.cl",
+              "#ifndef LOAD_FILE\n#define LOAD_FILE load_a.cl\n#endif\n#define STR_(x) #x\n"
+              "#define STR(x) STR_(x)\n#include STR(LOAD_FILE)\n  #  include \"common.cl\"\n"
+              "#include \"tile.cl\"\n#include \"absent.cl\"\n");
+  write_bytes(a / "load_a.cl", "// a\n");
+  write_bytes(a / "load_b.cl", "// b\n");
+  write_bytes(a / "common.cl", "#include \"near.cl\"\n");
+  write_bytes(a / "near.cl", "// beside common.cl\n");
+  write_bytes(b / "near.cl", "// on the second -I folder\n");
+  const std::string top = "#include \"tile.cl\"\n__kernel void k() {}\n";
+  const std::string dirs = "-I " + a.string() + " -I" + b.string();
+  auto files = [](const ProgramSources& p) {
+    std::map<std::string, std::string> out;
+    for (const auto& [path, sha] : p.includes)
+      out[fs::path(path).filename().string() + "@" +
+          fs::path(path).parent_path().filename().string()] = sha;
+    return out;
+  };
+  const ProgramSources with_b = program_sources(top, dirs + " -DLOAD_FILE=load_b.cl -DWG_X=8");
+  EXPECT_EQ(with_b.source_sha256, sha256_hex(top));
+  const std::map<std::string, std::string> expected = {
+      {"tile.cl@a", sha256_hex(read_file((a / "tile.cl").string()))},
+      {"load_b.cl@a", sha256_hex("// b\n")},
+      {"common.cl@a", sha256_hex("#include \"near.cl\"\n")},
+      {"near.cl@a", sha256_hex("// beside common.cl\n")}};
+  EXPECT_EQ(files(with_b), expected);
+  for (const auto& [path, sha] : with_b.includes) EXPECT_TRUE(fs::path(path).is_absolute()) << path;
+  const auto with_default = files(program_sources(top, dirs + " -DWG_X=8"));
+  EXPECT_TRUE(with_default.count("load_a.cl@a"));
+  EXPECT_FALSE(with_default.count("load_b.cl@a"));
+}
+
+// A built-in app with a scheme and a precision: the files its -D options name and what they
+// include, and none of the other values' files.
+TEST(Provenance, ProgramSourcesOfAnApp) {
+  const std::string root = KPERF_TEST_KERNEL_ROOT;
+  const ProgramSources p =
+      program_sources(read_file(root + "/kernels/gaussian3.cl"),
+                      "-cl-std=CL1.2 -I " + root +
+                          "/schemes -DKPERF_SCHEME_FILE=scheme_rows.cl "
+                          "-DKPERF_PRECISION_FILE=precision_bf16.cl -DWG_X=16 -DWG_Y=8");
+  std::set<std::string> names;
+  for (const auto& [path, sha] : p.includes) {
+    names.insert(fs::path(path).filename().string());
+    EXPECT_EQ(sha, sha256_hex(read_file(path))) << path;
+  }
+  for (const char* f : {"kperf_tile.cl", "kperf_windows.cl", "kperf_outputs.cl", "kperf_kernels.cl",
+                        "scheme_rows.cl", "perforate_lines.cl", "precision_bf16.cl",
+                        "load_local.cl", "perforate_device.cl", "output_none.cl"})
+    EXPECT_TRUE(names.count(f)) << f;
+  for (const char* f : {"scheme_accurate.cl", "precision_f32.cl", "precision_f16.cl",
+                        "load_global.cl", "output_grid.cl"})
+    EXPECT_FALSE(names.count(f)) << f;
+}
 }  // namespace
 }  // namespace kperf

@@ -18,8 +18,10 @@
 #include "io.hpp"
 #include "kernel_root.hpp"
 #include "kperf_git_sha.h"  // generated at build time
+#include "program_sources.hpp"
 #include "results.hpp"
 #include "runner.hpp"
+#include "sha256.hpp"
 
 namespace kperf {
 
@@ -202,7 +204,56 @@ void report_broken_truths(std::size_t rows) {
                rows, rows == 1 ? "" : "s");
 }
 
-nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env) {
+namespace {
+
+// The sources of the rows a --resume keeps, which earlier processes built.
+std::map<std::string, std::string> &resumed_sources() {
+  static std::map<std::string, std::string> sources;
+  return sources;
+}
+
+// A file's name in context.sources: its path under the kernel root (kernels/..., schemes/...),
+// else under the working directory, else absolute.
+std::string source_key(const fs::path &file, const fs::path &kernel_root) {
+  for (const fs::path &base : {kernel_root, fs::current_path()}) {
+    const fs::path rel = file.lexically_relative(base);
+    if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+  }
+  return file.generic_string();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> built_sources(const std::string &kernel_root) {
+  const fs::path root = fs::absolute(kernel_root).lexically_normal();
+  // A program's top-level text is a file read whole: an app's kernel file, kernels/copy.cl, ...
+  std::map<std::string, std::string> file_of;  // SHA-256 of the contents -> key
+  std::vector<fs::path> candidates;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(root / "kernels", ec))
+    if (e.is_regular_file()) candidates.push_back(e.path());
+  for (const AppDescriptor &app : app_registry())
+    if (app.user()) candidates.push_back(fs::absolute(app.kernel_file).lexically_normal());
+  for (const fs::path &f : candidates)
+    file_of.emplace(sha256_hex(read_file(f.string())), source_key(f, root));
+  std::map<std::string, std::string> sources = resumed_sources();
+  for (const ProgramSources &p : recorded_program_sources()) {
+    const auto top = file_of.find(p.source_sha256);
+    // A text no file holds (none of kperf's builds today) is named by its digest.
+    sources[top != file_of.end() ? top->second : "text:" + p.source_sha256] = p.source_sha256;
+    for (const auto &[path, sha] : p.includes) sources[source_key(path, root)] = sha;
+  }
+  return sources;
+}
+
+void add_sources(nlohmann::ordered_json &ctx, const std::map<std::string, std::string> &sources) {
+  ctx["sources"] = nlohmann::ordered_json::object();
+  for (const auto &[path, sha] : sources) ctx["sources"][path] = sha;
+  ctx["sources_sha256"] = sources_sha256(sources);
+}
+
+nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env,
+                                    const std::string &kernel_root) {
   char host[256] = "unknown";
   ::gethostname(host, sizeof host - 1);
   nlohmann::ordered_json ctx;
@@ -225,6 +276,7 @@ nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv
       user_apps.push_back(std::move(a));
     }
   if (!user_apps.empty()) ctx["user_apps"] = std::move(user_apps);
+  add_sources(ctx, built_sources(kernel_root));
   return ctx;
 }
 
@@ -306,6 +358,10 @@ nlohmann::json read_resumable(const std::string &path, const std::string &kind,
     throw UsageError("--resume: " + path + " was measured under other settings (" + list +
                      "); resume with the same ones or choose another --out");
   }
+  // Its rows were built from these files (the same contents: the fingerprint holds them).
+  if (doc["context"].contains("sources") && doc["context"]["sources"].is_object())
+    for (const auto &[file, sha] : doc["context"]["sources"].items())
+      if (sha.is_string()) resumed_sources()[file] = sha.get<std::string>();
   return doc;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -80,8 +81,17 @@ void catch_interrupts();
 // non-finite on a finite input (SPEC 15). The command then exits with kExitFaulted.
 void report_broken_truths(std::size_t rows);
 
-// date, host, version, git sha, build type, command line and device.
-nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env);
+// date, host, version, git sha, build type, command line, device, and the sources the run built
+// (add_sources of built_sources).
+nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env,
+                                    const std::string &kernel_root);
+// Every file the programs of this command built (every process of it: program_sources.hpp), and
+// those of the rows a --resume kept, by path -> SHA-256 of its contents. A path is relative to
+// `kernel_root` (kernels/gaussian3.cl, schemes/kperf_tile.cl), else to the working directory (a
+// user app), else absolute.
+std::map<std::string, std::string> built_sources(const std::string &kernel_root);
+// The context's "sources" (path -> SHA-256) and "sources_sha256" (sources_sha256() of them).
+void add_sources(nlohmann::ordered_json &ctx, const std::map<std::string, std::string> &sources);
 
 // What a document's rows were measured under beyond their keys: the device, its driver and
 // platform, kperf's version, the kernel sources (a hash of every kernel and scheme file) and

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "command_support.hpp"
@@ -106,6 +107,27 @@ void check_shards(std::vector<Shard>& shards) {
             [](const Shard& a, const Shard& b) { return a.index < b.index; });
 }
 
+// The merged run built what its shards built: the union of their sources, each file with one
+// content (a file two shards built differently is an error). nullopt when a shard recorded none
+// (written before context.sources): the merged run then claims none either.
+std::optional<std::map<std::string, std::string>> merged_sources(const std::vector<Shard>& shards) {
+  std::map<std::string, std::string> sources, from;
+  for (const Shard& s : shards) {
+    const auto& ctx = s.doc["context"];
+    if (!ctx.contains("sources") || !ctx["sources"].is_object()) return std::nullopt;
+    for (const auto& [file, sha] : ctx["sources"].items()) {
+      if (!sha.is_string())
+        throw UsageError(s.path + ": context.sources." + file + " is no digest");
+      const auto [it, inserted] = sources.emplace(file, sha.get<std::string>());
+      if (inserted) from[file] = s.path;
+      if (!inserted && it->second != sha.get<std::string>())
+        throw UsageError(s.path + ": built " + file + " with other contents than " + from[file] +
+                         " (the shards measured other kernels)");
+    }
+  }
+  return sources;
+}
+
 // Per app, input and size: the accurate kernel's best median on each device, and how far apart
 // they lie (max / min - 1).
 nlohmann::ordered_json baseline_spread(const std::vector<ResultRow>& rows) {
@@ -185,8 +207,12 @@ int cmd_merge(int argc, char** argv, const std::string& command_line) {
     if (!owned_keys.count({c.device_id, c.key})) rows.push_back(std::move(c));
   annotate(rows);
 
+  const auto sources = merged_sources(shards);
   nlohmann::ordered_json ctx = shards.front().doc["context"];
   ctx.erase("shard");
+  ctx.erase("sources");
+  ctx.erase("sources_sha256");
+  if (sources) add_sources(ctx, *sources);
   ctx.erase("harness");
   ctx["fingerprint"] = without_shard(ctx["fingerprint"]);
   ctx["command_line"] = command_line;

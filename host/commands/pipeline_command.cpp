@@ -414,7 +414,7 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
       rows.push_back(measurer.measure(chain, nlohmann::ordered_json::object()));
   }
   add_speedups(rows);
-  nlohmann::ordered_json ctx = base_context(command_line, env);
+  nlohmann::ordered_json ctx = base_context(command_line, env, kernel_root);
   nlohmann::ordered_json stage_names = nlohmann::ordered_json::array();
   for (const auto* app : apps) stage_names.push_back(app->name);
   ctx["pipeline"] = {{"name", pipeline},

@@ -488,7 +488,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   phases.end("rank");
   const Json choices = search.choices();
   phases.end("held_out");
-  Json ctx = base_context(command_line, env);
+  Json ctx = base_context(command_line, env, opt.kernel_root);
   ctx["tune_pipeline"] = {{"name", req.name},
                           {"budgets", treq.budgets},
                           {"percentile", treq.percentile},

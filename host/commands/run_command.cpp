@@ -100,7 +100,7 @@ std::pair<int, int> check_inputs(const cxxopts::ParseResult& args,
 nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv& env,
                                    const RunConfig& cfg, const Runner& runner,
                                    const std::string& binary_cache) {
-  nlohmann::ordered_json ctx = base_context(command_line, env);
+  nlohmann::ordered_json ctx = base_context(command_line, env, cfg.kernel_root);
   ctx["warmup"] = cfg.warmup;
   ctx["reps"] = cfg.reps;
   if (cfg.max_cv > 0) ctx["max_cv"] = {{"max_cv", cfg.max_cv}, {"max_reps", cfg.max_reps}};

@@ -504,7 +504,7 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     doc["schema_version"] = kSchemaVersion;
     doc["kind"] = "tune";
     doc["tune_schema_version"] = kTuneSchemaVersion;
-    nlohmann::ordered_json ctx = base_context(command_line, env);
+    nlohmann::ordered_json ctx = base_context(command_line, env, cfg.kernel_root);
     ctx["tune"] = tune_context(cfg, text("train"), text("test"), devices_json);
     ctx["warmup"] = cfg.warmup;
     ctx["reps"] = cfg.reps;

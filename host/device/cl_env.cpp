@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "io.hpp"
+#include "program_sources.hpp"
 
 namespace kperf {
 
@@ -305,6 +306,7 @@ std::size_t choose_device(const std::vector<DeviceInfo>& devices, const DeviceSe
 }
 
 ClEnv::ClEnv(DeviceEntry entry) : entry_(std::move(entry)) {
+  program_sources_ledger();  // exported before this process starts any worker that builds
   context_ = cl::Context(entry_.device);
   try {
     queue_ = cl::CommandQueue(context_, entry_.device, CL_QUEUE_PROFILING_ENABLE);
@@ -481,6 +483,7 @@ cl::Program ClEnv::build(const std::string& source, const std::string& options) 
       }
     }
   }
+  record_program_sources(source, device_options);  // built or not: the run tried these files
   std::lock_guard<std::mutex> lock(programs_mutex_);
   auto [it, inserted] = programs_.emplace(std::move(key), std::move(cached));
   if (inserted) ++builds_done_;
