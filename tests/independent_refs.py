@@ -14,7 +14,9 @@ OpenCL (tests/indep/):
 - f16in, f16 and bf16 storage (numpy's float16; bfloat16 rounded by integer operations);
 - host perforation, bit for bit device perforation and the models;
 - bilateral's loop perforation and computed weights at non-default sigmas; hotspot's launch
-  perforation and input schemes;
+  perforation, input schemes and half storage; build options that semantics says change how,
+  not what (bit for bit against the default build); the configurations semantics refuses (their
+  statuses); the sample photo, decoded and resized (bilinear, half-pixel centres);
 - OpenCV (GaussianBlur, Sobel, medianBlur, bilateralFilter with BORDER_REPLICATE) against the
   models and against kperf's accurate outputs (python3-opencv; a failure when it is missing);
 - known-bad cases (tests/indep/selftest.py): an output one ulp off, one 2.5 tolerances off, a
@@ -79,10 +81,24 @@ def load_luminance(path):
     return 0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]
 
 
+def resize_bilinear(img, width, height):
+    """Semantics §1: bilinear with half-pixel centres (output x samples the source at
+    (x + 0.5) w / W - 0.5), neighbours clamped to the grid, no prefilter."""
+    h, w = img.shape
+    ys = np.clip((np.arange(height) + 0.5) * h / height - 0.5, 0, h - 1)
+    xs = np.clip((np.arange(width) + 0.5) * w / width - 0.5, 0, w - 1)
+    y0, x0 = np.floor(ys).astype(int), np.floor(xs).astype(int)
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    fy, fx = (ys - y0)[:, None], (xs - x0)[None, :]
+    top = img[y0][:, x0] * (1 - fx) + img[y0][:, x1] * fx
+    bottom = img[y1][:, x0] * (1 - fx) + img[y1][:, x1] * fx
+    return top * (1 - fy) + bottom * fy
+
+
 def photo_family(ctx, photo_dir):
     """The accurate apps on the sample photo camera.png (512 x 512, 8-bit grey, so its
     luminance is exact whatever the arithmetic), kperf's decoding included, against the models
-    and OpenCV."""
+    and OpenCV; and the photo resized (--size, down and up) through inversion."""
     path = os.path.join(photo_dir, "camera.png")
     if not os.path.exists(path):
         print(f"SKIP photo: {path} not found (datasets/fetch_images.sh)")
@@ -94,6 +110,16 @@ def photo_family(ctx, photo_dir):
     for row in rows:
         check_model(ctx, "photo", row, ctx.inputs["camera"])
     other_families.opencv_cross_check(ctx, "camera", rows)
+    for row in ctx.ok_rows("photo", ctx.run(["--apps", "inversion", "--schemes", "accurate",
+                                             "--size", "61x47,700x300", "--wg", "16x8",
+                                             "--input", path])):
+        want = 255.0 - resize_bilinear(ctx.inputs["camera"], row["input"]["width"],
+                                       row["input"]["height"])
+        # The float32 blend of four pixels of at most 255: a few roundings of 255.
+        ok, worst, detail = compare.compare(compare.load_output(row), want,
+                                            np.full(want.shape, 255.0), False, "f32", 8)
+        ctx.tally.record("photo", f"{row['key']} (resize)", ok,
+                         detail if not ok else f"max |kperf - model| {worst:.3g}{detail}")
 
 
 def minimum_problems(tally, minimum):

@@ -16,7 +16,13 @@ Transcribed from Rodinia 3.1's sources (University of Virginia; BSD-style licenc
   does kperf (semantics §2).
 
 Rodinia computes in float; this transcription computes in float64 (the truth) or, for
-comparison, in float32 as Rodinia does.
+comparison, in float32 as Rodinia does. Where kperf's hotspot (semantics §2) differs from
+Rodinia 3.1: one step per launch (the CUDA and OpenCL versions' pyramid_height 1; a larger
+pyramid runs several steps per launch in local memory, with the same values); any W x H (the
+CUDA and OpenCL mains take one size for both, the OpenMP version needs multiples of its 16 x 16
+chunks; the coefficients already use the cell's width and height apart); kperf divides by
+Rx, Ry, Rz where Rodinia multiplies by their reciprocals (float rounding only); and the OpenMP
+version's step is 1000 times smaller (above).
 """
 import math
 
