@@ -34,6 +34,8 @@ bound (factor x 2^-24 x the sum of absolute terms; tests/indep/compare.py), plus
 16-bit stored output.
 
 usage: independent_refs.py KPERF_BINARY PHOTO_DIR [SHARED_DATA_DIR] [-v]
+(SHARED_DATA_DIR/rodinia-hotspot, else $KPERF_TEST_SHARED_DATA/rodinia-hotspot, holds Rodinia's
+inputs; without them the real-data hotspot check is reported as skipped.)
 The run fails when fewer comparisons than each family's minimum were made. Exit 0 on agreement,
 1 on a mismatch or a short run, 77 when numpy is unavailable.
 """
@@ -130,10 +132,14 @@ def minimum_problems(tally, minimum):
 def main():
     args = [a for a in sys.argv[1:] if a != "-v"]
     if len(args) < 2:
-        print(__doc__.strip().splitlines()[-4], file=sys.stderr)
+        print("usage: independent_refs.py KPERF_BINARY PHOTO_DIR [SHARED_DATA_DIR] [-v]",
+              file=sys.stderr)
         return 2
     binary, photo_dir = args[0], args[1]
-    shared = args[2] if len(args) > 2 else os.environ.get("KPERF_TEST_SHARED_DATA")
+    # Rodinia's inputs: the directory given (ctest: ../shared/data beside the tree), else
+    # $KPERF_TEST_SHARED_DATA (a clone elsewhere).
+    shared = next((d for d in args[2:3] + [os.environ.get("KPERF_TEST_SHARED_DATA")]
+                   if d and os.path.isdir(os.path.join(d, "rodinia-hotspot"))), None)
     full = os.environ.get("KPERF_TEST_FULL") == "1"
     minimum = MINIMUM_FULL if full else MINIMUM
     tally = compare.Tally(verbose="-v" in sys.argv)

@@ -65,7 +65,8 @@ def hotspot_family(ctx, shared_data):
         _hotspot_compare(ctx, fam, row, want, 20)
     data = os.path.join(shared_data or "", "rodinia-hotspot")
     if not os.path.exists(os.path.join(data, "temp_64.xz")):
-        print(f"SKIP hotspot on Rodinia's inputs: not found at {data}")
+        print("SKIP hotspot on Rodinia's inputs: no rodinia-hotspot/temp_64.xz in the shared "
+              "data directory or $KPERF_TEST_SHARED_DATA")
         return
     for n in (64, 512) if ctx.full else (64,):
         files = []
