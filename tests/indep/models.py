@@ -5,7 +5,7 @@ output schemes and their reconstruction, and half / bfloat16 storage.
 
 Every model computes in float64 and returns, beside its values, a per-element magnitude: the
 scale of the float32 rounding a kernel may accumulate at that element (the sum of the absolute
-terms of its weighted sum, the largest window element of a selection). checks.py turns it into a
+terms of its weighted sum, the largest window element of a selection). compare.py turns it into a
 tolerance; elements whose value the semantics make exact (a selection, a copy, 255 - v) are
 compared bit for bit instead.
 """
