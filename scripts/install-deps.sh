@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages kperf needs (build, PoCL device, Oclgrind for the memory-safety
-# tests, report scripts),
+# tests, report scripts, OpenCV's Python module for the independent references' cross-check),
 # only those that are missing. Needs root (or sudo) when something is missing.
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config git xz-utils
           ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd
           libcxxopts-dev nlohmann-json3-dev libstb-dev libgtest-dev oclgrind
-          python3 python3-numpy python3-matplotlib)
+          python3 python3-numpy python3-matplotlib python3-opencv)
 [ "${KPERF_EXTRA_PACKAGES:-}" ] && packages+=(${KPERF_EXTRA_PACKAGES})
 
 missing=()

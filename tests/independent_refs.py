@@ -1,25 +1,77 @@
 #!/usr/bin/python3
-"""Holds kperf's accurate kernels against independent numpy implementations of the OpenCV /
-SciPy semantics (replicate border): GaussianBlur 3/5, Sobel magnitude 3/5, 3x3 median, 255-x,
-bilateralFilter d = 5 (SPEC 11, with and without loop perforation, at non-default sigmas);
-and its half-precision, host-perforated kernels against a numpy model of SPEC sections 3, 4 and
-10 (numpy's float16 rounding, tile-local reconstruction of rows:k / cols:k).
+"""Holds kperf's kernels to independent NumPy models of every scheme family, written from
+docs/semantics.md (and the specification's sections 2-4, 10, 11) and never from kperf's C++ or
+OpenCL (tests/indep/):
 
-usage: independent_refs.py KPERF_BINARY PHOTO_DIR
-Uses PNG photos from PHOTO_DIR when present (luminance computed here with PIL), else a
-generated field. Exit 0 on agreement, 1 on a mismatch, 77 when numpy is unavailable.
+- accurate: every image app on the local tile and the global load path; hotspot against a
+  transcription of Rodinia 3.1's own solver (tests/indep/hotspot.py cites the sources);
+- stencil; rows:k and cols:k (k = 2, 3) with nn and li at four launch shapes whose blocks
+  (8x4, 32x6, 16x8, 8x10 on a 61 x 47 grid) put the tile's edges at different residues of k
+  and leave partial blocks; the global and image load paths, bit for bit those of the tile;
+- Paraprox's output schemes rows:K, cols:K, center:K with nn and li under each fill (fused,
+  shared, separate), against the models, against the kernel's own computed lines, and against
+  each other; an input scheme under an output scheme;
+- f16in, f16 and bf16 storage (numpy's float16; bfloat16 rounded by integer operations);
+- host perforation, bit for bit device perforation and the models;
+- bilateral's loop perforation and computed weights at non-default sigmas; hotspot's launch
+  perforation, input schemes and half storage; build options that semantics says change how,
+  not what (bit for bit against the default build); the configurations semantics refuses (their
+  statuses); the sample photo, decoded and resized (bilinear, half-pixel centres);
+- OpenCV (GaussianBlur, Sobel, medianBlur, bilateralFilter with BORDER_REPLICATE) against the
+  models and against kperf's accurate outputs (python3-opencv; a failure when it is missing);
+- known-bad cases (tests/indep/selftest.py): an output one ulp off, one 2.5 tolerances off, a
+  rows:2 model whose tie takes the wrong row, an output-scheme output filled from the wrong row,
+  two rows one ulp apart, hand-rounded half / bfloat16 values, and an empty tally must each be
+  reported.
+
+The sample (the fast tier; KPERF_TEST_FULL=1 runs every app at every shape, K = 4, more fills
+and load paths, Rodinia's 512 x 512 input): every app appears in the accurate, rows/cols and
+stencil-or-output families; median is the main sample app because a selection makes its outputs
+exact under nn, so a one-ulp error fails; gaussian3/5 (r = 1, 2) and sobel hold the arithmetic
+apps to a float32 bound; inversion (r = 0) checks the halo-less path and stencil's
+not_applicable row. Exact comparisons are bit for bit; the others allow the classical float32
+bound (factor x 2^-24 x the sum of absolute terms; tests/indep/compare.py), plus one ulp of a
+16-bit stored output.
+
+usage: independent_refs.py KPERF_BINARY PHOTO_DIR [SHARED_DATA_DIR] [-v]
+(SHARED_DATA_DIR/rodinia-hotspot, else $KPERF_TEST_SHARED_DATA/rodinia-hotspot, holds Rodinia's
+inputs; without them the real-data hotspot check is reported as skipped.)
+The run fails when fewer comparisons than each family's minimum were made. Exit 0 on agreement,
+1 on a mismatch or a short run, 77 when numpy is unavailable.
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
+import time
+import traceback
 
 try:
     import numpy as np
 except ImportError:
     print("numpy missing: install python3-numpy", file=sys.stderr)
     sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from indep import compare, input_families, other_families, output_families  # noqa: E402
+from indep.context import Context, check_model  # noqa: E402
+from indep.selftest import known_bad  # noqa: E402
+
+# Comparisons each family must make (the plan's count: a row lost, a family skipped or an
+# empty run fails). KPERF_TEST_FULL=1 runs more and must make at least as many.
+MINIMUM = {"accurate": 14, "opencv": 14, "stencil": 8, "rows/cols": 56, "load": 31,
+           "storage": 21, "host": 27, "statuses": 14, "output": 72, "fills": 28, "in+out": 24,
+           "build": 20, "bilateral": 4, "hotspot": 13, "known-bad": 17}
+MINIMUM_FULL = dict(MINIMUM, **{"stencil": 28, "rows/cols": 168, "storage": 24, "output": 324,
+                                "fills": 144, "in+out": 120, "bilateral": 12, "hotspot": 16})
+
+
+def synthetic_grid(height=47, width=61, seed=2019):
+    """Smooth structure, sharp edges and noise in [0, 255], so that schemes and filters differ
+    everywhere and no two neighbours tie."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width]
+    g = 127 + 90 * np.sin(x / 4.3) * np.cos(y / 6.1) + 40 * (x > width // 2) - 30 * (y > 30)
+    return np.clip(g + rng.uniform(-12, 12, (height, width)), 0, 255).astype(np.float32)
 
 
 def load_luminance(path):
@@ -31,241 +83,109 @@ def load_luminance(path):
     return 0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]
 
 
-def correlate(img, ky, kx):
-    """Separable correlation with replicate border (cv2.BORDER_REPLICATE, mode='nearest')."""
-    r = len(ky) // 2
-    p = np.pad(img, r, mode="edge")
+def resize_bilinear(img, width, height):
+    """Semantics §1: bilinear with half-pixel centres (output x samples the source at
+    (x + 0.5) w / W - 0.5), neighbours clamped to the grid, no prefilter."""
     h, w = img.shape
-    out = np.zeros_like(img)
-    for i, a in enumerate(ky):
-        for j, b in enumerate(kx):
-            out += a * b * p[i:i + h, j:j + w]
-    return out
+    ys = np.clip((np.arange(height) + 0.5) * h / height - 0.5, 0, h - 1)
+    xs = np.clip((np.arange(width) + 0.5) * w / width - 0.5, 0, w - 1)
+    y0, x0 = np.floor(ys).astype(int), np.floor(xs).astype(int)
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    fy, fx = (ys - y0)[:, None], (xs - x0)[None, :]
+    top = img[y0][:, x0] * (1 - fx) + img[y0][:, x1] * fx
+    bottom = img[y1][:, x0] * (1 - fx) + img[y1][:, x1] * fx
+    return top * (1 - fy) + bottom * fy
 
 
-def bilateral(img, sigma_color=25.0, sigma_space=2.0, loop_skip=1):
-    """SPEC 11: OpenCV's round d = 5 window (dy^2 + dx^2 <= 4), replicate border; with loop
-    perforation only every loop_skip-th tap in row-major order, weights renormalised."""
-    h, w = img.shape
-    p = np.pad(img, 2, mode="edge")
-    taps = [(dy, dx) for dy in range(-2, 3) for dx in range(-2, 3) if dy * dy + dx * dx <= 4]
-    num, den = np.zeros_like(img), np.zeros_like(img)
-    for dy, dx in taps[::loop_skip]:
-        q = p[2 + dy:2 + dy + h, 2 + dx:2 + dx + w]
-        weight = (np.exp(-(dy * dy + dx * dx) / (2 * sigma_space ** 2)) *
-                  np.exp(-(q - img) ** 2 / (2 * sigma_color ** 2)))
-        num += weight * q
-        den += weight
-    return num / den
-
-
-def run_rows(binary, args, tmp, name):
-    """Runs kperf with `args`, outputs saved, and returns its result rows."""
-    out = os.path.join(tmp, name + ".json")
-    cmd = [binary, "run"] + args + ["--warmup", "0", "--reps", "1", "--quiet", "--out", out,
-                                    "--save-outputs", os.path.join(tmp, "out-" + name)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return json.load(open(out))["results"]
-
-
-def check_bilateral_options(binary, path, img, tmp):
-    """Loop perforation and computed weights at sigmas 30,1.5 against the numpy filter."""
-    rows = run_rows(binary, ["--apps", "bilateral", "--schemes", "accurate", "--loop-skip", "1,2",
-                             "--weights", "table,computed", "--load", "local,global,image",
-                             "--bilateral-sigmas", "30,1.5", "--wg", "16x8", "--input", path],
-                    tmp, "bilateral")
-    passed = failures = 0
+def photo_family(ctx, photo_dir):
+    """The accurate apps on the sample photo camera.png (512 x 512, 8-bit grey, so its
+    luminance is exact whatever the arithmetic), kperf's decoding included, against the models
+    and OpenCV; and the photo resized (--size, down and up) through inversion."""
+    path = os.path.join(photo_dir, "camera.png")
+    if not os.path.exists(path):
+        print(f"SKIP photo: {path} not found (datasets/fetch_images.sh)")
+        return
+    ctx.inputs["camera"] = load_luminance(path).astype(np.float32).astype(np.float64)
+    rows = ctx.run(["--apps", ",".join(input_families.IMAGE_APPS), "--schemes", "accurate",
+                    "--wg", "16x8", "--input", path])
+    rows = ctx.ok_rows("photo", rows)
     for row in rows:
-        if row["status"] != "ok":
-            print(f"FAIL {row['key']}: {row['status']} {row.get('reason', '')}")
-            failures += 1
-            continue
-        want = bilateral(img, 30.0, 1.5, row["loop_skip"])
-        got = read_npy_output(row["output_file"])
-        worst = float(np.max(np.abs(got - want)))
-        ok = bool(np.all(np.abs(got - want) <= np.maximum(1e-3, 1e-5 * np.abs(want))))
-        failures += not ok
-        passed += ok
-        print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path):16s} {row['key']:60s} max |kperf - numpy| = {worst:.3g}")
-    return passed, failures
+        check_model(ctx, "photo", row, ctx.inputs["camera"])
+    other_families.opencv_cross_check(ctx, "camera", rows)
+    for row in ctx.ok_rows("photo", ctx.run(["--apps", "inversion", "--schemes", "accurate",
+                                             "--size", "61x47,700x300", "--wg", "16x8",
+                                             "--input", path])):
+        want = 255.0 - resize_bilinear(ctx.inputs["camera"], row["input"]["width"],
+                                       row["input"]["height"])
+        # The float32 blend of four pixels of at most 255: a few roundings of 255.
+        ok, worst, detail = compare.compare(compare.load_output(row), want,
+                                            np.full(want.shape, 255.0), False, "f32", 8)
+        ctx.tally.record("photo", f"{row['key']} (resize)", ok,
+                         detail if not ok else f"max |kperf - model| {worst:.3g}{detail}")
 
 
-def references(img):
-    b3, d3 = [1, 2, 1], [-1, 0, 1]
-    b5, d5 = [1, 4, 6, 4, 1], [-1, -2, 0, 2, 1]
-    p = np.pad(img, 1, mode="edge")
-    h, w = img.shape
-    stack = np.stack([p[i:i + h, j:j + w] for i in range(3) for j in range(3)])
-    return {
-        "gaussian3": correlate(img, b3, b3) / 16.0,
-        "gaussian5": correlate(img, b5, b5) / 256.0,
-        "sobel3": np.hypot(correlate(img, b3, d3), correlate(img, d3, b3)),
-        "sobel5": np.hypot(correlate(img, b5, d5), correlate(img, d5, b5)),
-        "median": np.median(stack, axis=0),
-        "inversion": 255.0 - img,
-        "bilateral": bilateral(img),
-    }
-
-
-def opencv_references(img):
-    """The same semantics through OpenCV itself, where cv2 is installed (optional)."""
-    try:
-        import cv2
-    except ImportError:
-        return {}
-    rep = cv2.BORDER_REPLICATE
-    f = img.astype(np.float64)
-    refs = {
-        "gaussian3": cv2.GaussianBlur(f, (3, 3), 0, borderType=rep),
-        "gaussian5": cv2.GaussianBlur(f, (5, 5), 0, borderType=rep),
-        "inversion": 255.0 - f,
-    }
-    for k in (3, 5):
-        gx = cv2.Sobel(f, cv2.CV_64F, 1, 0, ksize=k, borderType=rep)
-        gy = cv2.Sobel(f, cv2.CV_64F, 0, 1, ksize=k, borderType=rep)
-        refs[f"sobel{k}"] = np.hypot(gx, gy)
-    if np.all(f == np.round(f)):  # medianBlur takes 8-bit images: exact for integer inputs
-        refs["median"] = cv2.medianBlur(f.astype(np.uint8), 3).astype(np.float64)
-    return refs
-
-
-def reconstructed_lines(img, r, k, block, li):
-    """SPEC 4 on the row axis: out[d][y] is row y + d (d in -r..r) as the tile of y's block
-    holds it (tile rows (gy + r) mod k == 0 loaded, the rest nearest / interpolated from loaded
-    rows of the same tile), each row clamped to the grid."""
-    h = img.shape[0]
-    out = {}
-    for d in range(-r, r + 1):
-        rows = np.empty_like(img)
-        for y in range(h):
-            gy0 = (y // block) * block - r  # global row of tile row 0
-            n = block + 2 * r
-            t = y + d - gy0
-            loaded = [u for u in range(n) if (gy0 + u + r) % k == 0]
-            row = lambda u: img[min(max(gy0 + u, 0), h - 1)]
-            if t in loaded:
-                rows[y] = row(t)
-                continue
-            above = max([u for u in loaded if u < t], default=None)
-            below = min([u for u in loaded if u > t], default=None)
-            if above is None or below is None:
-                rows[y] = row(below if above is None else above)
-            elif li:
-                w = (t - above) / (below - above)
-                rows[y] = row(above) + w * (row(below) - row(above))
-            else:
-                rows[y] = row(above) if t - above <= below - t else row(below)
-        out[d] = rows
-    return out
-
-
-def perforated_model(app, img, scheme, k, li, block_x, block_y):
-    """The app on a rows:k / cols:k perforated input (cols: the same on the transpose)."""
-    r = {"gaussian3": 1, "median": 1, "inversion": 0}[app]
-    cols = scheme == "cols"
-    src = img.T if cols else img
-    lines = reconstructed_lines(src, r, k, block_x if cols else block_y, li)
-    w = src.shape[1]
-    win = {}
-    for d in range(-r, r + 1):
-        for e in range(-r, r + 1):
-            idx = np.clip(np.arange(w) + e, 0, w - 1)
-            win[(d, e)] = lines[d][:, idx]
-            if cols:
-                win[(d, e)] = win[(d, e)].T
-    if cols:  # on the transpose, d ran along x and e along y
-        win = {(e, d): v for (d, e), v in win.items()}
-    if app == "inversion":
-        return 255.0 - win[(0, 0)]
-    if app == "median":
-        return np.median(np.stack([win[(d, e)] for d in (-1, 0, 1) for e in (-1, 0, 1)]), axis=0)
-    wts = {-1: 1.0, 0: 2.0, 1: 1.0}
-    return sum(wts[d] * wts[e] * win[(d, e)] for d in (-1, 0, 1) for e in (-1, 0, 1)) / 16.0
-
-
-def check_half_and_host(binary, path, img, tmp):
-    """f16in / f16 storage with host perforation against the numpy model: inputs rounded by
-    numpy's float16 (round to nearest even), f16 outputs compared in half ulps."""
-    rows = run_rows(binary, ["--apps", "gaussian3,median,inversion", "--schemes", "rows:2,cols:3",
-                             "--recon", "nn,li", "--precision", "f16in,f16", "--perforate", "host",
-                             "--wg", "16x8", "--input", path], tmp, "half")
-    rounded = img.astype(np.float32).astype(np.float16).astype(np.float64)
-    passed = failures = 0
-    for row in rows:
-        if row["status"] != "ok":
-            print(f"FAIL {row['key']}: {row['status']} {row.get('reason', '')}")
-            failures += 1
-            continue
-        got = read_npy_output(row["output_file"])
-        want = perforated_model(row["app"], rounded, row["scheme"].split(":")[0], row["skip"],
-                                row["recon"] == "li", 16, 8)
-        if row["precision"] == "f16":
-            # float (kernel) and double (model) may round to neighbouring halves.
-            ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
-            ok = bool(np.all(np.abs(got - want.astype(np.float16).astype(np.float64)) <= ulp))
-        else:
-            ok = bool(np.all(np.abs(got - want) <= np.maximum(1e-3, 1e-5 * np.abs(want))))
-        worst = float(np.max(np.abs(got - want)))
-        failures += not ok
-        passed += ok
-        print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path):16s} {row['key']:60s} max |kperf - model| = {worst:.3g}")
-    return passed, failures
-
-
-def read_npy_output(path):
-    return np.load(path).astype(np.float64)
+def minimum_problems(tally, minimum):
+    return [f"{fam}: {sum(tally.counts.get(fam, (0, 0)))} comparisons, at least {n} expected"
+            for fam, n in minimum.items() if sum(tally.counts.get(fam, (0, 0))) < n]
 
 
 def main():
-    binary, photo_dir = sys.argv[1], sys.argv[2]
-    photos = []
-    if os.path.isdir(photo_dir):
-        photos = [os.path.join(photo_dir, f) for f in sorted(os.listdir(photo_dir))
-                  if f in ("camera.png", "astronaut.png", "coffee.png", "coins.png")]
-    failures = passed = 0
+    args = [a for a in sys.argv[1:] if a != "-v"]
+    if len(args) < 2:
+        print("usage: independent_refs.py KPERF_BINARY PHOTO_DIR [SHARED_DATA_DIR] [-v]",
+              file=sys.stderr)
+        return 2
+    binary, photo_dir = args[0], args[1]
+    # Rodinia's inputs: the directory given (ctest: ../shared/data beside the tree), else
+    # $KPERF_TEST_SHARED_DATA (a clone elsewhere).
+    shared = next((d for d in args[2:3] + [os.environ.get("KPERF_TEST_SHARED_DATA")]
+                   if d and os.path.isdir(os.path.join(d, "rodinia-hotspot"))), None)
+    full = os.environ.get("KPERF_TEST_FULL") == "1"
+    minimum = MINIMUM_FULL if full else MINIMUM
+    tally = compare.Tally(verbose="-v" in sys.argv)
+    start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        inputs = []
-        for p in photos:
-            inputs.append((p, load_luminance(p)))
-        if not inputs:
-            rng = np.random.default_rng(2019)
-            field = np.cumsum(np.cumsum(rng.normal(size=(203, 317)), 0), 1)
-            field = (field - field.min()) / (field.max() - field.min()) * 255.0
-            path = os.path.join(tmp, "field.npy")
-            np.save(path, field.astype(np.float32))
-            inputs.append((path, field.astype(np.float32).astype(np.float64)))
-        for path, img in inputs:
-            out_dir = os.path.join(tmp, "out")
-            cmd = [binary, "run", "--apps",
-                   "gaussian3,gaussian5,sobel3,sobel5,median,inversion,bilateral", "--schemes", "accurate", "--wg", "16x8", "--input", path, "--warmup", "0",
-                   "--reps", "1", "--quiet", "--out", os.path.join(tmp, "r.json"),
-                   "--save-outputs", out_dir]
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            rows = json.load(open(os.path.join(tmp, "r.json")))["results"]
-            checks = [("numpy", references(img))]
-            if opencv_references(img):
-                checks.append(("opencv", opencv_references(img)))
-            for (source, refs), row in ((c, r) for c in checks for r in rows):
-                if row["app"] not in refs:
-                    continue
-                got = read_npy_output(row["output_file"])
-                want = refs[row["app"]]
-                # SPEC tolerance: relative 1e-5 or absolute 1e-3 on the [0, 255] scale; outputs
-                # with a wider range (Sobel 5x5) get the absolute part scaled to their range.
-                scale = max(1.0, float(want.max() - want.min()) / 255.0)
-                tol = np.maximum(1e-3 * scale, 1e-5 * np.abs(want))
-                worst = float(np.max(np.abs(got - want)))
-                ok = bool(np.all(np.abs(got - want) <= tol))
-                failures += not ok
-                passed += ok
-                print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(path):16s} {row['app']:10s} "
-                      f"max |kperf - {source}| = {worst:.3g}")
-        for check in (check_half_and_host, check_bilateral_options):
-            p, f = check(binary, inputs[0][0], inputs[0][1], tmp)
-            passed += p
-            failures += f
-    print(f"{passed} passed, {failures} failed")
-    return 1 if failures else 0
+        ctx = Context(binary, tmp, tally, full)
+        ctx.add_input("grid", synthetic_grid())
+        families = [
+            ("accurate", lambda: other_families.opencv_cross_check(
+                ctx, "grid", input_families.accurate_apps(ctx, "grid"))),
+            ("photo", lambda: photo_family(ctx, photo_dir)),
+            ("stencil", lambda: input_families.stencil(ctx, "grid")),
+            ("rows/cols", lambda: input_families.rows_cols(ctx, "grid")),
+            ("load", lambda: input_families.load_paths(ctx, "grid")),
+            ("storage", lambda: input_families.storage(ctx, "grid")),
+            ("host", lambda: input_families.host_perforation(ctx, "grid")),
+            ("statuses", lambda: input_families.statuses(ctx, "grid")),
+            ("output", lambda: output_families.output_schemes(ctx, "grid")),
+            ("in+out", lambda: output_families.input_under_output(ctx, "grid")),
+            ("build", lambda: output_families.build_variants(ctx, "grid")),
+            ("bilateral", lambda: other_families.bilateral_options(ctx, "grid")),
+            ("hotspot", lambda: other_families.hotspot_family(ctx, shared)),
+            ("known-bad", lambda: known_bad(ctx, "grid",
+                                            lambda t: minimum_problems(t, minimum))),
+        ]
+        for fam, run in families:
+            before = os.times()
+            try:
+                run()
+            except Exception as e:  # a crashed family is a failure, the others still run
+                traceback.print_exc()
+                tally.record(fam, "family", False, f"{type(e).__name__}: {e}")
+            after = os.times()
+            print(f"{fam}: {after.elapsed - before.elapsed:.1f} s, numpy "
+                  f"{after.user - before.user:.1f} s, "
+                  f"kperf {after.children_user - before.children_user:.1f} s", flush=True)
+    print(f"{'family':12s} {'passed':>7s} {'failed':>7s}")
+    for fam, (passed, failed) in tally.counts.items():
+        print(f"{fam:12s} {passed:7d} {failed:7d}")
+    short = minimum_problems(tally, minimum)
+    for line in short:
+        print(f"FAIL too few comparisons: {line}")
+    print(f"{tally.total() - tally.failed()} passed, {tally.failed()} failed, "
+          f"{ctx.runs} kperf runs, {time.time() - start:.0f} s"
+          f"{' (KPERF_TEST_FULL)' if full else ''}")
+    return 1 if tally.failed() or short else 0
 
 
 if __name__ == "__main__":
