@@ -94,14 +94,6 @@ std::string joined_command_line(int argc, char** argv) {
   return out;
 }
 
-// kperf tune --pipeline: the chain tuner (pipeline_tune.cpp), not the one-kernel tuner.
-bool names_pipeline(int argc, char** argv) {
-  for (int i = 2; i < argc; ++i)
-    if (std::string(argv[i]) == "--pipeline" || std::string(argv[i]).rfind("--pipeline=", 0) == 0)
-      return true;
-  return false;
-}
-
 void print_usage() {
   std::printf(
       "kperf %s: OpenCL kernel-perforation benchmark suite\n\n"
@@ -155,7 +147,8 @@ int main(int argc, char** argv) {
     }
     if (cmd == "__tune-stage") return tune_stage_worker_main(argc - 1, argv + 1);
     if (cmd == "run") return cmd_run(argc - 1, argv + 1, command_line);
-    if (cmd == "tune" && names_pipeline(argc, argv))
+    // kperf tune --pipeline: the chain tuner (pipeline_tune.cpp), not the one-kernel tuner.
+    if (cmd == "tune" && argv_names(argc, argv, {"--pipeline"}))
       return cmd_tune_pipeline(argc - 1, argv + 1, command_line);
     if (cmd == "tune") return cmd_tune(argc - 1, argv + 1, command_line);
     if (cmd == "check") return cmd_check(argc - 1, argv + 1);

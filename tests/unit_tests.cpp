@@ -10,8 +10,8 @@
 #include <set>
 
 #include "app_manifest.hpp"
-#include "cache_probe.hpp"
 #include "apps.hpp"
+#include "cache_probe.hpp"
 #include "cl_env.hpp"
 #include "cli.hpp"
 #include "energy.hpp"
@@ -527,6 +527,21 @@ TEST(Parsers, SchemesAndReconstructions) {
   EXPECT_EQ(parse_apps("all").size(), 8u);
 }
 
+// What main() and the supervisor read before a command parses: a flag alone or as FLAG=VALUE,
+// after the command's name only.
+TEST(Parsers, ArgvNamesAFlagAloneOrWithItsValue) {
+  std::vector<std::string> words = {"kperf", "tune", "--budget", "0.1", "--pipeline=blur-edges"};
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  const int argc = static_cast<int>(argv.size());
+  EXPECT_TRUE(argv_names(argc, argv.data(), {"--pipeline"}));
+  EXPECT_FALSE(argv_names(argc, argv.data(), {"--pipe", "--dry-run"}));
+  EXPECT_FALSE(argv_names(argc, argv.data(), {"tune"}));  // the command itself is not a flag
+  words[4] = "--dry-run";
+  argv[4] = words[4].data();
+  EXPECT_TRUE(argv_names(argc, argv.data(), {"--help", "--dry-run"}));
+}
+
 TEST(Parsers, ApproximationAxes) {
   EXPECT_EQ(parse_output("none").canonical(), "none");
   EXPECT_EQ(parse_output("center:3").ky(), 3);
@@ -559,7 +574,7 @@ TEST(CacheProbe, KneeOfTheBandwidthCurveAndTheGridBeyondIt) {
   constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
   // Launch overhead at 1 MiB, cache speed to 32 MiB, memory speed from 64 MiB on.
   const std::vector<CacheProbePoint> h100_like = {
-      {1 * MiB, 2000}, {2 * MiB, 4000}, {4 * MiB, 6500}, {8 * MiB, 8000},  {16 * MiB, 8200},
+      {1 * MiB, 2000},  {2 * MiB, 4000},  {4 * MiB, 6500},   {8 * MiB, 8000},  {16 * MiB, 8200},
       {32 * MiB, 8100}, {64 * MiB, 3100}, {128 * MiB, 3000}, {256 * MiB, 3000}};
   const auto cache = cache_bytes_of(h100_like);
   ASSERT_TRUE(cache);

@@ -162,6 +162,19 @@ std::string binary_cache_dir(const cxxopts::ParseResult &args, const DeviceInfo 
   return ec ? std::string() : (root / "binaries").string();  // unwritable: no cache, no error
 }
 
+namespace {
+
+// FNV-1a in hex: stable across builds and machines, for names and fingerprints (not security).
+std::string fnv1a_hex(const std::string &text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+}  // namespace
+
 std::string persistent_jit_cache_dir(int argc, char **argv) {
   const char *env = std::getenv("KPERF_BINARY_CACHE");
   if (env && std::string(env) == "none") return "";
@@ -181,11 +194,7 @@ std::string persistent_jit_cache_dir(int argc, char **argv) {
   } catch (const std::exception &) {
     return "";  // no kernels beside the binary: the command reports that itself
   }
-  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a: stable across builds and machines
-  for (unsigned char c : salt) hash = (hash ^ c) * 0x100000001b3ULL;
-  char name[40];
-  std::snprintf(name, sizeof name, "nvidia-jit-%016llx", static_cast<unsigned long long>(hash));
-  return (root / name).string();
+  return (root / ("nvidia-jit-" + fnv1a_hex(salt))).string();
 }
 
 namespace {
@@ -279,18 +288,6 @@ nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv
   add_sources(ctx, built_sources(kernel_root));
   return ctx;
 }
-
-namespace {
-
-std::string fnv1a_hex(const std::string &text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
-
-}  // namespace
 
 nlohmann::ordered_json make_fingerprint(const ClEnv &env, const std::string &kernel_root,
                                         nlohmann::ordered_json options) {

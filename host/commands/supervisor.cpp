@@ -15,6 +15,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cli.hpp"
 #include "compile_workers.hpp"
 #include "fault_journal.hpp"
 #include "gzip.hpp"
@@ -203,11 +204,8 @@ bool wants_supervisor(int argc, char** argv) {
   if (command != "run" && command != "tune" && command != "check" && command != "pipeline" &&
       command != "__tune-stage")
     return false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    // A dry run launches nothing; --help prints.
-    if (arg == "--dry-run" || arg == "--help" || arg == "-h") return false;
-  }
+  // A dry run launches nothing; --help prints.
+  if (argv_names(argc, argv, {"--dry-run", "--help", "-h"})) return false;
   const char* setting = std::getenv("KPERF_SUPERVISE");
   return !(setting && std::string(setting) == "0");
 }
