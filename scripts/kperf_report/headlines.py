@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from .loading import APP_ORDER, primary_error
 from .tune import tune_size
+from kperf_json import display_name
 
 HALF_VARIANTS = [("accurate", "none"), ("rows:2", "nn"), ("rows:2", "li")]
 HALF_TARGET = 0.85  # f16in and f16 at 0.85 of the float4 copy, at the stored sizes
@@ -456,6 +457,28 @@ def pipeline_tune_table(docs):
                 f"{_pct(c.get('test', {}).get('percentile_error'))} | {holds} | `{_chain(flat)}` | "
                 f"{_x(_chain_speedup(flat))} | `{_chain(alone)}` | {_x(_chain_speedup(alone))} | "
                 f"{repeats} |")
+    return lines
+
+
+def harness_table(docs):
+    """Where each run's wall time went (its context's harness block): the configurations, the
+    programs built, the wall time and its phases."""
+    lines = ["| run | device | sizes | configurations | builds | wall | compile | truths | timed launches "
+             "| metrics | other |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for path, doc in docs:
+        ctx = doc["context"]
+        h = ctx.get("harness", {})
+        phases = h.get("phases_s", {})
+        shown = ("compile", "reference", "timed_launches", "metrics")
+        other = sum(v for k, v in phases.items() if k not in shown and isinstance(v, (int, float)))
+        sizes = sorted({(r["input"]["width"], r["input"]["height"]) for r in doc["results"]
+                        if isinstance(r.get("input"), dict)})
+        size_text = ", ".join(f"{w}^2" if w == h_ else f"{w}x{h_}" for w, h_ in sizes)
+        cells = [f"{phases[k]:.1f} s" if k in phases else "-" for k in shown]
+        lines.append(f"| `{display_name(path)}` | {ctx.get('device', {}).get('name', '?')} | "
+                     f"{size_text} | {h.get('configurations', len(doc['results']))} | "
+                     f"{h.get('builds', '-')} | {h.get('wall_s', float('nan')):.1f} s | "
+                     + " | ".join(cells) + f" | {other:.1f} s |")
     return lines
 
 

@@ -17,7 +17,7 @@ from .paper import (PUBLISHED_ERROR_BANDS, PUBLISHED_FIG10, fig_error, fig_error
     published_table3, table1, table3)
 from .plotting import FIGURE_FORMATS
 from .syprox import PUBLISHED_SYPROX, fig_wrong_fraction, gallery, hypervolume_table, syprox_table
-from .headlines import TABLES, pipeline_tune_table, tune_agreement, tune_repeat_table, tune_table
+from .headlines import TABLES, harness_table, pipeline_tune_table, tune_agreement, tune_repeat_table, tune_table
 from .pipeline import pipeline_sections
 from .provenance import provenance_note, provenance_section
 from .tune import tune_device, tune_sections
@@ -39,6 +39,11 @@ def print_table(kind, paths):
             return 2
         print("\n".join(pipeline_tune_table(docs) + provenance_note(paths)))
         return 0
+    if kind == "harness":
+        from .loading import load_document
+        print("\n".join(harness_table([(p, load_document(p)) for p in paths]) +
+                        provenance_note(paths)))
+        return 0
     if kind.startswith("tune") and not tunes:
         print(f"report.py: --table {kind} needs kperf tune documents", file=sys.stderr)
         return 2
@@ -58,7 +63,7 @@ def main(argv=None):
     ap.add_argument("results", nargs="+", help="kperf JSON result files")
     ap.add_argument("--out", help="output directory")
     ap.add_argument("--table", choices=sorted(TABLES) + ["tune", "tune-repeat", "tune-agreement",
-                                                        "pipeline-tune"],
+                                                        "pipeline-tune", "harness"],
                     help="print one headline table of results/README.md (markdown) instead of a "
                          "report")
     ap.add_argument("--formats", default="png",
