@@ -313,6 +313,32 @@ TEST(CacheProbe, TimesEveryFootprintOnTheDevice) {
   EXPECT_EQ(probe.to_json()["points"].size(), probe.points.size());
 }
 
+// The compile workers ask whether a program is cached by binary_cache_path(); build() stores it
+// under its options with the device's build_defines. The two must agree on a device whose defines
+// are not empty (NVIDIA's -DKPERF_NV_SM), or every run recompiles everything in workers.
+TEST(BinaryCache, PathOfAPairIsWhereBuildStoresItWhateverTheDeviceDefines) {
+  ClEnv* shared = test::test_env();
+  if (!shared) GTEST_SKIP() << "no OpenCL device";
+  for (const DeviceEntry& e : enumerate_devices()) {
+    if (e.info.name != shared->info().name || e.info.platform_name != shared->info().platform_name)
+      continue;
+    ClEnv env(e);
+    env.set_nv_compute_capability_for_tests(90);
+    ASSERT_EQ(env.info().build_defines(), " -DKPERF_NV_SM=90");
+    TempDir dir;
+    env.enable_binary_cache(dir.path().string(), "salt");
+    const std::string source = "__kernel void k(__global float* x) { x[0] = KPERF_NV_SM; }";
+    const std::string path = env.binary_cache_path(source, "-cl-std=CL1.2");
+    ASSERT_FALSE(path.empty());
+    EXPECT_FALSE(std::filesystem::exists(path));
+    env.build(source, "-cl-std=CL1.2");
+    EXPECT_EQ(env.binary_cache_stores(), 1u);
+    EXPECT_TRUE(std::filesystem::exists(path)) << "build() stored the program elsewhere";
+    return;
+  }
+  FAIL() << "the test device is not among enumerate_devices()";
+}
+
 TEST(Failures, OutOfBoundsWriteTripsTheCanary) {
   KPERF_REQUIRE_DEVICE();
   TempDir dir;
