@@ -188,7 +188,10 @@ def numpy_device(warmup=2, reps=5):
         def start():
             at["ms"] = CLOCK["ms"]
         return start, lambda: CLOCK["ms"] - at["ms"]
-    return {"upload": lambda a: a, "download": lambda a: a, "timer": timer,
+    def hold():  # the GPU held for 1 ms before each sample: outside the sample's events
+        CLOCK["ms"] += 1.0
+        CLOCK["holds"] = CLOCK.get("holds", 0) + 1
+    return {"upload": lambda a: a, "download": lambda a: a, "timer": timer, "hold": hold,
             "release": lambda: None, "warmup": warmup, "reps": reps}
 
 
@@ -240,7 +243,9 @@ def test_library(folder, outputs):
     got = {k: round(v, 3) for k, v in (ok.get("time_ns") or {}).items()}
     check(ok.get("status") == "ok" and ok.get("reps") == 5 and
           got == {"median": 5000.0, "min": 3000.0, "max": 7000.0},
-          "a row's time: reps samples after the warm-up, median/min/max in ns")
+          "a row's time: reps samples after the warm-up, median/min/max in ns, the hold "
+          "before each sample outside it")
+    check(CLOCK.get("holds") == 5 * 4 * 2, f"one hold per timed sample ({CLOCK.get('holds')})")
     check(rows[("raises", 24)]["status"] == "failed" and
           "CUDNN_STATUS_NOT_SUPPORTED" in rows[("raises", 24)]["reason"],
           "a function that raises is a failed row with its words")
@@ -430,6 +435,8 @@ def test_report(tmp, peers, run):
           "the table says what was not measured and why")
     check("Left out, their outputs are not kperf's filter: CuPy `NPP's 5x5` on gaussian5" in text,
           "the table names the peer functions that failed the check")
+    check("`cudaMemcpy` of the grid took 0.2 us at 24^2" in text,
+          "the table quotes the cudaMemcpy of the grid")
     out = os.path.join(tmp, "report")
     made = subprocess.run(report + [peers, "--out", out], capture_output=True, text=True)
     md = open(os.path.join(out, "report.md")).read() if made.returncode == 0 else ""

@@ -122,8 +122,10 @@ def main(argv=None):
     if {r["cache"] for r in rows} == {"warm", "cold"}:  # both: the figures show the warm runs
         rows = [r for r in rows if r["cache"] == "warm"]
     fidelity = []
-    if len(args.results) >= 2:
-        loaded = [(p,) + compare_devices.load(p) for p in args.results]
+    others = {p for p, _ in tunes + pipelines + peers}
+    run_paths = [p for p in args.results if p not in others]
+    if len(run_paths) >= 2:
+        loaded = [(p,) + compare_devices.load(p) for p in run_paths]
         for i, (pa, na, ra) in enumerate(loaded):
             for pb, nb, rb in loaded[i + 1:]:
                 if na != nb:

@@ -137,6 +137,10 @@ def _footnotes(doc, rows):
             lines.append(f"At {_size(sizes[-1])} kperf's accurate kernel is " +
                          ("ahead of every checked peer." if not behind else
                           "not ahead of " + "; ".join(behind) + "."))
+    memcpy = [r for r in rows if r["library"] == "CUDA" and r["status"] == "ok"]
+    if memcpy:
+        lines.append("A device-to-device `cudaMemcpy` of the grid took " + ", ".join(
+            f"{_us(r)} at {_size(r['size'])}" for r in memcpy) + ".")
     status = ctx.get("library_status") or {}
     down = [f"{lib}: {s['status'].replace('_', ' ')} ({s.get('reason') or '-'})"
             for lib, s in sorted(status.items()) if s.get("status") != "ok"]

@@ -187,8 +187,11 @@ def context(args, kperf_doc, libraries, notes, steps):
            "cache": "warm" if warm else "cold",
            "timing": {
                "peers": "a CUDA event pair around each launch (the library call as a user makes "
-                        "it, from Python for CuPy and PyTorch), after warm-up launches; median, "
-                        "min and max of the samples; no cache flush between launches",
+                        "it, from Python for CuPy and PyTorch), after warm-up launches, each "
+                        "behind a kernel that holds the GPU for about 1 ms so that the events "
+                        "time the device's work and not the host's (versions.LIBRARY.hold says "
+                        "where none could be launched); median, min and max of the samples; no "
+                        "cache flush between launches",
                "kperf": "an OpenCL profiling event per launch (semantics 11)" +
                         ("" if warm else ", the cache flushed before every sample"),
                "warmup": kctx.get("warmup"), "reps": kctx.get("reps")},

@@ -160,12 +160,16 @@ std::vector<float> outer(const std::vector<float>& a) {
   return k;
 }
 
-// A scratch buffer NPP asks for, grown as sizes grow. The size query's output type is NPP's
-// (Npp32u in some versions, size_t in others), whatever it is here.
+// A scratch buffer NPP asks for, asked once per grid size so that no host work falls between a
+// timed launch's events.
 struct Scratch {
   Npp8u* p = nullptr;
   size_t bytes = 0;
-  std::string reserve(size_t need) {
+  int w = 0, h = 0;
+  bool sized(int width, int height) const { return w == width && h == height; }
+  std::string reserve(size_t need, int width, int height) {
+    w = width;
+    h = height;
     if (need <= bytes) return "";
     if (p) cudaFree(p);
     p = nullptr;
@@ -176,6 +180,7 @@ struct Scratch {
   }
 };
 
+// The size query's output type is NPP's (Npp32u in some versions, size_t in others).
 template <typename R, typename A, typename B, typename N, typename... Rest, typename... Args>
 std::string query_size(R (*fn)(A, B, N*, Rest...), size_t& need, A a, B b, Args... args) {
   N n = 0;
@@ -267,38 +272,45 @@ void sobel_function(std::vector<Function>& fns, NppStreamContext ctx) {
 void median_functions(std::vector<Function>& fns, NppStreamContext ctx) {
   const NppiSize mask = {3, 3};
   const NppiPoint anchor = {1, 1};
-  auto scratch = std::make_shared<Scratch>();
 #if KPERF_NPP_MEDIAN_BORDER
-  fns.push_back(make_function(
-      "NPP", "median", "nppiFilterMedianBorder 3x3", "replicate", "all",
-      [=](const float* in, float* out, int w, int h) {
-        const NppiSize size = {w, h};
-        const NppiPoint zero = {0, 0};
-        size_t need = 0;
-        std::string why = query_size(nppiFilterMedianBorderGetBufferSize_32f_C1R_Ctx, need, size,
-                                     mask, NPP_BORDER_REPLICATE, ctx);
-        if (why.empty()) why = scratch->reserve(need);
-        if (!why.empty()) return why;
-        return npp_error(
-            "nppiFilterMedianBorder_32f_C1R_Ctx",
-            nppiFilterMedianBorder_32f_C1R_Ctx(in, w * 4, size, zero, out, w * 4, size, mask,
-                                               anchor, scratch->p, NPP_BORDER_REPLICATE, ctx));
-      }));
+  auto border_scratch = std::make_shared<Scratch>();
+  fns.push_back(make_function("NPP", "median", "nppiFilterMedianBorder 3x3", "replicate", "all",
+                              [=](const float* in, float* out, int w, int h) {
+                                const NppiSize size = {w, h};
+                                const NppiPoint zero = {0, 0};
+                                Scratch& s = *border_scratch;
+                                if (!s.sized(w, h)) {
+                                  size_t need = 0;
+                                  std::string why =
+                                      query_size(nppiFilterMedianBorderGetBufferSize_32f_C1R_Ctx,
+                                                 need, size, mask, NPP_BORDER_REPLICATE, ctx);
+                                  if (why.empty()) why = s.reserve(need, w, h);
+                                  if (!why.empty()) return why;
+                                }
+                                return npp_error("nppiFilterMedianBorder_32f_C1R_Ctx",
+                                                 nppiFilterMedianBorder_32f_C1R_Ctx(
+                                                     in, w * 4, size, zero, out, w * 4, size, mask,
+                                                     anchor, s.p, NPP_BORDER_REPLICATE, ctx));
+                              }));
 #endif
   // Without border control NPP reads the mask's whole footprint: the interior alone, the frame
   // of one element left as it was.
+  auto scratch = std::make_shared<Scratch>();
   fns.push_back(make_function(
       "NPP", "median", "nppiFilterMedian 3x3 (interior)", "none", "interior",
       [=](const float* in, float* out, int w, int h) {
         const NppiSize roi = {w - 2, h - 2};
-        size_t need = 0;
-        std::string why =
-            query_size(nppiFilterMedianGetBufferSize_32f_C1R_Ctx, need, roi, mask, ctx);
-        if (why.empty()) why = scratch->reserve(need);
-        if (!why.empty()) return why;
+        Scratch& s = *scratch;
+        if (!s.sized(w, h)) {
+          size_t need = 0;
+          std::string why =
+              query_size(nppiFilterMedianGetBufferSize_32f_C1R_Ctx, need, roi, mask, ctx);
+          if (why.empty()) why = s.reserve(need, w, h);
+          if (!why.empty()) return why;
+        }
         return npp_error("nppiFilterMedian_32f_C1R_Ctx",
                          nppiFilterMedian_32f_C1R_Ctx(in + w + 1, w * 4, out + w + 1, w * 4, roi,
-                                                      mask, anchor, scratch->p, ctx));
+                                                      mask, anchor, s.p, ctx));
       }));
 }
 
@@ -319,6 +331,27 @@ std::vector<Function> functions() {
 }
 
 // ------------------------------------------------------------------ timing and lines
+
+// Spins for `cycles` clock cycles. Launched before each timed launch, it holds the GPU while the
+// host makes its NPP call, so that the events time the device's work alone, as kperf's profiling
+// events do (NVIDIA's NVBench holds the GPU with a blocking kernel for the same reason).
+__global__ void hold(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+const long long kHoldCycles = 2000000;  // about 1 ms
+bool g_hold = false;                    // set where the hold kernel runs here
+
+// Whether the hold kernel launches and finishes here (its PTX may not JIT for this GPU): where
+// it does not, launches are timed without it, and the version lines say so.
+std::string probe_hold() {
+  hold<<<1, 1>>>(1000);
+  std::string why = cuda_error("hold kernel", cudaGetLastError());
+  if (why.empty()) why = cuda_error("hold kernel", cudaDeviceSynchronize());
+  g_hold = why.empty();
+  return g_hold ? "a spinning kernel" : "none: " + why;
+}
 
 std::string finish(std::string why) {
   if (why.empty()) why = cuda_error("after the launch", cudaStreamSynchronize(0));
@@ -341,6 +374,7 @@ std::string time_function(Function& fn, const float* in, float* out, int w, int 
   for (int i = 0; why.empty() && i < opt.warmup; ++i) why = fn.launch(in, out, w, h);
   why = finish(why);
   for (int i = 0; why.empty() && i < opt.reps; ++i) {
+    if (g_hold) hold<<<1, 1>>>(kHoldCycles);
     cudaEventRecord(start, 0);
     why = fn.launch(in, out, w, h);
     cudaEventRecord(stop, 0);
@@ -472,6 +506,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   print_versions();
+  std::printf("version\thold\t%s\n", clean(probe_hold()).c_str());
   std::vector<Function> fns = functions();
   for (const Input& input : opt.inputs) run_input(fns, input, opt);
   return 0;

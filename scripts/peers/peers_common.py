@@ -207,15 +207,24 @@ def stats_ns(samples_ns):
             "max": float(max(samples_ns))}
 
 
-def time_launches(launch, timer, warmup, reps):
+# Before each timed launch a kernel that spins for about 1 ms (2e6 clock cycles) holds the GPU,
+# so that the library's host work (Python, argument checks, several launches) is done while the
+# GPU waits, and the events time the device's work alone, as kperf's profiling events do (the
+# blocking kernel of NVIDIA's NVBench does the same).
+HOLD_CYCLES = 2_000_000
+
+
+def time_launches(launch, timer, warmup, reps, hold=None):
     """Every launch's time in ns: `warmup` untimed launches, then `reps` each between its own
     pair of events (timer() -> (record_start, record_end_and_wait) where the second returns
-    the milliseconds between them), as kperf times each launch with its own OpenCL event."""
+    the milliseconds between them), each after hold() where given (HOLD_CYCLES)."""
     for _ in range(warmup):
         launch()
     samples = []
     for _ in range(reps):
         start, stop = timer()
+        if hold:
+            hold()
         start()
         launch()
         samples.append(stop() * 1e6)
@@ -278,8 +287,8 @@ def unavailable(library, manifest, reason, status="unavailable", apps=APPS):
 def run_library(doc, functions, manifest, outputs_dir, device, log):
     """Every function at every input: a checked input's output is saved (one launch) for the
     merge to check, a timed input's launches are timed. `device` gives upload(host) -> x,
-    download(out) -> numpy, timer() (see time_launches), release() between inputs, warmup and
-    reps. A function that raises is a failed row; the others go on."""
+    download(out) -> numpy, timer() and hold() (see time_launches; hold may be None),
+    release() between inputs, warmup and reps. A function that raises is a failed row; the others go on."""
     for entry in manifest["entries"]:
         size = entry["size"]
         try:
@@ -315,7 +324,7 @@ def _run_function(doc, fn, x, entry, outputs_dir, device, log):
         return
     try:
         samples = time_launches(lambda: fn["run"](x), device["timer"], device["warmup"],
-                                device["reps"])
+                                device["reps"], device.get("hold"))
         row = peer_row(library, fn, size, "ok", samples_ns=samples, warmup=device["warmup"])
         log(f"{library} {fn['app']} {fn['function']} {size_name(size)}: "
             f"{row['time_ns']['median'] / 1e3:.1f} us")

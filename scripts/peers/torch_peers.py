@@ -78,11 +78,18 @@ def setup(_args):
     def download(out):
         return out[0, 0].cpu().numpy()
 
+    hold, held = None, "none"
+    try:  # torch.cuda._sleep spins the GPU for a number of cycles (private, long-standing)
+        torch.cuda._sleep(1000)
+        torch.cuda.synchronize()
+        hold, held = (lambda: torch.cuda._sleep(pc.HOLD_CYCLES)), "torch.cuda._sleep"
+    except Exception as exc:  # noqa: BLE001 - timed without it, and the document says so
+        held = "none: " + pc.short(exc)
     versions = {"torch": torch.__version__, "cuda_runtime": torch.version.cuda,
                 "cudnn": str(torch.backends.cudnn.version()), "numpy": np.__version__,
-                "settings": "cudnn.benchmark on, TF32 off"}
+                "settings": "cudnn.benchmark on, TF32 off", "hold": held}
     device = {"upload": upload, "download": download, "timer": timer,
-              "release": torch.cuda.empty_cache}
+              "release": torch.cuda.empty_cache, "hold": hold}
     return fns, device, versions, torch.cuda.get_device_name(0)
 
 
