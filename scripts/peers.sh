@@ -14,7 +14,10 @@
 # a few lines per step. Environment (defaults): PEERS_SIZES (2048,4096,8192), PEERS_PHOTO
 # (datasets/images/camera.png), PEERS_WARMUP (10), PEERS_REPS (50), PEERS_PYTHON (python3: the
 # one with CuPy and PyTorch), KPERF (build/kperf), PEERS_KPERF_AXES and PEERS_KPERF_SHAPES
-# (below), NVCC (nvcc on PATH, else /usr/local/cuda/bin/nvcc), NPP_HOME (beside nvcc).
+# (below), NVCC (nvcc on PATH, else /usr/local/cuda/bin/nvcc), NPP_HOME (beside nvcc), and
+# PEERS_DEADLINE (540): the seconds the whole call may take. Each step has its own limit within
+# it; the peers run before kperf's sweep, which takes the time that is left (a kperf stopped by
+# its limit writes the rows it finished), and the merge and the archive always run.
 # Every timing is warm (back-to-back launches, no cache flush), kperf's and the peers' alike:
 # from 4096^2 up a grid is larger than an H100's or H200's L2, at 2048^2 both live in it.
 set -uo pipefail
@@ -42,14 +45,23 @@ mkdir -p "$bundle/logs" "$scratch/outputs" "$scratch/kperf-outputs"
 steps="$bundle/steps.txt"
 : >"$steps"
 
-# step NAME LINES COMMAND...: runs it with stdout and stderr in logs/NAME.log, prints its last
-# LINES lines and records "NAME EXIT SECONDS".
+# step NAME LINES CAP COMMAND...: runs it for at most CAP seconds and never past the deadline
+# (less the time the merge keeps), with stdout and stderr in logs/NAME.log; prints its last LINES
+# lines and records "NAME EXIT SECONDS" (exit 124: stopped by its time limit, with SIGTERM, on
+# which kperf writes what it finished).
 step() {
-  local name="$1" lines="$2" start end code
-  shift 2
+  local name="$1" lines="$2" cap="$3" start end code left
+  shift 3
+  left=$((deadline - $(date +%s) - reserve))
+  [ "$cap" -gt "$left" ] && cap="$left"
   start=$(date +%s.%N)
-  "$@" >"$bundle/logs/$name.log" 2>&1
-  code=$?
+  if [ "$cap" -lt 5 ]; then
+    echo "no time left before the deadline" >"$bundle/logs/$name.log"
+    code=124
+  else
+    timeout -k 15 "$cap" "$@" >"$bundle/logs/$name.log" 2>&1
+    code=$?
+  fi
   end=$(date +%s.%N)
   echo "$name $code $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')" >>"$steps"
   echo "== $name: exit $code, $(tail -n 1 "$steps" | cut -d' ' -f3) s"
@@ -57,7 +69,9 @@ step() {
   return "$code"
 }
 
-step inputs 1 "$py" "$root/scripts/peers/inputs.py" --photo "$photo" --sizes "$sizes" \
+deadline=$(($(date +%s) + ${PEERS_DEADLINE:-540}))
+reserve=45
+step inputs 1 120 "$py" "$root/scripts/peers/inputs.py" --photo "$photo" --sizes "$sizes" \
   --synthetic-if-missing --out "$scratch/inputs" ||
   { echo "peers.sh: no inputs, nothing measured" >&2; exit 2; }
 checked=() timed=()
@@ -68,28 +82,37 @@ done < <("$py" -c 'import json, sys
 for e in json.load(open(sys.argv[1]))["entries"]:
     print(e["path"], int(e["timed"]), int(e["checked"]))' "$scratch/inputs/manifest.json")
 
-# kperf: its accurate outputs on the checked inputs, then the timed sweep.
-# shellcheck disable=SC2086  # the axes and shapes are lists of options
-step kperf-check 2 "$kperf" run --quiet --apps "$apps" --schemes accurate --wg 32x8 --vec 4 \
-  --py 2 --warmup 1 --reps 3 "${checked[@]}" --save-outputs "$scratch/kperf-outputs" \
+# kperf's accurate outputs on the checked inputs.
+step kperf-check 2 120 "$kperf" run --quiet --apps "$apps" --schemes accurate --wg 32x8 \
+  --vec 4 --py 2 --warmup 1 --reps 3 "${checked[@]}" --save-outputs "$scratch/kperf-outputs" \
   --out "$bundle/kperf-check.json.gz"
-# shellcheck disable=SC2086
-step kperf-run 2 "$kperf" run --quiet --apps "$apps" $axes $shapes --warmup "$warmup" \
-  --reps "$reps" "${timed[@]}" --out "$bundle/kperf-run.json.gz"
 
+# The peers; one that ends without its rows (a crash, its time limit) gets rows saying so.
 libs=()
 for peer in npp cupy torch; do
   extra=()
   [ "$peer" = npp ] && extra=(--build "$bundle/npp-build")
-  step "$peer" 1 "$py" "$root/scripts/peers/${peer}_peers.py" --inputs "$scratch/inputs" \
+  step "$peer" 1 180 "$py" "$root/scripts/peers/${peer}_peers.py" --inputs "$scratch/inputs" \
     --outputs "$scratch/outputs" --out "$bundle/$peer.json" --warmup "$warmup" --reps "$reps" \
     "${extra[@]}"
+  code=$?
+  if [ ! -s "$bundle/$peer.json" ]; then
+    "$py" "$root/scripts/peers/peers_common.py" --failed "$peer" --inputs "$scratch/inputs" \
+      --reason "${peer}_peers.py ended with exit $code and no rows (logs/$peer.log)" \
+      --out "$bundle/$peer.json"
+  fi
   [ -s "$bundle/$peer.json" ] && libs+=(--library "$bundle/$peer.json")
 done
 rm -f "$bundle/npp-build/npp_peers"
 
+# kperf's sweep at the timed sizes, in the time that is left.
+# shellcheck disable=SC2086  # the axes and shapes are lists of options
+step kperf-run 2 600 "$kperf" run --quiet --apps "$apps" $axes $shapes --warmup "$warmup" \
+  --reps "$reps" "${timed[@]}" --out "$bundle/kperf-run.json.gz"
+
 cp "$scratch/inputs/manifest.json" "$bundle/"
-step merge 6 "$py" "$root/scripts/peers/merge.py" --inputs "$scratch/inputs" \
+reserve=5
+step merge 6 60 "$py" "$root/scripts/peers/merge.py" --inputs "$scratch/inputs" \
   --outputs "$scratch/outputs" --kperf "$bundle/kperf-run.json.gz" \
   --kperf-check "$bundle/kperf-check.json.gz" "${libs[@]}" --steps "$steps" \
   --out "$out/peers.json.gz"

@@ -455,7 +455,13 @@ def test_peers_sh(binary, tmp):
     photo = os.path.join(tmp, "photo.png")
     with open(photo, "wb") as f:
         f.write(png_bytes(grid(40, 48).astype(np.uint8), 0))
-    env = dict(os.environ, PEERS_PYTHON=sys.executable, KPERF=binary, PEERS_SIZES="32",
+    # A python3 under which the PyTorch peer dies at once, as a crash would leave it.
+    python = os.path.join(tmp, "python3")
+    with open(python, "w") as f:
+        f.write(f'#!/bin/sh\ncase "$1" in *torch_peers.py) exit 139;; esac\n'
+                f'exec {sys.executable} "$@"\n')
+    os.chmod(python, 0o755)
+    env = dict(os.environ, PEERS_PYTHON=python, KPERF=binary, PEERS_SIZES="32",
                PEERS_PHOTO=photo, PEERS_WARMUP="1", PEERS_REPS="2", NVCC="/nonexistent",
                PATH="/usr/bin:/bin", PEERS_KPERF_AXES="--schemes accurate,rows:2 --recon nn",
                PEERS_KPERF_SHAPES="--wg 16x4 --vec 4 --py 2")
@@ -472,6 +478,10 @@ def test_peers_sh(binary, tmp):
     check(sorted(status) == ["CuPy", "NPP", "PyTorch"] and all(
         s["reason"] and all(r["status"] == s["status"] for r in rows if r["library"] == lib)
         for lib, s in down.items()), f"a peer that cannot run fails soft, saying why: {down}")
+    torch = [r for r in rows if r["library"] == "PyTorch"]
+    check(status.get("PyTorch", {}).get("status") == "failed" and torch and
+          all("exit 139" in r["reason"] for r in torch),
+          "a peer that dies without its rows: failed rows naming its exit status")
     check(len([r for r in rows if r["library"] == "kperf"]) == 8 and
           all(r["checked"]["ok"] for r in rows if r.get("role") == "accurate"),
           "kperf's accurate and best approximated rows, its accurate outputs checked")

@@ -371,3 +371,28 @@ def peer_main(library, argv, setup):
     print(f"{library}: {ok} of {len(doc['rows'])} rows timed, {len(doc['checks'])} outputs "
           f"saved for the check")
     return 0
+
+
+LIBRARY_NAMES = {"npp": "NPP", "cupy": "CuPy", "torch": "PyTorch"}
+
+
+def failed_main(argv):
+    """scripts/peers.sh's fallback for a peer that ended without writing its rows:
+
+        peers_common.py --failed npp|cupy|torch --inputs DIR --reason TEXT --out FILE
+    """
+    import argparse
+    ap = argparse.ArgumentParser(description="rows for a peer that wrote none")
+    ap.add_argument("--failed", required=True, choices=sorted(LIBRARY_NAMES))
+    ap.add_argument("--inputs", required=True)
+    ap.add_argument("--reason", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    write_json(args.out, unavailable(LIBRARY_NAMES[args.failed], load_manifest(args.inputs),
+                                     args.reason, status="failed"))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(failed_main(sys.argv[1:]))
