@@ -288,7 +288,8 @@ def run_library(doc, functions, manifest, outputs_dir, device, log):
     """Every function at every input: a checked input's output is saved (one launch) for the
     merge to check, a timed input's launches are timed. `device` gives upload(host) -> x,
     download(out) -> numpy, timer() and hold() (see time_launches; hold may be None),
-    release() between inputs, warmup and reps. A function that raises is a failed row; the others go on."""
+    release() between inputs, warmup and reps. A function that raises is a failed row; the
+    others go on."""
     for entry in manifest["entries"]:
         size = entry["size"]
         try:
