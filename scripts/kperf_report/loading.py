@@ -47,10 +47,10 @@ def with_axis_defaults(r, defaults):
     return out
 
 
-def load(paths, tunes=None, pipelines=None):
+def load(paths, tunes=None, pipelines=None, peers=None):
     """Rows from every file, each tagged with its device name; `kperf tune` documents go to
-    `tunes` and `kperf pipeline` and `kperf tune --pipeline` documents to `pipelines` (when
-    given) instead."""
+    `tunes`, `kperf pipeline` and `kperf tune --pipeline` documents to `pipelines` and peers
+    documents (scripts/peers.sh) to `peers` (when given) instead."""
     rows, devices = [], {}
     for path in paths:
         try:
@@ -66,6 +66,13 @@ def load(paths, tunes=None, pipelines=None):
             if pipelines is None:
                 raise ReportError(f"{path}: a {doc['kind']} document (report.py --out reads it)")
             pipelines.append((path, doc))
+            continue
+        if isinstance(doc, dict) and doc.get("kind") == "peers":
+            if peers is None:
+                raise ReportError(f"{path}: a peers document (report.py --table peers reads it)")
+            if not isinstance(doc.get("results"), list) or not isinstance(doc.get("context"), dict):
+                raise ReportError(f"{path}: a peers document without 'context'/'results'")
+            peers.append((path, doc))
             continue
         if not isinstance(doc, dict) or "results" not in doc or "context" not in doc:
             raise ReportError(f"{path}: not a kperf results file (no 'context'/'results')")
@@ -84,7 +91,7 @@ def load(paths, tunes=None, pipelines=None):
             # Version 1 rows have every SPEC 10 axis at its default.
             rows.append(dict(with_axis_defaults(r, defaults), device=name, axes=r.get("axes", ""),
                              cache=cache, build=build, source=path))
-    if not rows and not tunes and not pipelines:
+    if not rows and not tunes and not pipelines and not peers:
         raise ReportError("no result rows in " + ", ".join(paths))
     return rows, devices
 
