@@ -465,7 +465,7 @@ cl::Program ClEnv::build(const std::string& source, const std::string& options) 
   // Compile outside the lock so other threads can compile other programs meanwhile.
   CachedBuild cached;
   const std::string device_options = options + entry_.info.build_defines();
-  const std::string file = cache_dir_.empty() ? std::string() : cache_file(source, device_options);
+  const std::string file = binary_cache_path(source, options);
   if (!file.empty()) cached.program = load_cached(file, device_options);
   cl::Program program(context_, source);
   if (!cached.program) {

@@ -128,9 +128,16 @@ class ClEnv {
   std::size_t binary_cache_hits() const { return cache_hits_; }
   const std::string& binary_cache_dir() const { return cache_dir_; }
   const std::string& binary_cache_salt() const { return cache_salt_; }
-  // The cache file of this pair ("" when the cache is off); it exists once stored.
+  // The cache file of this pair ("" when the cache is off); it exists once stored. Keyed, as
+  // build() stores it, by the options with the device's build_defines.
   std::string binary_cache_path(const std::string& source, const std::string& options) const {
-    return cache_dir_.empty() ? std::string() : cache_file(source, options);
+    return cache_dir_.empty() ? std::string()
+                              : cache_file(source, options + entry_.info.build_defines());
+  }
+  // Tests: the device as another device would describe itself (a fake NVIDIA compute capability,
+  // so that build_defines() is not empty on PoCL).
+  void set_nv_compute_capability_for_tests(int capability) {
+    entry_.info.nv_compute_capability = capability;
   }
   // Whether build() of this pair already ran in this process (built or failed).
   bool has_built(const std::string& source, const std::string& options);
