@@ -295,12 +295,13 @@ fs::path kernel_tree_with(const TempDir& dir, const std::string& file, const std
 }
 
 // The cache probe's mechanics on the test device (its knee is the unit test's, CacheProbe.*):
-// every footprint from 1 MiB in steps of sqrt(2) timed, each a positive bandwidth, and either a
+// every buffer from 1 MiB in steps of sqrt(2) timed, each a positive bandwidth, and either a
 // cache found or the reason why not.
 TEST(CacheProbe, TimesEveryFootprintOnTheDevice) {
   ClEnv* env = test::test_env();
   if (!env) GTEST_SKIP() << "no OpenCL device";
-  const CacheProbe probe = probe_last_level_cache(*env, KPERF_TEST_KERNEL_ROOT, 16u << 20);
+  const CacheProbe probe =
+      probe_last_level_cache(*env, KPERF_TEST_KERNEL_ROOT, 16u << 20, 32u << 20);
   ASSERT_TRUE(probe.problem.empty() || probe.problem.rfind("no cache effect", 0) == 0)
       << probe.problem;
   ASSERT_EQ(probe.points.size(), 9u);  // 1, 1.4, 2, ..., 16 MiB

@@ -53,64 +53,75 @@ nlohmann::ordered_json CacheProbe::to_json() const {
   j["cache_bytes"] = cache_bytes ? nlohmann::ordered_json(*cache_bytes) : nullptr;
   if (!problem.empty()) j["problem"] = problem;
   j["method"] =
-      "float4 copies (kernels/copy.cl) of footprints (bytes read plus written) from 1 MiB up in "
-      "steps of sqrt(2), each 3 warm-up and 9 timed back-to-back launches, the median of "
-      "profiling-event times; cache_bytes: where the bandwidth falls below the midpoint between "
-      "its peak and its value at the largest footprint (log-interpolated), when the peak is at "
-      "least 1.3x that value";
+      "buffers of 1 MiB up in steps of sqrt(2), each read whole, again and again from a shifted "
+      "start, in one launch of kernels/cache_probe.cl (at least 1 GiB read; one warm-up and the "
+      "median of 3 timed launches, profiling events): bytes read over time. cache_bytes: where "
+      "that bandwidth falls below the midpoint between its peak and its value at the largest "
+      "buffer (log-interpolated), when the peak is at least 1.3x that value";
   j["points"] = pts;
   return j;
 }
 
 CacheProbe probe_last_level_cache(ClEnv& env, const std::string& kernel_root,
-                                  std::uint64_t max_bytes) {
+                                  std::uint64_t max_bytes, std::uint64_t read_bytes) {
   CacheProbe probe;
   const DeviceInfo& dev = env.info();
   max_bytes = std::min<std::uint64_t>(
-      {max_bytes, dev.global_mem_size / 4, 2 * static_cast<std::uint64_t>(dev.max_mem_alloc_size)});
+      {max_bytes, dev.global_mem_size / 4, static_cast<std::uint64_t>(dev.max_mem_alloc_size)});
   constexpr std::uint64_t kMin = std::uint64_t{1} << 20;
   if (max_bytes < 4 * kMin) {
     probe.problem = "the device's memory is too small to probe";
     return probe;
   }
   try {
-    const std::string source = read_file((fs::path(kernel_root) / "kernels" / "copy.cl").string());
+    const std::string source =
+        read_file((fs::path(kernel_root) / "kernels" / "cache_probe.cl").string());
     cl::Program program = env.build(source, "-cl-std=CL1.2");
-    const std::size_t half = static_cast<std::size_t>(max_bytes / 2) & ~std::size_t{15};
-    cl::Buffer in(env.context(), CL_MEM_READ_WRITE, half),
-        out(env.context(), CL_MEM_READ_WRITE, half);
-    // Values like noise rather than a constant (predictable data can inflate a copy's bandwidth),
-    // written in blocks so that the host never holds the whole buffer.
-    std::vector<float> block(std::min<std::size_t>(half, std::size_t{4} << 20) / sizeof(float));
+    const std::size_t bytes = static_cast<std::size_t>(max_bytes) & ~std::size_t{15};
+    const std::size_t local = std::min<std::size_t>(256, dev.max_work_group_size);
+    // Enough work-items to fill every core many times over, and no more: each reads its share of
+    // every pass.
+    const std::size_t most_items =
+        std::max<std::size_t>(local, std::size_t{2048} * std::max(1u, dev.compute_units)) / local *
+        local;
+    cl::Buffer in(env.context(), CL_MEM_READ_ONLY, bytes);
+    cl::Buffer out(env.context(), CL_MEM_WRITE_ONLY, most_items * sizeof(float));
+    // Values like noise rather than a constant, written in blocks so that the host never holds
+    // the whole buffer.
+    std::vector<float> block(std::min<std::size_t>(bytes, std::size_t{4} << 20) / sizeof(float));
     std::mt19937 rng(2611);
     std::uniform_real_distribution<float> uniform(0.0f, 255.0f);
     for (float& v : block) v = uniform(rng);
     cl::CommandQueue& q = env.queue();
-    for (std::size_t at = 0; at < half; at += block.size() * sizeof(float))
-      q.enqueueWriteBuffer(in, CL_TRUE, at, std::min(half - at, block.size() * sizeof(float)),
+    for (std::size_t at = 0; at < bytes; at += block.size() * sizeof(float))
+      q.enqueueWriteBuffer(in, CL_TRUE, at, std::min(bytes - at, block.size() * sizeof(float)),
                            block.data());
-    cl::Kernel copy(program, "copy_vec4");
-    copy.setArg(0, in);
-    copy.setArg(1, out);
-    const std::size_t local = std::min<std::size_t>(256, dev.max_work_group_size);
+    cl::Kernel read(program, "read_passes");
+    read.setArg(0, in);
+    read.setArg(1, out);
     for (int step = 0;; ++step) {
       const double footprint = static_cast<double>(kMin) * std::pow(2.0, 0.5 * step);
       if (footprint > static_cast<double>(max_bytes) * (1 + 1e-9)) break;
-      const std::size_t n4 = static_cast<std::size_t>(footprint / 2) / 16;
-      copy.setArg(2, static_cast<cl_int>(n4));
-      const cl::NDRange global((n4 + local - 1) / local * local);
-      for (int i = 0; i < 3; ++i) q.enqueueNDRangeKernel(copy, cl::NullRange, global, local);
-      std::vector<cl::Event> events(9);
+      const std::size_t n4 = static_cast<std::size_t>(footprint) / 16;
+      const int passes =
+          static_cast<int>(std::max<std::uint64_t>(1, (read_bytes + n4 * 16 - 1) / (n4 * 16)));
+      const std::size_t items = std::min(most_items, (n4 + local - 1) / local * local);
+      read.setArg(2, static_cast<cl_int>(n4));
+      read.setArg(3, static_cast<cl_int>(passes));
+      read.setArg(4, static_cast<cl_int>(std::min<std::size_t>(4099, n4 - 1)));
+      q.enqueueNDRangeKernel(read, cl::NullRange, cl::NDRange(items), cl::NDRange(local));
+      std::vector<cl::Event> events(3);
       for (auto& ev : events)
-        q.enqueueNDRangeKernel(copy, cl::NullRange, global, local, nullptr, &ev);
+        q.enqueueNDRangeKernel(read, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr,
+                               &ev);
       q.finish();
       std::vector<std::uint64_t> samples;
       for (auto& ev : events)
         samples.push_back(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
                           ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
       const double median = summarize(samples).median;
-      const std::uint64_t bytes = 2 * static_cast<std::uint64_t>(n4) * 16;
-      probe.points.push_back({bytes, median > 0 ? static_cast<double>(bytes) / median : 0.0});
+      const double read_total = static_cast<double>(n4) * 16.0 * passes;
+      probe.points.push_back({n4 * 16, median > 0 ? read_total / median : 0.0});
     }
   } catch (const cl::Error& e) {
     probe.problem = describe(e);

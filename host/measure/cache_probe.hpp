@@ -1,6 +1,7 @@
-// The device's last-level cache, found by timing: the bandwidth of back-to-back copies drops once
-// what one copy touches no longer fits. Drivers do not say (NVIDIA's reports 4 MB for a 50 MB L2),
-// and where the cache holds a kernel's input and output, its timings measure the cache, not memory.
+// The device's last-level cache, found by timing: the bandwidth of reading a buffer again and
+// again drops once the buffer no longer fits. Drivers do not say (NVIDIA's reports 4 MB for a
+// 50 MB L2), and where the cache holds a kernel's input and output, its timings measure the cache,
+// not memory.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,8 @@
 
 namespace kperf {
 
-// One size of the probe: the bytes a copy reads plus writes, and its bandwidth over them (warm,
-// back-to-back launches, the median of profiling-event times).
+// One size of the probe: a buffer's bytes, and the bandwidth of reading it again and again in
+// one launch (the median of profiling-event times).
 struct CacheProbePoint {
   std::uint64_t bytes = 0;
   double gbps = 0;
@@ -22,8 +23,8 @@ struct CacheProbePoint {
 
 struct CacheProbe {
   std::vector<CacheProbePoint> points;  // ascending bytes
-  // The footprint up to which the copies ran at cache speed: the largest probed size whose
-  // bandwidth is still above the midpoint between the peak and the bandwidth at the largest size.
+  // The buffer size up to which the reads ran at cache speed: where the bandwidth falls below the
+  // midpoint between its peak and its value at the largest size (log-interpolated).
   // None where the two differ by less than kMinCacheGain (no cache effect to measure) or the
   // probe failed (`problem`).
   std::optional<std::uint64_t> cache_bytes;
@@ -44,10 +45,13 @@ std::optional<std::uint64_t> cache_bytes_of(const std::vector<CacheProbePoint>& 
 std::optional<int> memory_bound_side(std::uint64_t cache_bytes, std::uint64_t memory_bytes,
                                      int default_side = 512);
 
-// Times float4 copies whose footprint (bytes read plus written) runs from 1 MiB to `max_bytes`
-// in steps of sqrt(2), within a quarter of the device's memory and its largest allocation, with
-// kernels/copy.cl from `kernel_root`. Failures are the result's problem, never exceptions.
+// Reads buffers of 1 MiB to `max_bytes` (within a quarter of the device's memory and its largest
+// allocation) in steps of sqrt(2), each whole and again from a shifted start until `read_bytes` are
+// read in one launch (kernels/cache_probe.cl from `kernel_root`), so that a launch's own cost
+// vanishes: a buffer the last-level cache holds is read at the cache's bandwidth, a larger one at
+// memory's. Failures are the result's problem, never exceptions.
 CacheProbe probe_last_level_cache(ClEnv& env, const std::string& kernel_root,
-                                  std::uint64_t max_bytes = std::uint64_t{1} << 30);
+                                  std::uint64_t max_bytes = std::uint64_t{1} << 30,
+                                  std::uint64_t read_bytes = std::uint64_t{1} << 30);
 
 }  // namespace kperf
