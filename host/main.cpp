@@ -20,6 +20,7 @@
 #include "command_support.hpp"
 #include "compile_workers.hpp"
 #include "fault_journal.hpp"
+#include "gzip.hpp"
 #include "io.hpp"
 #include "kperf_git_sha.h"  // generated at build time
 #include "merge_command.hpp"
@@ -133,6 +134,8 @@ int main(int argc, char** argv) {
     // ledger of the sources it builds.
     if (!std::getenv("KPERF_JOURNAL_EVENTS") && cmd != "__tune-stage")
       forget_inherited_sources_ledger();
+    // A bad KPERF_CHECKPOINT_S is one line and exit 2 before anything runs.
+    if (cmd == "run" || cmd == "tune") checkpoint_interval_s();
     // Measuring commands run in a child process that a fault loses alone (supervisor.hpp).
     if (!std::getenv("KPERF_JOURNAL_EVENTS") && wants_supervisor(argc, argv))
       return supervise(argc, argv);

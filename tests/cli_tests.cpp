@@ -4,7 +4,10 @@
 // cli_more_tests.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -215,50 +218,83 @@ TEST(Cli, RunWritesVersionedJsonAndOutputs) {
   EXPECT_NE(r.out.find("gaussian3"), std::string::npos);  // the summary table
 }
 
-// (--out *.json.gz): atomic and resumable the same way.
-TEST(Cli, InterruptAndResumeGiveTheUninterruptedKeys) {
+// A run stopped after N finished rows (KPERF_FAULT=interrupt-after:N, term-after:N: the signal
+// through the supervisor, as Ctrl-C; kill-after:N: SIGKILL of supervisor and child) keeps exactly
+// those N rows (SIGKILL: the last checkpoint, after every row under KPERF_CHECKPOINT_S=0; none
+// before the first), and --resume measures the rest alone: its rows equal an uninterrupted run's
+// in keys, statuses and errors. Plain and compressed (--out *.json.gz) alike.
+TEST(Cli, InterruptAndResumeGiveTheUninterruptedRows) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
   const std::string args =
       "run --apps gaussian3,sobel5,median,hotspot --schemes accurate,rows1,cols:2 "
       "--wg 16x8,8x4 --size 96x80 --iterations 4 --warmup 2 --reps 3 --quiet --out ";
   ASSERT_EQ(kperf_cli(args + (dir / "full.json").string(), dir).exit_code, 0);
-  const std::set<std::string> expected = result_keys(dir / "full.json");
-  ASSERT_EQ(expected.size(), 4u * 3u * 2u);
+  const auto rows_of = [](const fs::path& file) {
+    std::map<std::string, nlohmann::json> rows;
+    const auto doc = nlohmann::json::parse(read_document(file.string()));
+    for (const auto& row : doc.at("results")) rows[row.at("key").get<std::string>()] = row;
+    return std::make_pair(doc, rows);
+  };
+  const auto [full_doc, full] = rows_of(dir / "full.json");
+  const std::size_t total = 4 * 3 * 2;
+  ASSERT_EQ(full.size(), total);
 
-  std::uint64_t seed = 2019;
-  const char* signals[] = {"INT", "TERM", "KILL", "INT"};
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    const double delay = 0.05 + static_cast<double>(seed >> 40) / (1ULL << 24) * 1.5;
+  struct Cut {
+    const char* fault;
+    int rows;  // finished rows before the signal
+    int kept;  // rows the cut file holds (-1: no file)
+    const char* env;
+  };
+  const Cut cuts[] = {{"interrupt-after", 5, 5, ""},
+                      {"term-after", 9, 9, ""},
+                      {"kill-after", 7, 7, "KPERF_CHECKPOINT_S=0"},
+                      {"kill-after", 3, -1, "KPERF_CHECKPOINT_S=100000"}};
+  for (std::size_t attempt = 0; attempt < std::size(cuts); ++attempt) {
+    const Cut& c = cuts[attempt];
+    const std::string what = std::string(c.fault) + ":" + std::to_string(c.rows);
     const fs::path out =
         dir / ("part" + std::to_string(attempt) + (attempt % 2 ? ".json.gz" : ".json"));
-    char prefix[64];
-    std::snprintf(prefix, sizeof prefix, "timeout --preserve-status -s %s %.3f", signals[attempt],
-                  delay);
-    const CliRun cut = kperf_cli(args + out.string(), dir, prefix);
-    if (fs::exists(out)) {
-      bool complete = false;
-      const auto partial = result_keys(out, &complete);
-      for (const auto& k : partial) EXPECT_TRUE(expected.count(k)) << k;
-      if (cut.exit_code == 130) EXPECT_FALSE(complete);
+    const CliRun cut =
+        kperf_cli(args + out.string(), dir, std::string(c.env) + " KPERF_FAULT=" + what);
+    const bool killed = std::string(c.fault) == "kill-after";
+    if (killed)
+      EXPECT_TRUE(cut.exit_code == 137 || cut.exit_code == -1) << what << ": " << cut.exit_code;
+    else
+      EXPECT_EQ(cut.exit_code, 130) << what << ": " << cut.err;
+    if (c.kept < 0) {
+      EXPECT_FALSE(fs::exists(out)) << what << ": killed before the first checkpoint";
     } else {
-      EXPECT_NE(cut.exit_code, 0) << "finished without writing " << out;
+      ASSERT_TRUE(fs::exists(out)) << what;
+      bool complete = true;
+      const auto partial = result_keys(out, &complete);
+      EXPECT_FALSE(complete) << what;
+      EXPECT_EQ(partial.size(), static_cast<std::size_t>(c.kept)) << what;
+      for (const auto& k : partial) EXPECT_TRUE(full.count(k)) << k;
     }
-    EXPECT_TRUE(cut.exit_code == 0 || cut.exit_code == 130 || cut.exit_code == 137 ||
-                cut.exit_code == 143)
-        << signals[attempt] << " after " << delay << " s: exit " << cut.exit_code << " " << cut.err;
     // Only SIGKILL may cut a write short and leave this attempt's temporary file behind.
-    if (std::string(signals[attempt]) != "KILL")
+    if (!killed)
       for (const auto& leftover : fs::directory_iterator(dir.path()))
         EXPECT_NE(leftover.path().filename().string().rfind(out.filename().string() + ".tmp.", 0),
                   0u)
             << leftover.path();
+
     const CliRun resumed = kperf_cli(args + out.string() + " --resume", dir);
-    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-    bool complete = false;
-    EXPECT_EQ(result_keys(out, &complete), expected) << "after " << signals[attempt];
-    EXPECT_TRUE(complete);
+    ASSERT_EQ(resumed.exit_code, 0) << what << ": " << resumed.err;
+    const auto [doc, rows] = rows_of(out);
+    EXPECT_TRUE(doc.at("context").at("complete").get<bool>()) << what;
+    EXPECT_EQ(doc.at("results").size(), total) << what << ": a row twice";
+    // The resumed session measured only what the cut file lacked.
+    EXPECT_EQ(doc.at("context").at("harness").at("configurations").get<std::size_t>(),
+              total - static_cast<std::size_t>(std::max(c.kept, 0)))
+        << what;
+    for (const auto& [key, want] : full) {
+      ASSERT_TRUE(rows.count(key)) << what << ": " << key;
+      const nlohmann::json& got = rows.at(key);
+      EXPECT_EQ(got.at("status"), want.at("status")) << what << ": " << key;
+      EXPECT_EQ(got.value("error", nlohmann::json()), want.value("error", nlohmann::json()))
+          << what << ": " << key;
+    }
   }
 }
 

@@ -224,6 +224,8 @@ def check_tune(binary, root, tmp):
     check(all(c["chosen"] is not None and c["holds"] is not None for c in t["choices"]),
           "tune: every budget chose and measured a verdict")
 
+    check_tune_held_out(binary, args, out, tmp)
+
     # Every held-out output fails to save: no verdict can be measured.
     out = os.path.join(tmp, "tune-unmeasured.json")
     r = run(binary, args + ["--out", out], {"KPERF_FAULT": "save"})
@@ -236,7 +238,174 @@ def check_tune(binary, root, tmp):
               f"tune: an unmeasured verdict says why: {c['verdict']}")
 
 
+def check_tune_held_out(binary, args, faulted_out, tmp):
+    """A choice that faults on a held-out input gives way to the next fastest within its budget,
+    tested in turn. The tune (faulted_out, complete) is cut back to before its test stage and
+    resumed, so that it makes the same first choice; KPERF_FAULT then crashes that choice's
+    configuration in the test stage on the first held-out input alone."""
+    doc = json.load(open(faulted_out))
+    choice = next(c for c in doc["tune"]["gaussian3"]["choices"] if c["budget"] == 0.5)
+    first = choice["chosen"]
+    # The key up to its launch shape: "gaussian3/rows:2/nn/.../wg:8x8/".
+    text = first["key"][:first["key"].index("/wg:")] + "/wg:" + first["wg"] + "/"
+    cut = dict(doc, tune=None)
+    cut["results"] = [r for r in doc["results"] if r["stage"] != "test"]
+    cut["context"] = dict(doc["context"], complete=False)
+    out = os.path.join(tmp, "tune-held-out.json")
+    json.dump(cut, open(out, "w"))
+    resumed = args + ["--out", out, "--resume"]
+    r = run(binary, resumed, {"KPERF_FAULT": f"crash:{text};stage=test;input=test0"})
+    check(r.returncode == 4, f"held-out fault: exit 4, got {r.returncode}: {r.stderr[-500:]}")
+    doc = json.load(open(out))
+    t = doc["tune"]["gaussian3"]
+    pruned = [p for p in t["pruned"] if p["variant"] == first["variant"]]
+    check(len(pruned) == 1 and pruned[0]["at"] == "test" and
+          pruned[0]["reason"].startswith(f"device_fault at {first['wg']} on test0"),
+          f"held-out fault: the first choice pruned at the test stage, saying so: {pruned}")
+    test_rows = [r for r in doc["results"] if r["stage"] == "test"]
+    faulted = [r for r in test_rows if r["status"] == "device_fault"]
+    check(len(faulted) == 1 and faulted[0]["key"].startswith(text) and
+          faulted[0]["input"]["name"] == "test0",
+          f"held-out fault: one device_fault row, the first choice on test0: {faulted}")
+    again = next(c for c in t["choices"] if c["budget"] == 0.5)
+    chosen = again["chosen"]
+    check(chosen is not None and chosen["variant"] != first["variant"] and
+          chosen["train_error"] <= 0.5 and again["holds"] is not None,
+          f"held-out fault: the budget chose again within itself and measured it: {again}")
+    if chosen:
+        mine = {r["input"]["name"] for r in test_rows if r["status"] == "ok" and
+                r["variant"] == chosen["variant"]}
+        check(mine == {"test0", "test1"}, f"held-out fault: the new choice tested on both: {mine}")
+        points = {p["variant"] for p in t["points"]}
+        check(chosen["variant"] in points and first["variant"] not in points,
+              "held-out fault: the new choice is a point, the faulting one is not")
+
+
+def check_pipeline_held_out(binary, d, stage, tmp):
+    """kperf tune --pipeline: a chosen chain that faults on a held-out input leaves its budget's
+    verdict unmeasured (no other chain is tried), exit 4."""
+    out = os.path.join(tmp, "pipeline-held-out.json")
+    r = run(binary, ["tune", "--pipeline", "blur-edges", "--budget", "0.5", "--train", d["train"],
+                     "--test", d["test"], "--size", "48x40", "--warmup", "1", "--reps", "3",
+                     "--quiet", "--out", out] + stage,
+            {"KPERF_FAULT": "crash:blur-edges/;stage=test;input=test0"})
+    check(r.returncode == 4, f"tune --pipeline held-out fault: exit 4, got {r.returncode}: "
+          f"{r.stderr[-500:]}")
+    doc = json.load(open(out))
+    c = doc["tune"]["choices"][0]
+    check(c["chosen"] is not None and c["holds"] is None and c["verdict"].startswith(
+        "unmeasured: on a held-out input the chain gave device_fault"),
+        f"tune --pipeline held-out fault: an unmeasured verdict: {c.get('verdict')}")
+    test_rows = [row for row in doc["results"] if row["stage"] == "test"]
+    check(len(test_rows) == 1 and test_rows[0]["status"] == "device_fault" and
+          test_rows[0]["key"] == c["chosen"]["key"].rsplit("/", 2)[0] + "/test0/48x40",
+          f"tune --pipeline held-out fault: the chosen chain's one test row faulted: "
+          f"{[(row['key'], row['status']) for row in test_rows]}")
+    check("unmeasured" in r.stdout, f"tune --pipeline held-out fault prints unmeasured: {r.stdout}")
+
+
 PIPELINE_FAULTED = "gaussian5:rows:2/nn@16x4 >"  # the chain the injected faults hit
+
+
+def check_cl_error(binary, tmp):
+    """An OpenCL error after which the device still answers (KPERF_FAULT=cl-error:KEY: the launch
+    raises CL_OUT_OF_RESOURCES, the device stays healthy) is no fault: the real probe runs, the
+    row is run_failed with the error's name, the run goes on in the same process, exit 0."""
+    base = ["run", "--apps", "gaussian3", "--input", "synthetic:noise", "--size", "48x40",
+            "--warmup", "1", "--reps", "3", "--wg", "16x4,8x8", "--quiet",
+            "--schemes", "accurate,rows:2,cols:2"]
+    clean, out = os.path.join(tmp, "cl-clean.json"), os.path.join(tmp, "cl-error.json")
+    r = run(binary, base + ["--out", clean])
+    check(r.returncode == 0, f"a run without an OpenCL error: {r.stderr}")
+    r = run(binary, base + ["--out", out], {"KPERF_FAULT": f"cl-error:{FAULTED}"})
+    check(r.returncode == 0, f"cl-error: exit 0 (no fault), got {r.returncode}: {r.stderr}")
+    check("device fault" not in r.stderr and "faulted" not in r.stderr,
+          f"cl-error: no fault reported: {r.stderr}")
+    _, reference = rows_by_key(clean)
+    _, rows = rows_by_key(out)
+    failed = [k for k, row in rows.items() if row["status"] != "ok"]
+    check(len(failed) == 1 and FAULTED in failed[0] and rows[failed[0]]["status"] == "run_failed"
+          and "CL_OUT_OF_RESOURCES" in rows[failed[0]].get("reason", ""),
+          f"cl-error: one run_failed row naming the error: {[(k, rows[k]) for k in failed]}")
+    check(set(rows) == set(reference), "cl-error: every configuration's row")
+    for k, row in rows.items():
+        if k not in failed:
+            check(same_measurement(row, reference[k]), f"cl-error: {k} measured differently")
+
+    # The same in a chain: its row run_failed, the others measured, exit 0.
+    pipe = ["pipeline", "--pipeline", "blur-edges", "--input", "synthetic:noise", "--size",
+            "48x40", "--warmup", "1", "--reps", "3", "--quiet",
+            "--stage", "1:--schemes accurate,rows:2 --wg 16x4,8x8"]
+    clean, out = os.path.join(tmp, "cl-pipe-clean.json"), os.path.join(tmp, "cl-pipe.json")
+    r = run(binary, pipe + ["--out", clean])
+    check(r.returncode == 0, f"pipeline without an OpenCL error: {r.stderr}")
+    r = run(binary, pipe + ["--out", out], {"KPERF_FAULT": f"cl-error:{PIPELINE_FAULTED}"})
+    check(r.returncode == 0, f"pipeline cl-error: exit 0, got {r.returncode}: {r.stderr}")
+    _, reference = rows_by_key(clean)
+    _, rows = rows_by_key(out)
+    failed = [k for k, row in rows.items() if row["status"] != "ok"]
+    check(len(failed) == 1 and PIPELINE_FAULTED in failed[0] and
+          rows[failed[0]]["status"] == "run_failed" and
+          "CL_OUT_OF_RESOURCES" in rows[failed[0]].get("reason", ""),
+          f"pipeline cl-error: one run_failed chain: {[(k, rows[k].get('reason')) for k in failed]}")
+    for k, row in rows.items():
+        if k not in failed:
+            check(k in reference and row["final_error"] == reference[k]["final_error"],
+                  f"pipeline cl-error: {k} measured as without the error")
+
+
+def check_nonfinite_outputs(binary, root, tmp):
+    """Outputs non-finite where the truth is finite, on a finite input, are run_failed with their
+    count (tests/apps/overflow.cl: infinite in float above 128, finite in its fp64 truth); on an
+    input with a NaN the rule does not fire and the error counts them."""
+    import numpy as np
+    app = os.path.join(root, "tests", "apps", "overflow.cl")
+    grid = (255 * np.random.default_rng(11).random((40, 48))).astype(np.float32)
+    finite = os.path.join(tmp, "finite.npy")
+    np.save(finite, grid)
+    want = int((grid > 128).sum())
+    base = ["run", "--app-file", app, "--apps", "overflow", "--schemes", "accurate,rows:2",
+            "--wg", "8x8", "--warmup", "1", "--reps", "2", "--quiet"]
+    out = os.path.join(tmp, "overflow.json")
+    r = run(binary, base + ["--input", finite, "--out", out])
+    check(r.returncode == 0, f"overflow: exit 0, got {r.returncode}: {r.stderr}")
+    doc, rows = rows_by_key(out)
+    accurate = [row for row in doc["results"] if row["scheme"] == "accurate"]
+    check(accurate and accurate[0]["reference"] == "fp64-kernel",
+          f"overflow: its truth is the fp64 kernel: {[row.get('reference') for row in accurate]}")
+    for row in doc["results"]:
+        check(row["status"] == "run_failed", f"overflow {row['key']}: run_failed ({row['status']})")
+    if accurate:
+        reason = accurate[0].get("reason", "")
+        check(reason.startswith(f"{want} of {40 * 48} outputs are non-finite where the accurate"),
+              f"overflow: the reason counts the {want} elements above 128: {reason}")
+
+    nan_grid = grid.copy()
+    nan_grid[5, 7] = np.nan
+    with_nan = os.path.join(tmp, "with-nan.npy")
+    np.save(with_nan, nan_grid)
+    out = os.path.join(tmp, "overflow-nan.json")
+    r = run(binary, base + ["--input", with_nan, "--out", out])
+    check(r.returncode == 0, f"overflow on a NaN input: exit 0, got {r.returncode}: {r.stderr}")
+    doc, _ = rows_by_key(out)
+    for row in doc["results"]:
+        check(row["status"] == "ok" and row["error"]["nonfinite"] >= want,
+              f"overflow on a NaN input {row['key']}: ok, the non-finite outputs counted "
+              f"({row['status']}, {row.get('error', {}).get('nonfinite')})")
+
+    # A chain: the stage whose outputs are non-finite names itself.
+    out = os.path.join(tmp, "overflow-chain.json")
+    r = run(binary, ["pipeline", "--app-file", app, "--pipeline", "overflow,sobel3", "--input",
+                     finite, "--size", "48x40", "--warmup", "1", "--reps", "2", "--quiet",
+                     "--out", out])
+    check(r.returncode == 0, f"overflow chain: exit 0, got {r.returncode}: {r.stderr}")
+    doc = json.load(open(out))
+    check(doc["results"] and all(
+        row["status"] == "run_failed" and
+        row["reason"].startswith(f"stage 1 (overflow): {want} output elements are not finite")
+        for row in doc["results"]), f"overflow chain: {[row.get('reason') for row in doc['results']]}")
+
+
 
 
 def check_pipeline_faults(binary, root, tmp):
@@ -310,6 +479,7 @@ def check_pipeline_faults(binary, root, tmp):
           "tune --pipeline: the faulting chain is not measured")
     check(all(c["chosen"] is not None and c["holds"] is not None for c in doc["tune"]["choices"]),
           "tune --pipeline: every budget chose and measured a verdict")
+    check_pipeline_held_out(binary, d, stage, tmp)
 
 
 def main():
@@ -322,6 +492,8 @@ def main():
         check_compiler_crash(binary, tmp)
         check_three_in_a_row(binary, tmp)
         check_real_crash(binary, root, tmp)
+        check_cl_error(binary, tmp)
+        check_nonfinite_outputs(binary, root, tmp)
         check_tune(binary, root, tmp)
         check_pipeline_faults(binary, root, tmp)
     return finish("fault_test")

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Sharded runs on the tests' OpenCL device (PoCL in CI): `kperf run --shard I/N` for N = 3, then
 `kperf merge`, against one unsharded run of the same options:
-- the merged document has exactly the single run's configurations and statuses, each once;
+- the merged document has exactly the single run's configurations and statuses, each once, and
+  every row's error metrics equal the single run's;
 - every shard measured the accurate baselines its configurations need, and kept them apart;
 - every derived field is what the merged rows give: the best shape per variant, and each
   speedup the accurate kernel's best median over the variant's best, on the same device;
@@ -93,6 +94,15 @@ def main():
             check(len(keys) == len(set(keys)), "every configuration once")
             check({x["key"]: x["status"] for x in a["results"]} == {x["key"]: x["status"] for x in m["results"]},
                   "the merged configurations and statuses are the single run's")
+            # Errors do not depend on which process measured a configuration: every row's error
+            # metrics (and reason, where it failed) are the single run's, exactly.
+            single_rows = {x["key"]: x for x in a["results"]}
+            for x in m["results"]:
+                want = single_rows.get(x["key"], {})
+                check(x.get("error") == want.get("error") and x.get("reason") == want.get("reason"),
+                      f"{x['key']}: merged error {x.get('error')} != the single run's {want.get('error')}")
+            check(sum(1 for x in m["results"] if x.get("error")) >= len(m["results"]) // 2,
+                  "most merged rows carry errors to compare")
             check(m["context"]["complete"] and "shard" not in m["context"], "a complete, unsharded context")
             check(len(m["context"]["merge"]["shards"]) == 3, "the context lists the shards")
             check_merged_sources(m, [json.load(open(p)) for p in shards])

@@ -6,19 +6,23 @@ search over generated .npy inputs, then, from the JSON and the saved outputs alo
 - the training error is the 95th percentile of the per-input errors;
 - the reported test errors equal an independent recomputation: numpy's own Gaussian and median
   of the test inputs, against the saved outputs (SPEC 5 MRE);
-- the report renders; a tune interrupted by SIGINT resumes to a complete file with every row
-  once; resuming a complete file measures nothing new;
+- the report renders; a tune stopped after N rows (KPERF_FAULT=interrupt-after:N, and
+  kill-after:N with a checkpoint after every row) keeps exactly N and resumes to a complete file
+  with every row once, the kept ones as they were, every row it shares with the uninterrupted
+  tune equal in status and errors; resuming a complete file measures nothing new;
 - the screen is on by default (3 x --max-combinations): the kept combinations are the fastest
   screened, the others pruned at the screen with their predictions; 0 turns it off;
 - --objective end-to-end ranks each point by its end-to-end median (host packing or conversion,
   upload, launches, download), and a kernel-objective document does not resume as one;
-- --devices over two PoCL devices (POCL_DEVICES="pthread pthread"): every configuration measured
-  once, on one of them; the other device's sweep rows put on the first's scale by its own
-  accurate kernel; training errors equal to the one-device tune's; an interrupted two-device tune
-  resumes; bad --devices values are refused.
+- with --devices (ctest tune_devices), alone: --devices over two PoCL devices
+  (POCL_DEVICES="pthread pthread"): every configuration measured once, on one of them; the other
+  device's sweep rows put on the first's scale by its own accurate kernel; training errors equal
+  to those measured on one device; a two-device tune interrupted after 5 rows resumes; bad
+  --devices values are refused.
 
-usage: tune_test.py KPERF_BINARY REPORT_PY
-Exit 0 on success, 1 on a failed check, 77 when numpy is unavailable.
+usage: tune_test.py KPERF_BINARY REPORT_PY [--devices]
+Exit 0 on success, 1 on a failed check, 77 (skipped, with a line saying why) when numpy is
+unavailable or, with --devices, when PoCL does not give two devices.
 """
 import json
 import os
@@ -29,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from checks import FAILURES, check, numpy_or_skip
+from checks import check, finish, numpy_or_skip
 
 np = numpy_or_skip()
 
@@ -215,14 +219,62 @@ def check_screen(doc, limit, scale):
     return screened_apps
 
 
+def check_cut_and_resumed(args, out, doc, test_dir, tmp):
+    """A tune stopped after N finished rows (KPERF_FAULT=interrupt-after:N: Ctrl-C through the
+    supervisor, in the probe stage; kill-after:N with a checkpoint after every row: SIGKILL of the
+    whole command, half way) keeps exactly those N rows, and --resume completes it: every kept row
+    as it was (not measured again), each (stage, key) once, every row it shares with the
+    uninterrupted tune `doc` equal in status and errors."""
+    whole = {(r["stage"], r["key"]): r for r in doc["results"]}
+    # The atoms' probe rows do not depend on timing: every resumed tune has them.
+    atoms = {(app, e["variant"]) for app, t in doc["tune"].items()
+             for e in t["points"] + t["pruned"] if e["origin"].startswith("atom")}
+    atom_probes = {k for k, r in whole.items() if k[0] == "probe" and (r["app"], r["variant"]) in atoms}
+    check(len(atom_probes) > 7, f"the first cut falls in the atoms' probe ({len(atom_probes)} rows)")
+    for fault, rows, env in (("interrupt-after", 7, {}),
+                             ("kill-after", len(doc["results"]) // 2, {"KPERF_CHECKPOINT_S": "0"})):
+        what = f"{fault}:{rows}"
+        cut_out = os.path.join(tmp, f"cut-{fault}.json")
+        cut_args = [a if a != out else cut_out for a in args]
+        cut = subprocess.run(cut_args, capture_output=True, text=True,
+                             env=dict(os.environ, KPERF_FAULT=what, **env))
+        want = -signal.SIGKILL if fault == "kill-after" else 130
+        check(cut.returncode == want, f"{what}: exit {cut.returncode}, not {want}: {cut.stderr}")
+        if not os.path.exists(cut_out):
+            check(False, f"{what}: no file")
+            continue
+        part = json.load(open(cut_out))
+        check(len(part["results"]) == rows and part["context"]["complete"] is False and
+              part["tune"] is None, f"{what}: {len(part['results'])} rows kept, the tune unfinished")
+        res = subprocess.run(cut_args + ["--resume"], capture_output=True, text=True)
+        check(res.returncode == 0, f"{what}: resumed tune: {res.stderr}")
+        final = json.load(open(cut_out))
+        keys = [(r["stage"], r["key"]) for r in final["results"]]
+        check(len(keys) == len(set(keys)), f"{what}: the resumed tune repeats rows")
+        check(final["context"]["complete"], f"{what}: the resumed tune is complete")
+        check(final["results"][:rows] == part["results"],
+              f"{what}: the kept rows are kept as they were, not measured again")
+        check(atom_probes <= set(keys), f"{what}: every atom's probe rows")
+        shared = [(r, whole[(r["stage"], r["key"])]) for r in final["results"]
+                  if (r["stage"], r["key"]) in whole]
+        for a, b in shared:
+            check(a["status"] == b["status"] and a.get("error") == b.get("error"),
+                  f"{what}: {a['stage']} {a['key']} differs from the uninterrupted tune")
+        check_document(final, test_dir)
+
+
+TWO_DEVICES = dict(os.environ, POCL_DEVICES="pthread pthread")
+
+
+def two_devices(binary):
+    """Whether PoCL gives two pthread devices here (POCL_DEVICES="pthread pthread")."""
+    listed = subprocess.run([binary, "devices"], capture_output=True, text=True, env=TWO_DEVICES)
+    return "0:1" in listed.stdout and "pthread" in listed.stdout
+
+
 def check_devices(binary, args, one_device_out, test_dir, tmp):
     """kperf tune --devices on two PoCL devices of one model."""
-    env = dict(os.environ, POCL_DEVICES="pthread pthread")
-    listed = subprocess.run([binary, "devices"], capture_output=True, text=True, env=env)
-    if "0:1" not in listed.stdout or "pthread" not in listed.stdout:
-        print("tune_test: PoCL does not give two pthread devices here; --devices not checked",
-              file=sys.stderr)
-        return
+    env = TWO_DEVICES
     slot = lambda r: r.get("device_slot", 0)
 
     def tune_on_two(name, app_list, extra=()):
@@ -250,6 +302,7 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
     # Two apps on two devices: each app at home on one device, every row of it measured there, so
     # its points are its raw times, as in a one-device tune.
     doc, _ = tune_on_two("two-devices.json", "gaussian3,median")
+    at_home = doc  # each app's rows measured on one device alone, as in a one-device tune
     if doc:
         rows = doc["results"]
         homes = {app: {slot(r) for r in rows if r["app"] == app} for app in doc["tune"]}
@@ -305,12 +358,13 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
         check(base[0]["atom_accurate_time_ns"] == min(accurate(app, "sweep", 0).values()),
               f"{app}: device_baselines")
     check(scaled > 0, "some point was timed on the second device")
-    # Errors do not depend on which device of a model measured them.
-    one = {(r["stage"], r["key"]): r for r in json.load(open(one_device_out))["results"]}
+    # Errors do not depend on which device of a model measured them: gaussian3 spread over both
+    # devices against gaussian3 at home on one.
+    one = {(r["stage"], r["key"]): r for r in (at_home or {"results": []})["results"]}
     same = [(r, one[(r["stage"], r["key"])]) for r in rows if r["stage"] == "probe" and
             (r["stage"], r["key"]) in one and r["status"] == "ok"]
     check(len(same) >= 10 and all(a["error"] == b["error"] for a, b in same),
-          f"probe errors equal to the one-device tune's ({len(same)} compared)")
+          f"probe errors equal to those measured on one device ({len(same)} compared)")
 
     # A screen spread over both devices: the second device's screen rows are put on the first's
     # scale by its own accurate kernel (stage screen-baseline) before they are ranked.
@@ -329,16 +383,17 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
         factor = float(np.median(ratios)) if ratios else float("nan")
         check_screen(screen_doc, 2, lambda r: factor if slot(r) == 1 else 1.0)
 
-    # Interrupted, then resumed: complete, each configuration once, on the same devices only.
+    # Interrupted after 5 rows (of the first device's process or the worker's, whichever finishes
+    # them first), then resumed: complete, each configuration once, on the same devices only.
     cut = os.path.join(tmp, "two-cut.json")
     cut_args = unit_args[:]
     cut_args[cut_args.index("--out") + 1] = cut
-    proc = subprocess.Popen(cut_args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=env)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate()
-    check(proc.returncode in (0, 130), f"interrupted two-device tune exit {proc.returncode}: {err}")
+    proc = subprocess.run(cut_args, capture_output=True, text=True,
+                          env=dict(env, KPERF_FAULT="interrupt-after:5"))
+    check(proc.returncode == 130, f"interrupted two-device tune exit {proc.returncode}: {proc.stderr}")
+    part = json.load(open(cut)) if os.path.exists(cut) else {"results": [], "context": {}}
+    check(5 <= len(part["results"]) < len(doc["results"]) and part["context"].get("complete") is False,
+          f"interrupted two-device tune: {len(part['results'])} of {len(doc['results'])} rows kept")
     res = subprocess.run(cut_args + ["--resume"], capture_output=True, text=True, env=env)
     check(res.returncode == 0, f"resumed two-device tune: {res.stderr}")
     final = json.load(open(cut))
@@ -362,7 +417,15 @@ def check_devices(binary, args, one_device_out, test_dir, tmp):
 
 
 def main():
+    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--devices"]):
+        print(__doc__, file=sys.stderr)
+        return 2
     binary, report = sys.argv[1], sys.argv[2]
+    devices = sys.argv[3:] == ["--devices"]
+    if devices and not two_devices(binary):
+        print("SKIP: PoCL does not give two pthread devices here (POCL_DEVICES=\"pthread pthread\"); "
+              "kperf tune --devices not checked", file=sys.stderr)
+        return 77
     rng = np.random.default_rng(2026)
     with tempfile.TemporaryDirectory() as tmp:
         train, test = os.path.join(tmp, "train"), os.path.join(tmp, "test")
@@ -378,6 +441,9 @@ def main():
                 "--perforate", "device,host", "--load", "local,global", "--output", "none,rows:2",
                 "--output-recon", "nn", "--precision", "f32,f16", "--relax", "none", "--warmup", "1",
                 "--reps", "3", "--max-combinations", "4", "--quiet", "--out", out]
+        if devices:
+            check_devices(binary, args, out, test, tmp)
+            return finish("tune --devices checks")
         t0 = time.time()
         run = subprocess.run(args, capture_output=True, text=True)
         print(f"tune took {time.time() - t0:.1f} s", file=sys.stderr)
@@ -433,24 +499,7 @@ def main():
         check(json.dumps(redo["tune"], sort_keys=True) == json.dumps(doc["tune"], sort_keys=True),
               "resume of a complete tune changed the result")
 
-        # Interrupted, then resumed: complete, and each (stage, key) once.
-        cut_out = os.path.join(tmp, "cut.json")
-        cut_args = [a if a != out else cut_out for a in args]
-        proc = subprocess.Popen(cut_args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate()
-        check(proc.returncode in (0, 130), f"interrupted tune exit {proc.returncode}: {err}")
-        if proc.returncode == 130:
-            part = json.load(open(cut_out))
-            check(part["context"]["complete"] is False and part["tune"] is None, "partial tune marked")
-        res = subprocess.run(cut_args + ["--resume"], capture_output=True, text=True)
-        check(res.returncode == 0, f"resumed tune: {res.stderr}")
-        final = json.load(open(cut_out))
-        keys = [(r["stage"], r["key"]) for r in final["results"]]
-        check(len(keys) == len(set(keys)), "resumed tune repeats rows")
-        check(final["context"]["complete"], "resumed tune complete")
-        check_document(final, test)
+        check_cut_and_resumed(args, out, doc, test, tmp)
 
         # The end-to-end objective: every timed row carries transfer samples, each point's time is
         # its sweep row's end-to-end median, and the choices follow those times.
@@ -509,12 +558,7 @@ def main():
         check(mixed.returncode == 2 and "objective" in mixed.stderr and mixed.stderr.count("\n") == 1
               and open(out, "rb").read() == before,
               f"kernel-objective document resumed as end-to-end: exit {mixed.returncode}, {mixed.stderr}")
-        check_devices(binary, args, out, test, tmp)
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
-        return 1
-    print("tune checks passed", file=sys.stderr)
-    return 0
+    return finish("tune checks")
 
 
 if __name__ == "__main__":

@@ -221,7 +221,7 @@ nlohmann::ordered_json ChainMeasurer::measure(const std::vector<PipelineStage>& 
   if (!truth_problem_.empty()) return unmeasured(truth_status_, "the truth: " + truth_problem_);
   if (!journal_stop().empty()) return unmeasured("device_fault", "not measured: " + journal_stop());
   journal_begin(row_of(chain, outcome, fields), "chain runs");
-  outcome = runner_.run(chain, mode);
+  outcome = runner_.run(chain, mode, fields.value("stage", std::string()));
   const nlohmann::ordered_json row = row_of(chain, outcome, fields);
   journal_row(row);
   journal_end();

@@ -569,6 +569,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   RunDocument document(out_path, command_line, env, cfg, runner, binary_cache, fingerprint,
                        rows.size());
   auto last_checkpoint = std::chrono::steady_clock::now();
+  const double checkpoint_s = checkpoint_interval_s();
   try {
     runner.run([&](ResultRow row) {
       if (req.shard.active() && !owned_units.count(row.app + "/" + row.variant))
@@ -576,7 +577,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
       rows.push_back(std::move(row));
       // Checkpoint now and then, so a killed run leaves a valid file to --resume from.
       const auto now = std::chrono::steady_clock::now();
-      if (now - last_checkpoint > std::chrono::seconds(10)) {
+      if (std::chrono::duration<double>(now - last_checkpoint).count() >= checkpoint_s) {
         document.write(rows, false, nullptr);
         last_checkpoint = now;
       }

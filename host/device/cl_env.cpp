@@ -96,6 +96,20 @@ std::string describe(const cl::Error& error) {
   return std::string(error.what()) + " failed: " + cl_error_name(error.err());
 }
 
+bool device_responds(ClEnv& env, std::string& why) {
+  try {
+    env.queue().finish();
+    cl_int probe = 1;
+    cl::Buffer buffer(env.context(), CL_MEM_READ_WRITE, sizeof probe);
+    env.queue().enqueueWriteBuffer(buffer, CL_TRUE, 0, sizeof probe, &probe);
+    env.queue().enqueueReadBuffer(buffer, CL_TRUE, 0, sizeof probe, &probe);
+    return true;
+  } catch (const cl::Error& e) {
+    why = describe(e);
+    return false;
+  }
+}
+
 namespace {
 
 std::string trim(std::string s) {

@@ -164,6 +164,11 @@ class ClEnv {
   void store_cached(const std::string& file, const cl::Program& program);
 };
 
+// Whether the device still runs commands after an OpenCL error: its queue finishes and a 4-byte
+// buffer round-trips. Else false, and `why` says what failed (after a fault NVIDIA's driver
+// refuses every call of the context).
+bool device_responds(ClEnv& env, std::string& why);
+
 // The binary cache's salt: the name and contents of every file under kernel_root's kernels/ and
 // schemes/, so that an edited kernel or scheme file misses.
 std::string kernel_sources_salt(const std::string& kernel_root);

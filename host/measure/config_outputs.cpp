@@ -95,7 +95,7 @@ bool Runner::measure_errors(Workload& w, const Variant& v, ResultRow& row,
     row.reason = std::to_string(e.nonfinite - w.truth_nonfinite) + " of " +
                  std::to_string(static_cast<long long>(w.width) * w.height) +
                  " outputs are non-finite where the accurate output is finite (never written, "
-                 "or computed from values never loaded)";
+                 "computed from values never loaded, or overflowed)";
     return false;
   };
   const std::optional<ErrorMetrics> first =

@@ -123,11 +123,6 @@ namespace {
 
 using StageSetup = PipelineRunner::StageSetup;
 
-bool lost_device(const cl::Error& e) {
-  return e.err() == CL_INVALID_COMMAND_QUEUE || e.err() == CL_OUT_OF_RESOURCES ||
-         e.err() == CL_INVALID_CONTEXT;
-}
-
 // Fills a buffer of `type` with NaN (poisoned, so that an output left unwritten shows).
 void poison(cl::CommandQueue& q, const cl::Buffer& buffer, std::size_t bytes,
             const StorageType& type) {
@@ -235,15 +230,15 @@ void time_chain(cl::CommandQueue& q, const PipelineOptions& opt, std::vector<Sta
   }
 }
 
-// KPERF_FAULT=crash:KEY / lose-queue:KEY (tests/fault_test.py): a chain whose key contains KEY dies
-// of SIGSEGV, as PoCL's driver does on a wild read, or loses the device, as NVIDIA's does. Returns
-// the loss's words, or nothing.
-std::optional<std::string> injected_fault(const std::string& key) {
-  if (const auto crash = fault_argument("crash"); crash && key.find(*crash) != std::string::npos) {
+// KPERF_FAULT=crash:KEY / lose-queue:KEY (tests/fault_test.py): a chain whose key contains KEY
+// (in `stage`, on the input its qualifiers name) dies of SIGSEGV, as PoCL's driver does on a wild
+// read, or loses the device, as NVIDIA's does. Returns the loss's words, or nothing.
+std::optional<std::string> injected_fault(const std::string& key, const std::string& stage) {
+  if (fault_hits("crash", key, stage)) {
     std::signal(SIGSEGV, SIG_DFL);
     std::raise(SIGSEGV);
   }
-  if (const auto lose = fault_argument("lose-queue"); lose && key.find(*lose) != std::string::npos)
+  if (fault_hits("lose-queue", key, stage))
     return std::string("clFinish failed: CL_INVALID_COMMAND_QUEUE (injected: ") +
            "KPERF_FAULT=lose-queue)";
   return std::nullopt;
@@ -370,7 +365,8 @@ void PipelineRunner::measure_outputs(const std::vector<PipelineStage>& chain,
   }
 }
 
-ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode mode) {
+ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode mode,
+                                 const std::string& fault_stage) {
   ChainOutcome out;
   out.stages.resize(chain.size());
   auto fail = [&](int stage, const std::string& status, const std::string& reason) {
@@ -397,7 +393,8 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
       if (auto problem = stage_link_problem(chain[k - 1].variant, s.variant))
         return fail(static_cast<int>(k), "not_applicable", *problem);
   }
-  if (const auto loss = injected_fault(chain_key(opt_.pipeline, chain, in_.name, width, height))) {
+  const std::string key = chain_key(opt_.pipeline, chain, in_.name, width, height);
+  if (const auto loss = injected_fault(key, fault_stage)) {
     lost_by_ = "a chain whose set-up raised " + *loss;
     return fail(-1, "device_fault", *loss);
   }
@@ -424,15 +421,23 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
         return fail(stage, problem->first, problem->second);
     }
     stage = -1;
+    // A launch the driver refuses while the device stays healthy (KPERF_FAULT=cl-error:KEY).
+    if (fault_hits("cl-error", key, fault_stage))
+      throw cl::Error(CL_OUT_OF_RESOURCES,
+                      "clEnqueueNDRangeKernel (injected: KPERF_FAULT=cl-error)");
     if (mode != Mode::kFinalError)
       time_chain(env_.queue(), opt_, setups, flush_ ? &*flush_ : nullptr, flush_bytes_, out);
     if (mode != Mode::kTimeOnly)
       measure_outputs(chain, setups, up, mode == Mode::kTimed, out, stage);
   } catch (const cl::Error& e) {
-    if (lost_device(e)) {
+    // As the runner's configurations (faults.md): a fault where the device no longer answers,
+    // else an ordinary failure of this chain.
+    std::string why;
+    if (!device_responds(env_, why)) {
       lost_by_ = "a chain whose " + (stage >= 0 ? "stage " + std::to_string(stage + 1) : "set-up") +
                  " raised " + describe(e);
-      return fail(stage, "device_fault", describe(e));
+      return fail(stage, "device_fault",
+                  describe(e) + "; then the device accepted no more commands (" + why + ")");
     }
     return fail(stage, "run_failed", describe(e));
   }

@@ -97,7 +97,9 @@ class PipelineRunner {
   // whose every stage's error is measured against the truth. kFinalError: that one run alone,
   // measuring the last stage's error. kTimeOnly: the timed runs alone.
   enum class Mode { kTimed, kFinalError, kTimeOnly };
-  ChainOutcome run(const std::vector<PipelineStage>& chain, Mode mode = Mode::kTimed);
+  // `fault_stage`: the tune stage it is measured in (KPERF_FAULT's stage=; "" elsewhere).
+  ChainOutcome run(const std::vector<PipelineStage>& chain, Mode mode = Mode::kTimed,
+                   const std::string& fault_stage = "");
   // Binds `input` without a truth and runs the chain (tests: outputs read back).
   ChainOutcome run(const std::vector<PipelineStage>& chain, const Grid& input) {
     set_input("input", input);

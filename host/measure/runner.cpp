@@ -4,6 +4,7 @@
 // runner_workload.cpp.
 #include "runner.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +57,48 @@ bool fault_at(const std::string& kind, std::atomic<long>& count) {
 std::optional<std::string> fault_argument(const std::string& kind) {
   if (!fault(kind + ":")) return std::nullopt;
   return std::string(std::getenv("KPERF_FAULT") + kind.size() + 1);
+}
+
+bool fault_hits(const std::string& kind, const std::string& key, const std::string& stage) {
+  const auto argument = fault_argument(kind);
+  if (!argument) return false;
+  // TEXT, then the qualifiers, each after a ';' (keys hold no ';').
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t end; (end = argument->find(';', start)) != std::string::npos; start = end + 1)
+    parts.push_back(argument->substr(start, end - start));
+  parts.push_back(argument->substr(start));
+  if (key.find(parts[0]) == std::string::npos) return false;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& q = parts[i];
+    if (q.rfind("stage=", 0) == 0) {
+      if (q.substr(6) != stage) return false;
+    } else if (q.rfind("input=", 0) == 0) {
+      // A key names its input between slashes, before the size (results.hpp, pipeline.hpp).
+      if (key.find("/" + q.substr(6) + "/") == std::string::npos) return false;
+    } else {
+      throw std::invalid_argument("KPERF_FAULT: unknown qualifier '" + q +
+                                  "' (valid: stage=NAME, input=NAME)");
+    }
+  }
+  return true;
+}
+
+void injected_stop_after_row() {
+  static std::atomic<long> rows{0};
+  const int sig = fault("interrupt-after:") ? SIGINT
+                  : fault("term-after:")    ? SIGTERM
+                  : fault("kill-after:")    ? SIGKILL
+                                            : 0;
+  if (sig == 0) return;
+  const long after = std::atol(std::strchr(std::getenv("KPERF_FAULT"), ':') + 1);
+  if (++rows != after) return;
+  // SIGKILL: the whole command at once, as `kill -9` of its process group, with no chance to
+  // write anything more. SIGINT and SIGTERM: through the supervisor's handler, which forwards them
+  // here; raised here too, so that this process has seen it before it starts the next
+  // configuration, whenever the forwarded one arrives.
+  if (supervised()) ::kill(::getppid(), sig);
+  std::raise(sig);
 }
 
 double now_s() {
@@ -341,6 +384,7 @@ void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
   const std::function<void(ResultRow)> sink = [&](ResultRow row) {
     if (!cfg_.dry_run) journal_row(journal_json(row));
     raw_sink(std::move(row));
+    if (!cfg_.dry_run) injected_stop_after_row();  // after the row's checkpoint, if any
   };
   std::size_t image_apps = 0;
   for (auto* a : cfg_.apps) image_apps += a->takes_images() ? 1 : 0;

@@ -90,29 +90,22 @@ bool Runner::device_responds(std::string& why) {
     why = "clFinish failed: CL_INVALID_COMMAND_QUEUE (injected: KPERF_FAULT=lose-queue)";
     return false;
   }
-  try {
-    env_.queue().finish();
-    cl_int probe = 1;
-    cl::Buffer buffer(env_.context(), CL_MEM_READ_WRITE, sizeof probe);
-    env_.queue().enqueueWriteBuffer(buffer, CL_TRUE, 0, sizeof probe, &probe);
-    env_.queue().enqueueReadBuffer(buffer, CL_TRUE, 0, sizeof probe, &probe);
-    return true;
-  } catch (const cl::Error& e) {
-    why = describe(e);
-    return false;
-  }
+  return kperf::device_responds(env_, why);
 }
 
 void Runner::injected_launch_fault(const std::string& key) {
-  if (const auto crash = fault_argument("crash"); crash && key.find(*crash) != std::string::npos) {
+  const std::string stage = cfg_.journal_fields.value("stage", std::string());
+  if (fault_hits("crash", key, stage)) {
     std::signal(SIGSEGV, SIG_DFL);  // as the driver's own crash: no handler between
     std::raise(SIGSEGV);
   }
-  if (const auto lose = fault_argument("lose-queue");
-      lose && key.find(*lose) != std::string::npos) {
+  if (fault_hits("lose-queue", key, stage)) {
     injected_loss_ = true;
     throw cl::Error(CL_INVALID_COMMAND_QUEUE, "clFinish");
   }
+  // A launch the driver refuses while the device stays healthy: the probe that follows is real.
+  if (fault_hits("cl-error", key, stage))
+    throw cl::Error(CL_OUT_OF_RESOURCES, "clEnqueueNDRangeKernel (injected: KPERF_FAULT=cl-error)");
 }
 
 bool Runner::attempt(ResultRow& row, const std::function<void()>& part) {

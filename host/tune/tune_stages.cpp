@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "fault_journal.hpp"
+#include "gzip.hpp"
 #include "kernel_axes.hpp"
 #include "stats.hpp"
 #include "tune_internal.hpp"
@@ -201,10 +202,11 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
   rc.truth_cache = truths_;
   Runner runner(env_, rc);
   double last_checkpoint = now_s();
+  const double checkpoint_s = checkpoint_interval_s();
   runner.run([&](ResultRow row) {
     rows_.push_back({name, std::move(row)});
     index(rows_.size() - 1);
-    if (now_s() - last_checkpoint > 10) {
+    if (now_s() - last_checkpoint >= checkpoint_s) {
       checkpoint(rows_);
       last_checkpoint = now_s();
     }

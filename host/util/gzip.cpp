@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "io.hpp"
 
@@ -141,6 +143,17 @@ std::string read_document(const std::string& path) {
 
 void write_document_atomic(const std::string& path, const std::string& text) {
   write_file_atomic(path, is_gzip_path(path) ? gzip_compress(text) : text);
+}
+
+double checkpoint_interval_s() {
+  const char* text = std::getenv("KPERF_CHECKPOINT_S");
+  if (!text || !*text) return 10;
+  char* end = nullptr;
+  const double s = std::strtod(text, &end);
+  if (*end != '\0' || !(s >= 0) || s > 1e9)
+    throw std::invalid_argument(std::string("KPERF_CHECKPOINT_S=") + text +
+                                ": expected seconds between checkpoints, a number >= 0");
+  return s;
 }
 
 }  // namespace kperf

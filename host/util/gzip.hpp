@@ -22,4 +22,9 @@ std::string read_document(const std::string& path);
 // Writes a document atomically (write_file_atomic), gzip-compressed when the path ends in ".gz".
 void write_document_atomic(const std::string& path, const std::string& text);
 
+// Seconds between the checkpoints a long command writes of its document (kperf run, kperf tune):
+// KPERF_CHECKPOINT_S, default 10; 0 writes one after every row. Throws std::invalid_argument
+// for a value that is not a number >= 0.
+double checkpoint_interval_s();
+
 }  // namespace kperf
