@@ -160,4 +160,12 @@ std::vector<WorkGroup> spec_wg_candidates() {
 
 std::vector<WorkGroup> cpu_wg_candidates() { return {{16, 4}, {32, 8}, {64, 4}, {16, 16}}; }
 
+std::vector<WorkGroup> gpu_wg_candidates() { return {{16, 8}, {32, 4}, {32, 8}, {64, 4}}; }
+
+std::vector<WorkGroup> gpu_block_candidates() {
+  // PY 6: a whole number of rows:2 and rows:3 periods per work-item, where their fused gather
+  // folds to compile-time offsets.
+  return with_outputs_per_item(gpu_wg_candidates(), {4}, {1, 4, 6});
+}
+
 }  // namespace kperf

@@ -48,5 +48,9 @@ std::vector<WorkGroup> spec_wg_candidates();
 // A shorter candidate list for CPU devices, where each size is a separate compile and a full
 // sweep would take far longer than the quick start allows.
 std::vector<WorkGroup> cpu_wg_candidates();
+// The work-groups kperf tune searches on a GPU (each with vec 1 and 4, py 1, 4 and 6), and the
+// shapes they make with vec 4: where kperf's kernels reach the copy bound on NVIDIA's GPUs.
+std::vector<WorkGroup> gpu_wg_candidates();
+std::vector<WorkGroup> gpu_block_candidates();
 
 }  // namespace kperf

@@ -189,6 +189,7 @@ struct RunRequest {
   std::vector<std::pair<int, int>> sizes;
   std::optional<std::vector<WorkGroup>> wgs;
   bool wg_auto = false;
+  bool outputs_given = false;  // --vec or --py: the shapes are the user's
   std::vector<int> vecs, pys;
   ShardSpec shard;
 };
@@ -266,6 +267,7 @@ RunRequest run_request(const cxxopts::ParseResult& args) {
 
   req.vecs = parse_vec_list(text("vec"));
   req.pys = parse_py_list(text("py"));
+  req.outputs_given = given("vec") || given("py");
   req.wg_auto = preset == "paper";
   if (given("wg")) {
     if (text("wg") == "auto")
@@ -463,9 +465,22 @@ DefaultSize run_default_size(const cxxopts::ParseResult& args, ClEnv& env, RunRe
   DefaultSize d =
       choose_default_size(env, req.cfg.kernel_root, sizes_given, sizes, args.count("input") > 0,
                           args.count("dry-run") > 0, largest, earlier);
+  const std::pair<int, int> own = largest;  // the default input's own size
   if (d.size) {
     req.sizes = req.cfg.sizes = {*d.size};
     largest = *d.size;
+    // Rodinia's explicit step, whose factor grows with the grid's cells, diverges well below
+    // 2048^2: the apps with their own inputs keep the photo's size.
+    if (std::any_of(req.cfg.apps.begin(), req.cfg.apps.end(),
+                    [](const AppDescriptor* a) { return !a->takes_images(); })) {
+      req.cfg.own_input_size = own;
+      const std::string note = " (hotspot stays at " + std::to_string(own.first) + "x" +
+                               std::to_string(own.second) +
+                               ": Rodinia's explicit step diverges on larger grids)";
+      if (d.line.find(note) == std::string::npos) d.line += note;
+      d.json["reason"] = d.line;
+      d.json["own_input_size"] = {own.first, own.second};
+    }
   }
   req.cfg.default_size = d.json;
   return d;
@@ -542,6 +557,11 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
                                   : (req.wg_auto || !env.info().is_cpu()) ? spec_wg_candidates()
                                                                           : cpu_wg_candidates(),
                                   req.vecs, req.pys);
+  // A GPU's default sweep: the HPCS'19 work-groups at one output a work-item, and the blocks at
+  // which kperf's kernels reach the copy bound there (at one output a work-item they reach about
+  // half of it: on an H200 at 4096^2, gaussian3 79 us against 38 us at 32x4v4y2).
+  if (!req.wgs && !req.wg_auto && !req.outputs_given && !env.info().is_cpu())
+    for (const WorkGroup& wg : gpu_block_candidates()) cfg.wgs.push_back(wg);
   std::set<std::string> owned_units;
   if (req.shard.active()) owned_units = restrict_to_shard(cfg, req.shard);
 

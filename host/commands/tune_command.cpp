@@ -237,10 +237,9 @@ nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg,
 std::vector<WorkGroup> tune_shapes(const cxxopts::ParseResult &args, bool cpu_device) {
   auto given = [&](const char *name) { return args.count(name) > 0; };
   auto text = [&](const char *name) { return args[name].as<std::string>(); };
-  const std::vector<WorkGroup> wgs =
-      given("wg")  ? parse_wg_list(text("wg"))
-      : cpu_device ? cpu_wg_candidates()
-                   : std::vector<WorkGroup>{{16, 8}, {32, 4}, {32, 8}, {64, 4}};
+  const std::vector<WorkGroup> wgs = given("wg")  ? parse_wg_list(text("wg"))
+                                     : cpu_device ? cpu_wg_candidates()
+                                                  : gpu_wg_candidates();
   // PY 6 on GPUs: a whole number of rows:2 and rows:3 periods per work-item, where their
   // fused gather folds to compile-time offsets.
   const std::string default_vec = cpu_device ? "1" : "1,4";

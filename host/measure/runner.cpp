@@ -390,8 +390,9 @@ void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
   for (auto* a : cfg_.apps) image_apps += a->takes_images() ? 1 : 0;
   std::vector<std::optional<std::pair<int, int>>> sizes(cfg_.sizes.begin(), cfg_.sizes.end());
   if (sizes.empty()) sizes.push_back(std::nullopt);
-  // Input files for the apps with their own inputs are read once; else made at every size.
-  const bool own_files = !cfg_.temp_path.empty();
+  // Input files for the apps with their own inputs are read once; else made at every size (or
+  // once, at own_input_size).
+  const bool own_once = !cfg_.temp_path.empty() || cfg_.own_input_size.has_value();
   auto configs_of = [&](const AppDescriptor& app) {
     std::size_t count = 0;
     for (const auto& v : cfg_.variants)
@@ -401,7 +402,7 @@ void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
   total_ = 0;
   for (auto* a : cfg_.apps)
     total_ += configs_of(*a) * (a->takes_images() ? cfg_.image_inputs.size() * sizes.size()
-                                                  : (own_files ? 1 : sizes.size()));
+                                                  : (own_once ? 1 : sizes.size()));
   if (!cfg_.dry_run && journal_stop().empty()) {
     // Every program of the run at once (build options do not depend on the input), so the
     // worker processes start once. With a resumed file, the programs some input still needs
@@ -433,10 +434,10 @@ void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
       }
     }
     for (auto* app : cfg_.apps) {
-      if (app->takes_images() || interrupted_ || (own_files && &size != &sizes.front())) continue;
+      if (app->takes_images() || interrupted_ || (own_once && &size != &sizes.front())) continue;
       Workload w;
       w.app = app;
-      load_own_inputs(w, size);
+      load_own_inputs(w, cfg_.own_input_size ? cfg_.own_input_size : size);
       run_workload(w, sink);
     }
   }

@@ -48,6 +48,9 @@ struct RunConfig {
   // kperf run with no size, input or preset: how its grid was chosen (the context's default_size;
   // null otherwise).
   nlohmann::ordered_json default_size;
+  // Where set, the apps with their own inputs (hotspot) run once at this size, whatever `sizes`
+  // says: kperf run's default grid on a GPU, where Rodinia's explicit step would diverge.
+  std::optional<std::pair<int, int>> own_input_size;
   int iterations = 60;
   AppParams params;                         // --bilateral-sigmas
   std::shared_ptr<TruthCache> truth_cache;  // none: every workload computes its truth
