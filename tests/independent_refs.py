@@ -34,8 +34,11 @@ bound (factor x 2^-24 x the sum of absolute terms; tests/indep/compare.py), plus
 16-bit stored output.
 
 usage: independent_refs.py KPERF_BINARY PHOTO_DIR [SHARED_DATA_DIR] [-v]
+                          [--kernel-dir DIR] [--families F,F...]
 (SHARED_DATA_DIR/rodinia-hotspot, else $KPERF_TEST_SHARED_DATA/rodinia-hotspot, holds Rodinia's
-inputs; without them the real-data hotspot check is reported as skipped.)
+inputs; without them the real-data hotspot check is reported as skipped.) --kernel-dir runs the
+kernels of another root (tests/kernel_mutants_test.py holds a mutated copy to these models);
+--families runs only those families (their minimums still hold).
 The run fails when fewer comparisons than each family's minimum were made. Exit 0 on agreement,
 1 on a mismatch or a short run, 77 when numpy is unavailable.
 """
@@ -129,11 +132,23 @@ def minimum_problems(tally, minimum):
             for fam, n in minimum.items() if sum(tally.counts.get(fam, (0, 0))) < n]
 
 
+def option(argv, name):
+    """The value of `name VALUE` in argv (both removed), or None."""
+    if name not in argv:
+        return None
+    i = argv.index(name)
+    value = argv[i + 1] if i + 1 < len(argv) else None
+    del argv[i:i + 2]
+    return value
+
+
 def main():
-    args = [a for a in sys.argv[1:] if a != "-v"]
-    if len(args) < 2:
-        print("usage: independent_refs.py KPERF_BINARY PHOTO_DIR [SHARED_DATA_DIR] [-v]",
-              file=sys.stderr)
+    argv = sys.argv[1:]
+    kernel_dir, only = option(argv, "--kernel-dir"), option(argv, "--families")
+    args = [a for a in argv if a != "-v"]
+    if len(args) < 2 or (only is not None and not only):
+        print("usage: independent_refs.py KPERF_BINARY PHOTO_DIR [SHARED_DATA_DIR] [-v] "
+              "[--kernel-dir DIR] [--families F,F...]", file=sys.stderr)
         return 2
     binary, photo_dir = args[0], args[1]
     # Rodinia's inputs: the directory given (ctest: ../shared/data beside the tree), else
@@ -142,10 +157,12 @@ def main():
                    if d and os.path.isdir(os.path.join(d, "rodinia-hotspot"))), None)
     full = os.environ.get("KPERF_TEST_FULL") == "1"
     minimum = MINIMUM_FULL if full else MINIMUM
+    if only is not None:
+        minimum = {fam: n for fam, n in minimum.items() if fam in only.split(",")}
     tally = compare.Tally(verbose="-v" in sys.argv)
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        ctx = Context(binary, tmp, tally, full)
+        ctx = Context(binary, tmp, tally, full, kernel_dir=kernel_dir)
         ctx.add_input("grid", synthetic_grid())
         families = [
             ("accurate", lambda: other_families.opencv_cross_check(
@@ -165,7 +182,13 @@ def main():
             ("known-bad", lambda: known_bad(ctx, "grid",
                                             lambda t: minimum_problems(t, minimum))),
         ]
+        unknown = set(only.split(",")) - {fam for fam, _ in families} if only else set()
+        if unknown:
+            print(f"--families: unknown {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
         for fam, run in families:
+            if only is not None and fam not in only.split(","):
+                continue
             before = os.times()
             try:
                 run()

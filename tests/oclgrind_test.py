@@ -25,15 +25,24 @@ cannot interpret LLVM's `freeze` instruction, which the optimiser emits for some
 ("OCLGRIND FATAL ERROR ... Unsupported instruction: freeze"); the unoptimised kernel makes the
 same memory accesses as the source. A fatal error fails the row like any other diagnostic.
 
-usage: oclgrind_test.py KPERF_BINARY SOURCE_DIR [--all] [--jobs N]
+Known-bad kernels (--mutants): each mutant of tests/kernel_mutants.py that Oclgrind must catch
+(an out-of-bounds read in the separate output fill, the tile's barrier removed, a tile row never
+loaded) runs its one configuration on a mutated copy of the kernel root, and its log must hold
+the diagnostic it is there to show ("Invalid read", "data race", "Uninitialized value"), where
+the same configurations of the shipped kernels leave the log empty. A harness whose diagnostics
+stopped reaching the log would fail here, not pass every row.
+
+usage: oclgrind_test.py KPERF_BINARY SOURCE_DIR [--all] [--mutants] [--jobs N]
   --all, or KPERF_TEST_FULL=1 (scripts/test.sh --full): the whole array; default: the first rows
   of each app's array and one configuration of every other kernel file (about a minute on two
-  cores).
+  cores). --mutants: the known-bad kernels instead.
 Exit 0 on success, 1 on a failed check, 77 when oclgrind or numpy is missing.
 """
+import collections
 import concurrent.futures
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -206,7 +215,8 @@ class Runner:
             return label, ["timed out after 900 s"], 900.0
         diagnostics = open(log).read().strip() if os.path.exists(log) else ""
         if diagnostics:
-            problems.append("Oclgrind: " + "\n    ".join(diagnostics.splitlines()[:14]))
+            problems.append("Oclgrind: " + diagnostic_kinds(diagnostics) + "\n    " +
+                            "\n    ".join(diagnostics.splitlines()[:14]))
         if proc.returncode != 0:
             problems.append(f"kperf exit {proc.returncode}: {proc.stderr.strip()[-600:]}")
         else:
@@ -223,6 +233,14 @@ class Runner:
             if os.path.exists(path):
                 os.remove(path)
         return label, problems, time.monotonic() - start
+
+
+def diagnostic_kinds(log):
+    """Each kind of diagnostic in an Oclgrind log and how often it occurs ("Read-write data race
+    x850, Uninitialized value written x150"), so that the kinds past the first lines show."""
+    kinds = collections.Counter(re.split(r" (?:at|of size|to|from) ", line, 1)[0]
+                                for line in log.splitlines() if line and not line[0].isspace())
+    return ", ".join(f"{kind} x{n}" for kind, n in kinds.most_common())
 
 
 def cover(candidates, strength):
@@ -255,6 +273,53 @@ def cover(candidates, strength):
     return chosen, len(codes)
 
 
+# The array's values of a mutant's configuration: its CONFIG over these defaults.
+MUTANT_DEFAULTS = {"input": "accurate", "load": "local", "output": "none", "output_recon": "-",
+                   "output_fill": "-", "precision": "f32", "perforate": "device", "shape": "8x4",
+                   "relax": "none"}
+
+
+def mutants(kperf, source, jobs):
+    """Each Oclgrind mutant's configuration on its mutated root must log its diagnostic; the
+    shipped root's runs of those configurations must log nothing."""
+    from kernel_mutants import mutated_root, with_catcher
+
+    scratch = tempfile.mkdtemp(prefix="kperf-oclgrind-mutants-")
+    names = list(STRUCTURAL)
+    work = []  # (runner, app, values, expected diagnostic or None, name)
+    shipped = Runner(kperf, source, tempfile.mkdtemp(dir=scratch))
+    baselines = set()
+    for mutant, catchers in with_catcher("oclgrind"):
+        root = mutated_root(source, mutant, scratch)
+        runner = Runner(kperf, root, root)  # its logs beside its kernels: no two runners share
+        for _, diagnostic, config in catchers:
+            values = tuple(config.get(n, MUTANT_DEFAULTS[n]) for n in names)
+            work.append((runner, config["app"], values, diagnostic, mutant.name))
+            if (config["app"], values) not in baselines:
+                baselines.add((config["app"], values))
+                work.append((shipped, config["app"], values, None, "shipped"))
+    print(f"{len(work)} runs under Oclgrind ({len(baselines)} of the shipped kernels)", flush=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(r.run_one, app, names, values): (diagnostic, name)
+                   for r, app, values, diagnostic, name in work}
+        for fut in concurrent.futures.as_completed(futures):
+            diagnostic, name = futures[fut]
+            label, problems, seconds = fut.result()
+            logged = [p for p in problems if p.startswith("Oclgrind: ")]
+            if diagnostic is None:
+                check(not problems, f"shipped kernels, {label}: clean ({problems})")
+                print(f"shipped: {label}: {'clean' if not problems else 'NOT clean'} "
+                      f"({seconds:.0f} s)", flush=True)
+                continue
+            caught = any(diagnostic in p for p in logged)
+            check(caught, f"mutant {name}, {label}: Oclgrind logs \"{diagnostic}\" "
+                  f"({[p[:300] for p in problems]})")
+            print(f"{name}: {label}: {'caught' if caught else 'NOT caught'}, \"{diagnostic}\" "
+                  f"({seconds:.0f} s)", flush=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return finish("oclgrind mutants")
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     everything = "--all" in sys.argv or os.environ.get("KPERF_TEST_FULL", "0") not in ("", "0")
@@ -269,6 +334,8 @@ def main():
         print("oclgrind missing: install Debian's oclgrind (scripts/install-deps.sh)",
               file=sys.stderr)
         return 77
+    if "--mutants" in sys.argv:
+        return mutants(kperf, root, jobs)
     scratch = tempfile.mkdtemp(prefix="kperf-oclgrind-")
     runner = Runner(kperf, root, scratch)
     work = []  # (app, names, values, metrics_on)

@@ -31,6 +31,20 @@ namespace fs = std::filesystem;
 
 using kperf::TempDir;
 
+// The kernel root the tests build from: the source tree's (KPERF_TEST_KERNEL_ROOT, set by CMake),
+// or $KPERF_TEST_KERNEL_DIR, a copy with one line mutated, on which tests/kernel_mutants_test.py
+// shows a suite's comparison failing (docs/testing.md, "Known-bad kernels").
+inline std::string kernel_root() {
+  const char* dir = std::getenv("KPERF_TEST_KERNEL_DIR");
+  return dir && *dir ? std::string(dir) : std::string(KPERF_TEST_KERNEL_ROOT);
+}
+}  // namespace kperf::test
+// Every use of the macro in the tests goes through the override.
+#undef KPERF_TEST_KERNEL_ROOT
+#define KPERF_TEST_KERNEL_ROOT ::kperf::test::kernel_root()
+
+namespace kperf::test {
+
 // The device tests run on (KPERF_TEST_DEVICE selects; default: first GPU, else first
 // device), or nullptr when there is no OpenCL platform.
 inline ClEnv* test_env() {

@@ -116,11 +116,13 @@ std::optional<std::string> row_problem(const ResultRow* row) {
 
 class Checker {
  public:
-  Checker(ClEnv& env, const AppDescriptor& app, const Grid& input, const OutputRunOptions& options)
-      : env_(env), app_(app), input_(input), options_(options) {}
+  Checker(ClEnv& env, const AppDescriptor& app, const Grid& input, const OutputRunOptions& options,
+          const std::vector<std::string>& checks)
+      : env_(env), app_(app), input_(input), options_(options), checks_(checks) {}
 
   std::vector<CheckResult> run() {
-    poison_and_model();
+    if (wants("model") || wants("range") || wants("reproducible") || wants("poison"))
+      poison_and_model();
     compare_axis({"load-paths", "accurate,rows:2,cols:2", "nn", nullptr, &AxesSpec::loads,
                   "local,global,image", [](Variant& v, const Variant& r) { v.load = r.load; }});
     compare_axis({"host-device", "rows:2,rows:3,cols:2", "nn,li", nullptr, &AxesSpec::perforates,
@@ -137,6 +139,9 @@ class Checker {
   }
 
  private:
+  bool wants(const std::string& check) const {
+    return checks_.empty() || std::find(checks_.begin(), checks_.end(), check) != checks_.end();
+  }
   void add(const std::string& check, const std::string& config, bool pass, std::string detail) {
     results_.push_back({check, config, pass, std::move(detail)});
   }
@@ -147,11 +152,14 @@ class Checker {
   }
 
   // Skipped elements poisoned with NaN must not change the outputs; the outputs match the CPU
-  // tile model of their scheme; two runs give the same bits.
+  // tile model of their scheme; two runs give the same bits. The range alone needs only the
+  // accurate outputs.
   void poison_and_model() {
-    const auto variants = parse_variants("accurate,stencil,rows:2,rows:3,cols:2,cols:3", "nn,li");
-    const OutputRun clean = run(variants, input_, true);
-    const OutputRun again = run(variants, input_);
+    const bool schemes = wants("model") || wants("reproducible") || wants("poison");
+    const auto variants = parse_variants(
+        schemes ? "accurate,stencil,rows:2,rows:3,cols:2,cols:3" : "accurate", "nn,li");
+    const OutputRun clean = run(variants, input_, wants("model"));
+    const OutputRun again = wants("reproducible") ? run(variants, input_) : OutputRun{};
     for (const Variant& v : variants)
       for (const WorkGroup wg : shapes_) {
         const std::string label = config_label(v, wg);
@@ -162,11 +170,16 @@ class Checker {
         }
         if (!row->ok()) continue;
         const Grid& out = *clean.output(app_.name, v, wg);
-        model_check(v, wg, *row, out);
-        const Grid* second = again.output(app_.name, v, wg);
-        const std::string diff = second ? first_difference(out, *second) : "the second run failed";
-        add("reproducible", label, diff.empty(), diff.empty() ? "two runs, identical bits" : diff);
-        if (!v.is_accurate()) poison_check(v, wg, out);
+        if (wants("model")) model_check(v, wg, *row, out);
+        if (wants("range")) range_check(v, wg, out);
+        if (wants("reproducible")) {
+          const Grid* second = again.output(app_.name, v, wg);
+          const std::string diff =
+              second ? first_difference(out, *second) : "the second run failed";
+          add("reproducible", label, diff.empty(),
+              diff.empty() ? "two runs, identical bits" : diff);
+        }
+        if (wants("poison") && !v.is_accurate()) poison_check(v, wg, out);
       }
   }
 
@@ -180,15 +193,18 @@ class Checker {
     std::snprintf(text, sizeof text, "max |output - tile model| %.3g (limit %.3g)",
                   row.model_max_abs ? *row.model_max_abs : std::nan(""), tolerance);
     add("model", config_label(v, wg), pass, text);
-    if (v.is_accurate() && app_.output_range) {
-      const auto [lo, hi] = *app_.output_range;
-      const double slack = 1e-4 * (hi - lo);
-      const auto [mn, mx] = std::minmax_element(out.data.begin(), out.data.end());
-      const bool inside = *mn >= lo - slack && *mx <= hi + slack;
-      std::snprintf(text, sizeof text, "outputs in [%.6g, %.6g], declared [%.6g, %.6g]", *mn, *mx,
-                    lo, hi);
-      add("range", config_label(v, wg), inside, text);
-    }
+  }
+
+  void range_check(const Variant& v, WorkGroup wg, const Grid& out) {
+    if (!v.is_accurate() || !app_.output_range) return;
+    const auto [lo, hi] = *app_.output_range;
+    const double slack = 1e-4 * (hi - lo);
+    const auto [mn, mx] = std::minmax_element(out.data.begin(), out.data.end());
+    const bool inside = *mn >= lo - slack && *mx <= hi + slack;
+    char text[160];
+    std::snprintf(text, sizeof text, "outputs in [%.6g, %.6g], declared [%.6g, %.6g]", *mn, *mx, lo,
+                  hi);
+    add("range", config_label(v, wg), inside, text);
   }
 
   void poison_check(const Variant& v, WorkGroup wg, const Grid& clean) {
@@ -230,6 +246,7 @@ class Checker {
   };
 
   void compare_axis(const AxisComparison& c) {
+    if (!wants(c.check)) return;
     AxesSpec axes;
     axes.schemes = c.schemes;
     axes.recons = c.recons;
@@ -267,15 +284,23 @@ class Checker {
   const AppDescriptor& app_;
   const Grid& input_;
   OutputRunOptions options_;
+  const std::vector<std::string>& checks_;
   const std::vector<WorkGroup> shapes_ = {{8, 8, 1, 1}, {4, 8, 4, 1}};
   std::vector<CheckResult> results_;
 };
 
 }  // namespace
 
+const std::vector<std::string>& check_names() {
+  static const std::vector<std::string> names = {
+      "model", "range", "reproducible", "poison", "load-paths", "host-device", "output-fills"};
+  return names;
+}
+
 std::vector<CheckResult> check_app(ClEnv& env, const AppDescriptor& app, const Grid& input,
-                                   const OutputRunOptions& options) {
-  return Checker(env, app, input, options).run();
+                                   const OutputRunOptions& options,
+                                   const std::vector<std::string>& checks) {
+  return Checker(env, app, input, options, checks).run();
 }
 
 }  // namespace kperf

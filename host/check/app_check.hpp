@@ -57,8 +57,14 @@ struct CheckResult {
   std::string detail;  // what differed, where; or what was compared
 };
 
-// Every proof for `app` on `input` (finite values; a 96x40 grid shows every scheme's edges).
+// The names of the proofs, in the order they run ("runs", a configuration that did not run, is
+// reported by whichever proof ran it).
+const std::vector<std::string>& check_names();
+
+// The proofs named in `checks` (empty: every one) for `app` on `input` (finite values; a 96x40
+// grid shows every scheme's edges). Each runs only the configurations it compares.
 std::vector<CheckResult> check_app(ClEnv& env, const AppDescriptor& app, const Grid& input,
-                                   const OutputRunOptions& options);
+                                   const OutputRunOptions& options,
+                                   const std::vector<std::string>& checks = {});
 
 }  // namespace kperf

@@ -1,6 +1,7 @@
 // `kperf check`: runs app_check.hpp's proofs for each app and prints the pass/fail table.
 #include "check_command.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cxxopts.hpp>
@@ -10,6 +11,7 @@
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "fault_journal.hpp"
+#include "strings.hpp"
 
 namespace kperf {
 
@@ -35,11 +37,32 @@ cxxopts::Options check_options() {
   // clang-format off
   options.add_options()
     ("apps", "built-in apps to check as well (a list, or all)", cxxopts::value<std::string>())
+    ("checks", "the checks to run, a list of model, range, reproducible, poison, load-paths, host-device, output-fills (default: all)", cxxopts::value<std::string>())
     ("size", "the check input's size, N or WxH; at least 3 work-groups each way", cxxopts::value<std::string>()->default_value("96x40"))
     ("bilateral-sigmas", "bilateral's sigma_color,sigma_space", cxxopts::value<std::string>()->default_value("25,2"));
   // clang-format on
   add_common_options(options);
   return options;
+}
+
+// --checks: names from check_names(), each at most once (empty: every check).
+std::vector<std::string> parse_checks(const cxxopts::ParseResult& args) {
+  std::vector<std::string> checks;
+  if (!args.count("checks")) return checks;
+  const std::string text = args["checks"].as<std::string>();
+  const auto& known = check_names();
+  for (const std::string& name : split_list(text)) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw UsageError("--checks " + text + ": unknown check '" + name + "' (one of " + names +
+                       ")");
+    }
+    if (std::find(checks.begin(), checks.end(), name) != checks.end())
+      throw UsageError("--checks " + text + ": '" + name + "' twice");
+    checks.push_back(name);
+  }
+  return checks;
 }
 
 }  // namespace
@@ -65,6 +88,7 @@ int cmd_check(int argc, char** argv) {
   run_options.params = parse_bilateral_sigmas(args["bilateral-sigmas"].as<std::string>());
   if (args.count("cl-options"))
     run_options.extra_build_options = args["cl-options"].as<std::string>();
+  const std::vector<std::string> checks = parse_checks(args);
 
   ClEnv env(choose_device_entry(args["device"].as<std::string>()));
   const std::string binary_cache = binary_cache_dir(args, env.info());
@@ -76,7 +100,7 @@ int cmd_check(int argc, char** argv) {
   for (const AppDescriptor* app : apps) {
     std::vector<CheckResult> results;
     try {
-      results = check_app(env, *app, input, run_options);
+      results = check_app(env, *app, input, run_options, checks);
     } catch (const DeviceLost& e) {
       // Under a supervisor the next process checks again, the faulting configuration a failed
       // check; alone, the check ends here.

@@ -16,7 +16,8 @@ namespace kperf {
 
 constexpr float kCanary = -3.1415926e30f;  // guard-band value no kernel writes
 
-// Guard-band bytes on a device: 16 KiB, or its base-address alignment when larger.
+// Guard-band bytes on a device: 16 KiB, or its base-address alignment when larger; none on
+// Oclgrind, which checks every access against the buffer's own bounds.
 std::size_t guard_bytes_for(const DeviceInfo& dev);
 // Why `buffers` grids of width x height (floats inside guard bands) do not fit the device, per
 // buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE) or in all (CL_DEVICE_GLOBAL_MEM_SIZE); nothing when they

@@ -28,8 +28,10 @@ def parse_line_scheme(text):
 
 
 class Context:
-    def __init__(self, binary, tmp, tally, full, env=None):
+    def __init__(self, binary, tmp, tally, full, env=None, kernel_dir=None):
         self.binary, self.tmp, self.tally, self.full, self.env = binary, tmp, tally, full, env
+        # Another kernel root (a mutated copy: tests/kernel_mutants_test.py), else the binary's.
+        self.root_args = ["--kernel-dir", kernel_dir] if kernel_dir else []
         self.index = {}
         self.inputs = {}  # input name -> float64 grid (the float32 values kperf reads)
         self.runs = 0
@@ -45,7 +47,8 @@ class Context:
         """kperf's rows for args; indexed for counterparts unless `index` is False (a build
         option the row's identity does not show)."""
         self.runs += 1
-        rows = compare.run_kperf(self.binary, args, self.tmp, f"run{self.runs}", self.env)
+        rows = compare.run_kperf(self.binary, args + self.root_args, self.tmp, f"run{self.runs}",
+                                 self.env)
         for row in rows if index else ():
             self.index[ident(row)] = row
         return rows
