@@ -4,6 +4,7 @@
 // tests hold kernels to.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -284,6 +285,27 @@ using GridEvaluator = std::function<GridD(const GridD&)>;
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
                 const GridD* power, int iterations, const AppParams& params = {},
                 const GridEvaluator& evaluate = {});
+
+// The model of some work-groups alone (kperf tune --select canary): what model_run computes in
+// their blocks, reading only the input around them. `read(y, x)` gives the input element at a
+// place inside the width x height grid, as the device holds it before storage rounding.
+using ElementAt = std::function<double(int y, int x)>;
+struct GroupOutputs {
+  WorkGroup block;  // block_of(v, wg)
+  // Per group (key(gy, gx)), its block's outputs row by row; NaN past the grid's end.
+  std::map<std::int64_t, std::vector<double>> blocks;
+  static std::int64_t key(int gy, int gx) {
+    return (static_cast<std::int64_t>(gy) << 32) | static_cast<std::uint32_t>(gx);
+  }
+  // Output (y, x), NaN where its group was not computed.
+  double at(int y, int x) const;
+};
+// `groups` are (gy, gx) pairs, each once. Apps that iterate or read a second input (hotspot) are
+// not modelled so (std::logic_error): their blocks depend on more than their neighbourhood.
+GroupOutputs model_groups(const AppDescriptor& app, const Variant& v, WorkGroup wg, int width,
+                          int height, const ElementAt& read,
+                          const std::vector<std::pair<int, int>>& groups,
+                          const AppParams& params = {}, const GridEvaluator& evaluate = {});
 
 // Which input elements work-group (group_x, group_y) reads from global memory (1 = read).
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,
