@@ -217,7 +217,7 @@ def main():
         out = os.path.join(tmp, "select.json")
         args = [binary, "tune", "--apps", "gaussian3", "--budget", ",".join(map(str, BUDGETS)),
                 "--train", train, "--test", test] + SPACE + ["--out", out]
-        r = run(args[0], args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1"])
+        r = run(args[0], args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32"])
         check(r.returncode == 0, f"tune --select static,canary: {r.stderr[-500:]}")
         if r.returncode != 0:
             return finish("tune_select")
@@ -241,7 +241,7 @@ def main():
         budget = e["estimate"] + e["margin"] / 2
         again = [a if a != out else between for a in args[1:]]
         again[again.index("--budget") + 1] = repr(budget)
-        r = run(binary, again + ["--select", "static,canary", "--canary-fraction", "0.1", "--resume"])
+        r = run(binary, again + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32", "--resume"])
         check(r.returncode == 0, f"a budget inside the margin: {r.stderr[-300:]}")
         if r.returncode == 0:
             inside = json.load(open(between))
@@ -263,7 +263,7 @@ def main():
                 c.pop("select")
         check(plain["tune"] == stripped and "select" not in plain["context"]["tune"],
               "--select static is the tune without the select blocks")
-        check_fault(binary, args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1"],
+        check_fault(binary, args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32"],
                     doc, out, tmp)
         check_bad_options(binary, args[1:], tmp)
         check_broken_truth(binary, source, tmp)

@@ -17,10 +17,17 @@
 namespace kperf {
 namespace {
 
-// Every structural value a tune searches, combined, and bilateral's loop perforation.
+// Every input scheme of the registry (with skip factors 2 and 3), every output scheme family and
+// storage type, and bilateral's loop perforation.
 std::vector<Variant> model_variants() {
   AxesSpec axes;
-  axes.schemes = "accurate,stencil,rows:2,rows:3,cols:2";
+  axes.schemes.clear();
+  for (const SchemeDescriptor& s : scheme_registry())
+    for (const char* k : {":2", ":3"}) {
+      if (!axes.schemes.empty()) axes.schemes += ",";
+      axes.schemes += std::string(s.family) + (s.takes_skip ? k : "");
+      if (!s.takes_skip) break;
+    }
   axes.recons = "nn,li";
   axes.outputs = "none,rows:2,cols:3,center:2";
   axes.output_recons = "nn,li";
@@ -34,7 +41,8 @@ std::vector<Variant> model_variants() {
 TEST(CanaryModel, SampledGroupsEqualTheWholeGridModel) {
   const Grid in = test::random_grid(45, 37, 11);
   const GridD in_d = to_double(in.data, in.width, in.height);
-  const ElementAt read = [&in](int y, int x) { return static_cast<double>(in.at(y, x)); };
+  const ModelInput read{45, 37, nullptr,
+                        [&in](int y, int x) { return static_cast<double>(in.at(y, x)); }};
   int compared = 0;
   for (const char* name : {"gaussian5", "bilateral", "sobel3"}) {
     const AppDescriptor& app = find_app(name);
@@ -49,15 +57,29 @@ TEST(CanaryModel, SampledGroupsEqualTheWholeGridModel) {
         const std::vector<std::pair<int, int>> groups = {
             {0, 0}, {gy_n - 1, gx_n - 1}, {gy_n / 2, gx_n / 2}, {0, gx_n - 1}, {gy_n - 1, 0}};
         std::set<std::pair<int, int>> once(groups.begin(), groups.end());
-        const GroupOutputs part =
-            model_groups(app, v, wg, 45, 37, read, {once.begin(), once.end()});
+        const GroupOutputs part = model_groups(app, v, wg, read, {once.begin(), once.end()});
         ASSERT_EQ(part.blocks.size(), once.size()) << v.id();
         for (const auto& [gy, gx] : once)
           for (int y = gy * b.y; y < std::min(37, (gy + 1) * b.y); ++y)
             for (int x = gx * b.x; x < std::min(45, (gx + 1) * b.x); ++x)
               ASSERT_EQ(part.at(y, x), whole.at(y, x)) << name << " " << v.id() << " wg " << wg.x
                                                        << "x" << wg.y << " at " << y << "," << x;
-        // Outside the sampled groups nothing is claimed.
+        // Windows of the blocks alone: the same outputs there.
+        const std::vector<std::pair<int, int>> list(once.begin(), once.end());
+        std::vector<BlockRect> windows;
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          const int y0 = static_cast<int>(i) % b.y, x0 = static_cast<int>(3 * i) % b.x;
+          windows.push_back({y0, std::min(b.y, y0 + 3), x0, std::min(b.x, x0 + 5)});
+        }
+        const GroupOutputs windowed =
+            model_groups(app, v, wg, {45, 37, in.data.data(), {}}, list, {}, {}, windows);
+        for (std::size_t i = 0; i < list.size(); ++i)
+          for (int ly = windows[i].y0; ly < windows[i].y1; ++ly)
+            for (int lx = windows[i].x0; lx < windows[i].x1; ++lx) {
+              const int y = list[i].first * b.y + ly, x = list[i].second * b.x + lx;
+              if (y < 37 && x < 45)
+                ASSERT_EQ(windowed.at(y, x), whole.at(y, x)) << name << " " << v.id() << " window";
+            }
         ++compared;
       }
     }
@@ -67,8 +89,8 @@ TEST(CanaryModel, SampledGroupsEqualTheWholeGridModel) {
 
 TEST(CanaryModel, GroupsOfAnIteratedAppAreRefused) {
   const AppDescriptor& hotspot = find_app("hotspot");
-  const ElementAt read = [](int, int) { return 1.0; };
-  EXPECT_THROW(model_groups(hotspot, parse_scheme("accurate"), {8, 8}, 16, 16, read, {{0, 0}}),
+  const ModelInput read{16, 16, nullptr, [](int, int) { return 1.0; }};
+  EXPECT_THROW(model_groups(hotspot, parse_scheme("accurate"), {8, 8}, read, {{0, 0}}),
                std::logic_error);
   EXPECT_TRUE(canary_problem({&hotspot, parse_scheme("accurate"), {8, 8}}).has_value());
   Variant relaxed = parse_scheme("accurate");
@@ -94,12 +116,20 @@ TEST(CanarySample, StratifiedGroupsCoverTheGridOnceEach) {
   EXPECT_EQ(canary_groups(100, 40, 64, 7), groups);  // seeded: the same every run
   EXPECT_NE(canary_groups(100, 40, 64, 8), groups);
   EXPECT_EQ(canary_groups(5, 4, 64, 7).size(), 20u);  // every group of a small grid
+  // Windows of 16 x 8 outputs: a fraction of the outputs, at least min_tiles, one per group.
   CanarySettings s;
   s.fraction = 0.01;
   s.min_tiles = 32;
-  EXPECT_EQ(canary_tile_count(100000, s), 1000);
-  EXPECT_EQ(canary_tile_count(1000, s), 32);
-  EXPECT_EQ(canary_tile_count(20, s), 20);
+  const CanarySample big = canary_sample(2048, 2048, {128, 48, 1, 1}, s, 3);
+  EXPECT_NEAR(static_cast<double>(big.groups.size()), 0.01 * 2048 * 2048 / 128, 60);
+  EXPECT_DOUBLE_EQ(big.population, 16.0 * 43 * 8 * 6);
+  for (const BlockRect& r : big.windows)
+    ASSERT_TRUE(r.y1 - r.y0 == 8 && r.x1 - r.x0 == 16 && r.y0 >= 0 && r.y1 <= 48 && r.x0 >= 0 &&
+                r.x1 <= 128);
+  EXPECT_GE(canary_sample(256, 256, {16, 8, 1, 1}, s, 3).groups.size(), 32u);
+  const CanarySample all = canary_sample(40, 24, {16, 8, 1, 1}, s, 3);
+  EXPECT_EQ(all.groups.size(), 9u);  // every group of a small grid
+  EXPECT_DOUBLE_EQ(all.population, 9);
 }
 
 TEST(CanarySample, Quantiles) {
@@ -152,8 +182,8 @@ TEST(CanaryEstimate, ChainsAndSamplesMatchTheWholeError) {
   out.output = parse_output("rows:2");
   out.output_recon = Recon::kLi;
   out.precision = &find_precision("f16");
-  const std::vector<PipelineStage> chain = {{&g5, rows2, {8, 4}}, {&s3, out, {4, 4, 1, 2}}};
-  const std::vector<CanaryStage> stages = {{&g5, rows2, {8, 4}}, {&s3, out, {4, 4, 1, 2}}};
+  const std::vector<PipelineStage> chain = {{&g5, rows2, {8, 4}}, {&s3, out, {4, 2, 1, 2}}};
+  const std::vector<CanaryStage> stages = {{&g5, rows2, {8, 4}}, {&s3, out, {4, 2, 1, 2}}};
   const GridD truth = chain_truth({&g5, &s3}, in).back();
   const GridD model = chain_model(chain, in).back();
   std::vector<float> approx(model.data.begin(), model.data.end());

@@ -109,7 +109,8 @@ cxxopts::Options tune_options() {
     ("devices", "spread each stage over these devices of one model, one process each: a list of --device values (1:0,1:1) or all (every device of --device's platform and model)", cxxopts::value<std::string>())
     ("select", "how each held-out input gets its configuration: static (the tune's choice, today's rule) and/or canary (per input, the fastest rung of a ladder of the front whose canary bounds its error within the budget; SPEC 15), a list", cxxopts::value<std::string>()->default_value("static"))
     ("ladder", "--select canary: front configurations per ladder besides the accurate kernel", cxxopts::value<std::string>()->default_value("4"))
-    ("canary-fraction", "--select canary: the share of a launch's work-group tiles a canary computes (at least 32 tiles)", cxxopts::value<std::string>()->default_value("0.001"))
+    ("canary-fraction", "--select canary: the share of a launch's work-group tiles a canary computes", cxxopts::value<std::string>()->default_value("0.001"))
+    ("canary-tiles", "--select canary: the fewest tiles a canary computes (every tile of a smaller launch)", cxxopts::value<std::string>()->default_value("128"))
     ("canary-confidence", "--select canary: the confidence of the canary's one-sided upper bound", cxxopts::value<std::string>()->default_value("0.95"))
     ("resume", "continue an interrupted tune from --out")
     ("pipeline", "tune a chain of apps under one end-to-end budget instead (kperf tune --pipeline NAME --help; docs/pipelines.md)", cxxopts::value<std::string>());
@@ -131,6 +132,7 @@ void read_select_options(const cxxopts::ParseResult &args, TuneConfig &cfg) {
   const std::string fraction = text("canary-fraction");
   cfg.canary.fraction = fraction == "1" ? 1.0 : parse_fraction("canary-fraction", fraction);
   cfg.canary.confidence = parse_fraction("canary-confidence", text("canary-confidence"));
+  cfg.canary.min_tiles = parse_count("canary-tiles", text("canary-tiles"), 2, 1 << 20);
   if (cfg.select_canary && cfg.energy_objective)
     throw UsageError(
         "--select canary ranks time: a canary's cost is not in joules "

@@ -3,6 +3,7 @@
 #include "input_canary.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -20,12 +21,6 @@ std::optional<std::string> canary_problem(const CanaryStage& stage) {
   if (races(stage.variant))
     return stage.variant.id() + " races: the model keeps the barrier it relaxes";
   return std::nullopt;
-}
-
-int canary_tile_count(std::int64_t population, const CanarySettings& s) {
-  const double wanted = std::ceil(s.fraction * static_cast<double>(population));
-  const std::int64_t n = std::max<std::int64_t>(s.min_tiles, static_cast<std::int64_t>(wanted));
-  return static_cast<int>(std::min(population, n));
 }
 
 namespace {
@@ -75,6 +70,31 @@ std::vector<std::pair<int, int>> canary_groups(int groups_x, int groups_y, int c
   return out;
 }
 
+CanarySample canary_sample(int width, int height, WorkGroup block, const CanarySettings& s,
+                           std::uint64_t seed) {
+  CanarySample out;
+  const int wx = std::min(block.x, CanarySample::kWindowX);
+  const int wy = std::min(block.y, CanarySample::kWindowY);
+  const int groups_x = (width + block.x - 1) / block.x, groups_y = (height + block.y - 1) / block.y;
+  const std::int64_t groups = static_cast<std::int64_t>(groups_x) * groups_y;
+  const double wanted = std::ceil(s.fraction * width * static_cast<double>(height) / (wx * wy));
+  const std::int64_t count =
+      std::min(groups, std::max<std::int64_t>(s.min_tiles, static_cast<std::int64_t>(wanted)));
+  out.groups = canary_groups(groups_x, groups_y, static_cast<int>(count), seed);
+  // The block cut into slots of the window's size (the last ones clipped), one drawn at random:
+  // every output is as likely to be compared as any other (a window placed anywhere would
+  // seldom reach the block's edges, where perforation errs most).
+  const int slots_x = (block.x + wx - 1) / wx, slots_y = (block.y + wy - 1) / wy;
+  out.population = static_cast<double>(groups) * slots_x * slots_y;
+  for (const auto& [gy, gx] : out.groups) {
+    const std::uint64_t r = mix(seed ^ mix(GroupOutputs::key(gy, gx) ^ 0x5bd1e995ULL));
+    const int y0 = wy * static_cast<int>((r >> 32) % static_cast<std::uint64_t>(slots_y));
+    const int x0 = wx * static_cast<int>((r & 0xffffffffULL) % static_cast<std::uint64_t>(slots_x));
+    out.windows.push_back({y0, std::min(block.y, y0 + wy), x0, std::min(block.x, x0 + wx)});
+  }
+  return out;
+}
+
 double normal_quantile(double p) {
   if (!(p > 0 && p < 1)) throw std::invalid_argument("normal_quantile: p outside (0, 1)");
   // Acklam's rational approximation (relative error below 1.2e-9), one Newton step on erfc.
@@ -118,7 +138,7 @@ double student_t_quantile(double p, double df) {
 }
 
 CanaryEstimate estimate_from_tiles(Metric metric, const std::vector<ErrorSums>& tiles,
-                                   std::int64_t population, double confidence) {
+                                   double population, double confidence) {
   CanaryEstimate e;
   e.tiles = static_cast<int>(tiles.size());
   e.population = population;
@@ -127,6 +147,7 @@ CanaryEstimate estimate_from_tiles(Metric metric, const std::vector<ErrorSums>& 
     return e;
   }
   const bool mre = metric == Metric::kMre;
+  const double n = static_cast<double>(tiles.size());
   double sum_y = 0, sum_x = 0;
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const ErrorSums& t : tiles) {
@@ -140,8 +161,7 @@ CanaryEstimate estimate_from_tiles(Metric metric, const std::vector<ErrorSums>& 
   const double scale = mre || !(hi > lo) ? 1.0 : hi - lo;
   const double ratio = sum_x > 0 ? sum_y / sum_x : 0.0;
   e.estimate = ratio / scale;
-  const double n = static_cast<double>(tiles.size());
-  if (static_cast<std::int64_t>(tiles.size()) >= population || sum_x <= 0) {
+  if (n >= population || sum_x <= 0) {
     e.margin = 0;
     return e;
   }
@@ -155,7 +175,7 @@ CanaryEstimate estimate_from_tiles(Metric metric, const std::vector<ErrorSums>& 
     ss += d * d;
   }
   const double mean_x = sum_x / n;
-  const double finite = 1 - n / static_cast<double>(population);
+  const double finite = 1 - n / population;
   const double se = std::sqrt(finite * ss / (n - 1) / n) / mean_x;
   e.margin = student_t_quantile(confidence, n - 1) * se / scale;
   return e;
@@ -181,7 +201,7 @@ void groups_meeting(WorkGroup block, int y0, int y1, int x0, int x1,
 }  // namespace
 
 GroupOutputs InputCanary::run_chain(const std::vector<CanaryStage>& chain,
-                                    const std::vector<std::pair<int, int>>& groups, bool truth) {
+                                    const CanarySample& sample, bool truth) {
   const int w = input_.width, h = input_.height;
   static const Variant accurate = parse_scheme("accurate");
   // Each stage as it runs: the truth is every app's accurate model on the same tiling.
@@ -191,74 +211,91 @@ GroupOutputs InputCanary::run_chain(const std::vector<CanaryStage>& chain,
       const WorkGroup block = block_of(s.variant, s.wg);
       s = {s.app, accurate, {block.x, block.y, 1, 1}};
     }
-  // Backwards: the groups of each stage that the next one's computed groups read (their tiles,
-  // one block further along an output scheme's axis, whose fill reads the neighbours).
+  // Backwards: the groups of each stage that the next one's outputs read: the last stage's
+  // windows, an earlier stage's whole blocks, each with the app's radius around it, and a whole
+  // block further along an output scheme's axis (its fill reads the neighbours' outputs).
   std::vector<std::vector<std::pair<int, int>>> needed(stages.size());
-  needed.back() = groups;
+  needed.back() = sample.groups;
   for (std::size_t k = stages.size() - 1; k > 0; --k) {
     const CanaryStage& s = stages[k];
     const WorkGroup block = block_of(s.variant, s.wg),
                     prev = block_of(stages[k - 1].variant, stages[k - 1].wg);
+    const bool fills = s.variant.output.ky() > 1 || s.variant.output.kx() > 1;
     const int ry = s.app->radius + (s.variant.output.ky() > 1 ? block.y : 0);
     const int rx = s.app->radius + (s.variant.output.kx() > 1 ? block.x : 0);
     std::set<std::pair<int, int>> reads;
-    for (const auto& [gy, gx] : needed[k])
-      groups_meeting(prev, std::max(0, gy * block.y - ry), std::min(h, (gy + 1) * block.y + ry),
-                     std::max(0, gx * block.x - rx), std::min(w, (gx + 1) * block.x + rx), reads);
+    for (std::size_t i = 0; i < needed[k].size(); ++i) {
+      const auto [gy, gx] = needed[k][i];
+      const BlockRect r =
+          k + 1 == stages.size() && !fills ? sample.windows[i] : BlockRect{0, block.y, 0, block.x};
+      groups_meeting(prev, std::max(0, gy * block.y + r.y0 - ry),
+                     std::min(h, gy * block.y + r.y1 + ry), std::max(0, gx * block.x + r.x0 - rx),
+                     std::min(w, gx * block.x + r.x1 + rx), reads);
+    }
     needed[k - 1].assign(reads.begin(), reads.end());
   }
   GroupOutputs current;
   for (std::size_t k = 0; k < stages.size(); ++k) {
     const CanaryStage& s = stages[k];
     const GridEvaluator evaluate = k < evaluators_.size() ? evaluators_[k] : GridEvaluator{};
-    ElementAt read;
-    if (k == 0)
-      read = [this](int y, int x) { return static_cast<double>(input_.at(y, x)); };
-    else if (truth)  // the chained references hand on doubles
-      read = [&current](int y, int x) { return current.at(y, x); };
-    else  // the device hands on the stored value, read as a float
-      read = [&current](int y, int x) {
-        return static_cast<double>(static_cast<float>(current.at(y, x)));
+    ModelInput in{w, h, k == 0 ? input_.data.data() : nullptr, {}};
+    // A previous stage's outputs, its last block found kept per thread: the truth's chained
+    // references hand on doubles, the device the stored value read as a float.
+    static std::atomic<std::uint64_t> passes{0};
+    if (k > 0)
+      in.at = [&current, truth, pass = ++passes](int y, int x) {
+        thread_local std::uint64_t owner = 0;  // the pass whose block is kept
+        thread_local std::int64_t key = -1;
+        thread_local const std::vector<double>* block = nullptr;
+        const WorkGroup b = current.block;
+        const std::int64_t here = GroupOutputs::key(y / b.y, x / b.x);
+        if (owner != pass || key != here) {
+          owner = pass, key = here;
+          block = current.find(y / b.y, x / b.x);
+        }
+        const double value = block ? (*block)[static_cast<std::size_t>(y % b.y) * b.x + x % b.x]
+                                   : std::numeric_limits<double>::quiet_NaN();
+        return truth ? value : static_cast<double>(static_cast<float>(value));
       };
-    current = model_groups(*s.app, s.variant, s.wg, w, h, read, needed[k], params_, evaluate);
+    const bool last = k + 1 == stages.size();
+    GroupOutputs next = model_groups(*s.app, s.variant, s.wg, in, needed[k], params_, evaluate,
+                                     last ? sample.windows : std::vector<BlockRect>{});
+    current = std::move(next);
   }
   return current;
 }
 
-CanaryEstimate InputCanary::estimate(const std::vector<CanaryStage>& chain) {
-  if (chain.empty()) throw std::invalid_argument("a canary of no stage");
-  for (const CanaryStage& s : chain)
-    if (const auto problem = canary_problem(s)) throw std::invalid_argument(*problem);
-  const int w = input_.width, h = input_.height;
-  const WorkGroup block = block_of(chain.back().variant, chain.back().wg);
-  const int groups_x = (w + block.x - 1) / block.x, groups_y = (h + block.y - 1) / block.y;
-  const std::int64_t population = static_cast<std::int64_t>(groups_x) * groups_y;
-  const std::vector<std::pair<int, int>> groups =
-      canary_groups(groups_x, groups_y, canary_tile_count(population, settings_), seed_);
-  std::string truth_key;
-  for (const CanaryStage& s : chain) {
-    const WorkGroup b = block_of(s.variant, s.wg);
-    truth_key += s.app->name + "@" + std::to_string(b.x) + "x" + std::to_string(b.y) + ";";
-  }
-  auto found = truths_.find(truth_key);
-  if (found == truths_.end())
-    found = truths_.emplace(truth_key, run_chain(chain, groups, true)).first;
-  const GroupOutputs& truth = found->second;
-  const GroupOutputs approx = run_chain(chain, groups, false);
+namespace {
+
+// Each window's error sums (the approximate output as the device stores it, a float), and
+// whether the truth is non-finite anywhere in them.
+std::vector<ErrorSums> window_sums(const GroupOutputs& truth, const GroupOutputs& approx,
+                                   const CanarySample& sample, int w, int h, bool& broken_truth) {
+  const WorkGroup block = truth.block;
+  auto each = [&](const auto& visit) {
+    for (std::size_t i = 0; i < sample.groups.size(); ++i) {
+      const auto [gy, gx] = sample.groups[i];
+      const BlockRect& r = sample.windows[i];
+      for (int y = gy * block.y + r.y0; y < std::min(h, gy * block.y + r.y1); ++y)
+        for (int x = gx * block.x + r.x0; x < std::min(w, gx * block.x + r.x1); ++x) visit(y, x);
+    }
+  };
   // The MRE's near-zero threshold from the sample's largest |T| (the grid's is unknown).
   double max_abs_t = 0;
-  for (const auto& [key, values] : truth.blocks)
-    for (double t : values)
-      if (std::isfinite(t)) max_abs_t = std::max(max_abs_t, std::fabs(t));
+  each([&](int y, int x) {
+    const double t = truth.at(y, x);
+    if (std::isfinite(t)) max_abs_t = std::max(max_abs_t, std::fabs(t));
+  });
   const double threshold = 1e-6 * max_abs_t;
-  std::vector<ErrorSums> tiles;
-  bool broken_truth = false;
-  for (const auto& [gy, gx] : groups) {
+  std::vector<ErrorSums> out;
+  for (std::size_t i = 0; i < sample.groups.size(); ++i) {
+    const auto [gy, gx] = sample.groups[i];
+    const BlockRect& r = sample.windows[i];
     ErrorSums s;
     s.min_t = std::numeric_limits<double>::infinity();
     s.max_t = -s.min_t;
-    for (int y = gy * block.y; y < std::min(h, (gy + 1) * block.y); ++y)
-      for (int x = gx * block.x; x < std::min(w, (gx + 1) * block.x); ++x) {
+    for (int y = gy * block.y + r.y0; y < std::min(h, gy * block.y + r.y1); ++y)
+      for (int x = gx * block.x + r.x0; x < std::min(w, gx * block.x + r.x1); ++x) {
         const double t = truth.at(y, x);
         const double a = static_cast<double>(static_cast<float>(approx.at(y, x)));
         broken_truth = broken_truth || !std::isfinite(t);
@@ -277,9 +314,34 @@ CanaryEstimate InputCanary::estimate(const std::vector<CanaryStage>& chain) {
           ++s.excluded;
         }
       }
-    tiles.push_back(s);
+    out.push_back(s);
   }
-  CanaryEstimate e = estimate_from_tiles(chain.back().app->primary_metric, tiles, population,
+  return out;
+}
+
+}  // namespace
+
+CanaryEstimate InputCanary::estimate(const std::vector<CanaryStage>& chain) {
+  if (chain.empty()) throw std::invalid_argument("a canary of no stage");
+  for (const CanaryStage& s : chain)
+    if (const auto problem = canary_problem(s)) throw std::invalid_argument(*problem);
+  const int w = input_.width, h = input_.height;
+  const CanarySample sample =
+      canary_sample(w, h, block_of(chain.back().variant, chain.back().wg), settings_, seed_);
+  // The truth's tiles and windows follow from the blocks alone: rungs of one tiling share them.
+  std::string truth_key;
+  for (const CanaryStage& s : chain) {
+    const WorkGroup b = block_of(s.variant, s.wg);
+    truth_key += s.app->name + "@" + std::to_string(b.x) + "x" + std::to_string(b.y) + ";";
+  }
+  auto found = truths_.find(truth_key);
+  if (found == truths_.end())
+    found = truths_.emplace(truth_key, run_chain(chain, sample, true)).first;
+  const GroupOutputs approx = run_chain(chain, sample, false);
+  bool broken_truth = false;
+  const std::vector<ErrorSums> tiles =
+      window_sums(found->second, approx, sample, w, h, broken_truth);
+  CanaryEstimate e = estimate_from_tiles(chain.back().app->primary_metric, tiles, sample.population,
                                          settings_.confidence);
   e.fraction = static_cast<double>(e.elements) / (static_cast<double>(w) * h);
   // A truth that is not finite where the input is (SPEC 15's broken truth) estimates nothing.

@@ -88,16 +88,27 @@ struct BlockPass {
 // Group (gx, gy)'s tile as the variant fills it: the loaded elements from read(y, x) (clamped
 // to the grid), the others rebuilt by the scheme. Elements that are not loaded start as NaN so a
 // model bug cannot go unnoticed.
+// With `need` (tile coordinates) only the elements there are loaded: those a window of the block
+// reads, whatever the scheme rebuilds them from lying there too.
 template <typename Read>
-TileGeometry fill_tile(const BlockPass& p, int gx, int gy, TileD& tile, const Read& read) {
+TileGeometry fill_tile(const BlockPass& p, int gx, int gy, TileD& tile, const Read& read,
+                       const BlockRect* need = nullptr) {
   const TileGeometry g{p.block, p.app.radius, p.v.skip, gx, gy};
+  const BlockRect all{0, tile.h, 0, tile.w};
+  const BlockRect& rect = need ? *need : all;
   std::fill(tile.v.begin(), tile.v.end(), std::numeric_limits<double>::quiet_NaN());
-  for (int ty = 0; ty < tile.h; ++ty) {
+  // Per column, the global column it loads (-1: none), asked of the scheme once per tile.
+  thread_local std::vector<int> columns;
+  columns.assign(static_cast<std::size_t>(tile.w), -1);
+  for (int tx = rect.x0; tx < rect.x1; ++tx)
+    if (p.v.scheme->loads(Axis::kX, g, tx))
+      columns[tx] = std::clamp(g.global_x(tx), 0, p.width - 1);
+  for (int ty = rect.y0; ty < rect.y1; ++ty) {
     if (!p.v.scheme->loads(Axis::kY, g, ty)) continue;
     const int y = std::clamp(g.global_y(ty), 0, p.height - 1);
+    double* row = &tile.at(ty, 0);
     for (int tx = 0; tx < tile.w; ++tx)
-      if (p.v.scheme->loads(Axis::kX, g, tx))
-        tile.at(ty, tx) = read(y, std::clamp(g.global_x(tx), 0, p.width - 1));
+      if (columns[tx] >= 0) row[tx] = read(y, columns[tx]);
   }
   p.v.scheme->reconstruct(g, p.v.recon, tile);
   return g;
@@ -109,11 +120,17 @@ TileGeometry fill_tile(const BlockPass& p, int gx, int gy, TileD& tile, const Re
 // period: none).
 template <typename Dest>
 void compute_block(const BlockPass& p, int gx, int gy, const TileD& tile, const GridD* power,
-                   TileBatch& batch, const Dest& dest) {
+                   TileBatch& batch, const Dest& dest, const BlockRect* rect = nullptr) {
   const int ky = p.v.output.ky(), kx = p.v.output.kx(), r = p.app.radius;
   const int y0 = gy * p.block.y, x0 = gx * p.block.x;
-  for (int cy = 0; cy < p.block.y / ky; ++cy)
-    for (int cx = 0; cx < p.block.x / kx; ++cx) {
+  // The computed lines cy * k + k / 2 inside the rectangle (the whole block without one).
+  const BlockRect all{0, p.block.y, 0, p.block.x};
+  const BlockRect& in = rect ? *rect : all;
+  auto first = [](int from, int k) { return std::max(0, (from - k / 2 + k - 1) / k); };
+  const int cy0 = first(in.y0, ky), cy1 = std::min(p.block.y / ky, first(in.y1, ky));
+  const int cx0 = first(in.x0, kx), cx1 = std::min(p.block.x / kx, first(in.x1, kx));
+  for (int cy = cy0; cy < cy1; ++cy)
+    for (int cx = cx0; cx < cx1; ++cx) {
       const int ly = cy * ky + ky / 2, lx = cx * kx + kx / 2;
       if (y0 + ly >= p.height || x0 + lx >= p.width) continue;
       if (!p.app.point) {
@@ -212,10 +229,42 @@ double GroupOutputs::at(int y, int x) const {
   return it->second[static_cast<std::size_t>(y % block.y) * block.x + x % block.x];
 }
 
-GroupOutputs model_groups(const AppDescriptor& app, const Variant& v, WorkGroup wg, int width,
-                          int height, const ElementAt& read,
-                          const std::vector<std::pair<int, int>>& groups, const AppParams& params,
-                          const GridEvaluator& evaluate) {
+namespace {
+
+// The outputs an output scheme's fill rebuilds in the windows of the requested groups, from the
+// computed outputs of their blocks and their neighbours'; stored as the variant stores them.
+void fill_windows(const Variant& v, int width, int height,
+                  const std::vector<std::pair<int, int>>& groups,
+                  const std::vector<BlockRect>& windows, GroupOutputs& out) {
+  const StorageType& out_type = *v.precision_info().out;
+  std::map<std::int64_t, std::vector<double>> filled;
+  auto at = [&out](int y, int x) { return out.at(y, x); };
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto [gy, gx] = groups[i];
+    const BlockRect rect = windows.empty() ? BlockRect{0, out.block.y, 0, out.block.x} : windows[i];
+    std::vector<double> values = out.blocks.at(out.key(gy, gx));
+    for (int ly = rect.y0; ly < rect.y1; ++ly)
+      for (int lx = rect.x0; lx < rect.x1; ++lx) {
+        const int y = gy * out.block.y + ly, x = gx * out.block.x + lx;
+        if (y >= height || x >= width || is_computed(v, y, x)) continue;
+        const double value = filled_output(v, width, height, y, x, at);
+        values[static_cast<std::size_t>(ly) * out.block.x + lx] =
+            out_type.is_float() ? value : out_type.round(value);
+      }
+    filled[out.key(gy, gx)] = std::move(values);
+  }
+  out.blocks = std::move(filled);
+}
+
+}  // namespace
+
+GroupOutputs model_groups(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                          const ModelInput& input, const std::vector<std::pair<int, int>>& groups,
+                          const AppParams& params, const GridEvaluator& evaluate,
+                          const std::vector<BlockRect>& windows) {
+  const int width = input.width, height = input.height;
+  if (!windows.empty() && windows.size() != groups.size())
+    throw std::logic_error("model_groups: one window per group");
   if (!app.point && !evaluate)
     throw std::logic_error("model_groups: " + app.name + " needs an evaluator (a user app)");
   if (app.traits.iterated || app.traits.second_input)
@@ -244,7 +293,9 @@ GroupOutputs model_groups(const AppDescriptor& app, const Variant& v, WorkGroup 
   for (const auto& [gy, gx] : computed)
     out.blocks[out.key(gy, gx)].assign(block_size, std::numeric_limits<double>::quiet_NaN());
   auto stored = [&](int y, int x) {
-    const double value = read(y, x);
+    const double value =
+        input.floats ? static_cast<double>(input.floats[static_cast<std::size_t>(y) * width + x])
+                     : input.at(y, x);
     return in_type.is_float() ? value : in_type.round(value);
   };
   // Point apps split the groups over the host's threads; a user app's batch stays on one.
@@ -257,38 +308,35 @@ GroupOutputs model_groups(const AppDescriptor& app, const Variant& v, WorkGroup 
     for (long i = begin; i < end; ++i) {
       const auto [gy, gx] = computed[static_cast<std::size_t>(i)];
       std::vector<double>& values = out.blocks.at(out.key(gy, gx));
-      fill_tile(pass, gx, gy, tile, stored);
+      // Without a fill the computed groups are the requested ones, in order: their windows, and
+      // around them the app's radius and a perforation period, from which schemes rebuild lines.
+      const bool windowed = !windows.empty() && ky == 1 && kx == 1;
+      BlockRect need;
+      if (windowed) {
+        const BlockRect& w = windows[static_cast<std::size_t>(i)];
+        const int reach = std::max(v.skip, 1);
+        need = {std::max(0, w.y0 - reach), std::min(tile.h, w.y1 + 2 * r + reach),
+                std::max(0, w.x0 - reach), std::min(tile.w, w.x1 + 2 * r + reach)};
+      }
+      fill_tile(pass, gx, gy, tile, stored, windowed ? &need : nullptr);
       if (!app.point) {
         if (batch.full()) batch.flush();
         batch.add_tile(tile);
       }
       const int y0 = gy * out.block.y, x0 = gx * out.block.x;
-      compute_block(pass, gx, gy, tile, nullptr, batch, [&](int y, int x) {
-        return &values[static_cast<std::size_t>(y - y0) * out.block.x + (x - x0)];
-      });
+      compute_block(
+          pass, gx, gy, tile, nullptr, batch,
+          [&](int y, int x) {
+            return &values[static_cast<std::size_t>(y - y0) * out.block.x + (x - x0)];
+          },
+          windowed ? &windows[static_cast<std::size_t>(i)] : nullptr);
     }
     batch.flush();
   });
   if (!out_type.is_float())
     for (auto& [k, values] : out.blocks)
       for (double& x : values) x = out_type.round(x);
-  if (ky > 1 || kx > 1) {
-    std::map<std::int64_t, std::vector<double>> filled;
-    auto at = [&out](int y, int x) { return out.at(y, x); };
-    for (const auto& [gy, gx] : groups) {
-      std::vector<double> values = out.blocks.at(out.key(gy, gx));
-      for (int ly = 0; ly < out.block.y; ++ly)
-        for (int lx = 0; lx < out.block.x; ++lx) {
-          const int y = gy * out.block.y + ly, x = gx * out.block.x + lx;
-          if (y >= height || x >= width || is_computed(v, y, x)) continue;
-          const double value = filled_output(v, width, height, y, x, at);
-          values[static_cast<std::size_t>(ly) * out.block.x + lx] =
-              out_type.is_float() ? value : out_type.round(value);
-        }
-      filled[out.key(gy, gx)] = std::move(values);
-    }
-    out.blocks = std::move(filled);
-  }
+  if (ky > 1 || kx > 1) fill_windows(v, width, height, groups, windows, out);
   return out;
 }
 
