@@ -22,6 +22,7 @@
 #include "io.hpp"
 #include "kernel_axes.hpp"
 #include "runner.hpp"
+#include "select_options.hpp"
 #include "strings.hpp"
 #include "supervisor.hpp"
 #include "tune.hpp"
@@ -107,36 +108,13 @@ cxxopts::Options tune_options() {
     ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for the test outputs of the choices and the accurate kernel (default: beside --out)", cxxopts::value<std::string>())
     ("devices", "spread each stage over these devices of one model, one process each: a list of --device values (1:0,1:1) or all (every device of --device's platform and model)", cxxopts::value<std::string>())
-    ("select", "how each held-out input gets its configuration: static (the tune's choice, today's rule) and/or canary (per input, the fastest rung of a ladder of the front whose canary bounds its error within the budget; SPEC 15), a list", cxxopts::value<std::string>()->default_value("static"))
-    ("ladder", "--select canary: front configurations per ladder besides the accurate kernel", cxxopts::value<std::string>()->default_value("4"))
-    ("canary-fraction", "--select canary: the share of a launch's work-group tiles a canary computes", cxxopts::value<std::string>()->default_value("0.001"))
-    ("canary-tiles", "--select canary: the fewest tiles a canary computes (every tile of a smaller launch)", cxxopts::value<std::string>()->default_value("128"))
-    ("canary-confidence", "--select canary: the confidence of the canary's one-sided upper bound", cxxopts::value<std::string>()->default_value("0.95"))
     ("resume", "continue an interrupted tune from --out")
     ("pipeline", "tune a chain of apps under one end-to-end budget instead (kperf tune --pipeline NAME --help; docs/pipelines.md)", cxxopts::value<std::string>());
   // clang-format on
+  add_select_options(options, "configuration");
   add_axis_options(options, true);
   add_common_options(options);
   return options;
-}
-
-// --select and the canary's settings (SPEC 15).
-void read_select_options(const cxxopts::ParseResult &args, TuneConfig &cfg) {
-  auto text = [&](const char *name) { return args[name].as<std::string>(); };
-  for (const auto &method : split_list(text("select"))) {
-    if (method != "static" && method != "canary")
-      throw UsageError("--select " + method + ": expected static or canary (a list is allowed)");
-    cfg.select_canary = cfg.select_canary || method == "canary";
-  }
-  cfg.ladder = static_cast<std::size_t>(parse_count("ladder", text("ladder"), 0, 64));
-  const std::string fraction = text("canary-fraction");
-  cfg.canary.fraction = fraction == "1" ? 1.0 : parse_fraction("canary-fraction", fraction);
-  cfg.canary.confidence = parse_fraction("canary-confidence", text("canary-confidence"));
-  cfg.canary.min_tiles = parse_count("canary-tiles", text("canary-tiles"), 2, 1 << 20);
-  if (cfg.select_canary && cfg.energy_objective)
-    throw UsageError(
-        "--select canary ranks time: a canary's cost is not in joules "
-        "(--objective kernel or end-to-end)");
 }
 
 // The search the command line asks for, before the device is known (shapes come later).
@@ -202,7 +180,14 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   if (cfg.cache != "auto" && cfg.cache != "cold" && cfg.cache != "warm")
     throw UsageError("--cache " + cfg.cache + ": expected auto, cold or warm");
   if (given("size")) cfg.size = parse_size(text("size"));
-  read_select_options(args, cfg);
+  const SelectOptions select = read_select_options(args);
+  cfg.select_canary = select.canary;
+  cfg.ladder = select.ladder;
+  cfg.canary = select.settings;
+  if (cfg.select_canary && cfg.energy_objective)
+    throw UsageError(
+        "--select canary ranks time: a canary's cost is not in joules "
+        "(--objective kernel or end-to-end)");
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
   cfg.compile_worker_exe = executable_path().string();
 
@@ -381,50 +366,12 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
            "stage times as cache says: cold flushes the device's cache before each sample."}};
 }
 
-// --select canary in the context: the methods, the ladder and the canary's settings.
-nlohmann::ordered_json select_context(const TuneConfig &cfg) {
-  return {{"methods", {"static", "canary"}},
-          {"ladder", cfg.ladder},
-          {"ladder_reach", TuneConfig::kLadderReach},
-          {"canary",
-           {{"fraction", cfg.canary.fraction},
-            {"min_tiles", cfg.canary.min_tiles},
-            {"confidence", cfg.canary.confidence}}},
-          {"method",
-           "ladder: per budget, the static choice and the front's points (neither exact nor "
-           "racing) whose training error is within ladder_reach times the budget, nearest the "
-           "budget on a log scale first, at most `ladder` of them, fastest first, then the "
-           "accurate kernel at its best shape. ladder stage: every rung and every static choice "
-           "timed (as the sweep times) with its error on every held-out input. canary: per "
-           "held-out input, the fastest rung whose estimate plus margin is within the budget "
-           "runs; holds: the test percentile of the true errors of the rungs that ran; "
-           "speedup_net: the median over inputs of the accurate kernel's time over the rung's "
-           "time plus the canary's wall time"}};
-}
-
 // Per budget, the canary's selections beside the static choice.
 void print_selections(const nlohmann::ordered_json &summary) {
-  std::printf("\n%-10s %7s  %-12s %9s  %-12s %9s %9s %9s %6s\n", "app", "budget", "static holds",
-              "speedup", "canary holds", "test p", "net", "kernel", "cov");
-  auto number = [](const nlohmann::ordered_json &j, const char *key) {
-    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
-  };
-  auto verdict = [](const nlohmann::ordered_json &j) {
-    return !j.contains("holds") || j["holds"].is_null() ? "unmeasured"
-           : j["holds"].get<bool>()                     ? "yes"
-                                                        : "NO";
-  };
-  for (const auto &[app, j] : summary.items()) {
-    const double coverage = number(j["canary"]["tracking"], "coverage");
-    for (const auto &c : j["choices"]) {
-      if (!c.contains("select")) continue;
-      const auto &sel = c["select"];
-      std::printf("%-10s %6.2f%%  %-12s %8.2fx  %-12s %8.3f%% %8.2fx %8.2fx %5.0f%%\n", app.c_str(),
-                  100 * c["budget"].get<double>(), verdict(c), number(sel, "speedup_static"),
-                  verdict(sel), 100 * number(sel, "percentile_error"), number(sel, "speedup_net"),
-                  number(sel, "speedup_kernel"), 100 * coverage);
-    }
-  }
+  print_selections_header("app");
+  for (const auto &[app, j] : summary.items())
+    for (const auto &c : j["choices"])
+      if (c.contains("select")) print_selection(app, c, c["select"], j["canary"]["tracking"]);
 }
 
 // The choices as a table on stdout.
@@ -582,7 +529,9 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     doc["tune_schema_version"] = kTuneSchemaVersion;
     nlohmann::ordered_json ctx = base_context(command_line, env, cfg.kernel_root);
     ctx["tune"] = tune_context(cfg, text("train"), text("test"), devices_json);
-    if (cfg.select_canary) ctx["tune"]["select"] = select_context(cfg);
+    if (cfg.select_canary)
+      ctx["tune"]["select"] = select_context({true, cfg.ladder, cfg.canary},
+                                             TuneConfig::kLadderReach, "configurations");
     ctx["warmup"] = cfg.warmup;
     ctx["reps"] = cfg.reps;
     ctx["extra_build_options"] = cfg.extra_build_options;

@@ -28,6 +28,31 @@ Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr
 
 }  // namespace
 
+std::vector<std::size_t> ladder_rule(const std::vector<FrontPoint>& points,
+                                     const std::vector<bool>& usable,
+                                     std::optional<std::size_t> static_choice, double budget,
+                                     double reach, std::size_t k) {
+  std::vector<std::size_t> candidates;
+  for (std::size_t i : pareto_indices(points))
+    if (usable[i] && points[i].error <= reach * budget) candidates.push_back(i);
+  auto distance = [&](std::size_t i) {
+    return points[i].error > 0 ? std::fabs(std::log(points[i].error / budget))
+                               : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](std::size_t a, std::size_t b) { return distance(a) < distance(b); });
+  std::vector<std::size_t> rungs;
+  auto add = [&](std::size_t i) {
+    if (rungs.size() < k && std::find(rungs.begin(), rungs.end(), i) == rungs.end())
+      rungs.push_back(i);
+  };
+  if (static_choice && usable[*static_choice]) add(*static_choice);
+  for (std::size_t i : candidates) add(i);
+  std::stable_sort(rungs.begin(), rungs.end(),
+                   [&](std::size_t a, std::size_t b) { return points[a].time < points[b].time; });
+  return rungs;
+}
+
 Json canary_settings_json(const CanarySettings& s, bool device, const Json& median_fraction) {
   return {
       {"samples",

@@ -11,8 +11,19 @@
 #include <vector>
 
 #include "input_canary.hpp"
+#include "tune.hpp"
 
 namespace kperf {
+
+// The ladder rule (SPEC 15) over configurations of (time, training error): of the Pareto front
+// (pareto_indices) those `usable` (approximate, and modelled by the canary) within `reach` times
+// the budget, the static choice first (when usable, front or not), then those nearest the budget
+// on a log scale, at most `k`; returned fastest first, as indices into `points`. The caller
+// appends the accurate rung.
+std::vector<std::size_t> ladder_rule(const std::vector<FrontPoint>& points,
+                                     const std::vector<bool>& usable,
+                                     std::optional<std::size_t> static_choice, double budget,
+                                     double reach, std::size_t k);
 
 // A rung of a ladder: its name in the document and the stages its canary models.
 struct LadderRung {

@@ -36,32 +36,20 @@ std::vector<Tuner::Point> Tuner::ladder_of(const AppDescriptor &app,
                                            const std::vector<Point> &points,
                                            const Choice &choice) const {
   const auto &m = states_.at(app.name);
-  auto usable = [&](const Point &p) {
-    const Variant &v = m.at(p.id).v;
-    return !is_exact(v) && !canary_problem({&app, v, p.wg});
-  };
   std::vector<FrontPoint> fp;
-  for (const auto &p : points) fp.push_back({p.time, p.error});
-  std::vector<const Point *> candidates;
-  for (std::size_t i : pareto_indices(fp))
-    if (usable(points[i]) && points[i].error <= TuneConfig::kLadderReach * choice.budget)
-      candidates.push_back(&points[i]);
-  auto distance = [&](const Point *p) {
-    return p->error > 0 ? std::fabs(std::log(p->error / choice.budget))
-                        : std::numeric_limits<double>::infinity();
-  };
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&](const Point *a, const Point *b) { return distance(a) < distance(b); });
+  std::vector<bool> usable;
+  std::optional<std::size_t> chosen;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Point &p = points[i];
+    const Variant &v = m.at(p.id).v;
+    fp.push_back({p.time, p.error});
+    usable.push_back(!is_exact(v) && !canary_problem({&app, v, p.wg}));
+    if (choice.point && choice.point->id == p.id && choice.point->wg == p.wg) chosen = i;
+  }
   std::vector<Point> rungs;
-  auto add = [&](const Point &p) {
-    for (const Point &r : rungs)
-      if (r.id == p.id && r.wg == p.wg) return;
-    if (rungs.size() < cfg_.ladder) rungs.push_back(p);
-  };
-  if (choice.point && usable(*choice.point)) add(*choice.point);
-  for (const Point *p : candidates) add(*p);
-  std::stable_sort(rungs.begin(), rungs.end(),
-                   [](const Point &a, const Point &b) { return a.time < b.time; });
+  for (std::size_t i :
+       ladder_rule(fp, usable, chosen, choice.budget, TuneConfig::kLadderReach, cfg_.ladder))
+    rungs.push_back(points[i]);
   const auto base = m.find(base_id_);
   if (base != m.end() && base->second.best) {
     Point accurate;
