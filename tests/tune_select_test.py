@@ -67,76 +67,121 @@ def label(point):
     return f"{point['variant']}@{point['wg']}"
 
 
-def expected_ladder(doc, t, c):
-    """The ladder rule of SPEC 15 as tune_select.cpp documents it, from the points alone."""
-    sel = doc["context"]["tune"]["select"]
-    reach, k = sel["ladder_reach"], sel["ladder"]
-    usable = lambda p: not exact(p) and "relax:" not in p["variant"]
-    front = [p for p in t["front"] if usable(p) and p["train_error"] <= reach * c["budget"]]
-    distance = lambda p: abs(np.log(p["train_error"] / c["budget"])) if p["train_error"] > 0 else np.inf
+def ladder_rule(points, chosen, budget, reach, k):
+    """The ladder rule of SPEC 15 as select_walk.cpp documents it: points are dicts of label, time,
+    error and usable; the front's usable points within reach x budget, the static choice first,
+    then the nearest the budget on a log scale, at most k, fastest first."""
+    front, best = [], np.inf
+    for p in sorted(points, key=lambda p: (p["time"], p["error"])):
+        if p["error"] < best:
+            front.append(p)
+            best = p["error"]
+    near = sorted((p for p in front if p["usable"] and p["error"] <= reach * budget),
+                  key=lambda p: abs(np.log(p["error"] / budget)) if p["error"] > 0 else np.inf)
     rungs = []
-    chosen = c["chosen"]
-    pick = [q for q in t["points"] if chosen and (q["variant"], q["wg"]) == (chosen["variant"], chosen["wg"])]
-    for p in pick[:1] + sorted(front, key=distance):
-        if usable(p) and label(p) not in [label(r) for r in rungs] and len(rungs) < k:
+    for p in [q for q in points if q["label"] == chosen and q["usable"]][:1] + near:
+        if p["label"] not in [r["label"] for r in rungs] and len(rungs) < k:
             rungs.append(p)
-    rungs.sort(key=lambda p: p["time_ns"])
-    accurate = [p for p in t["points"] if p["variant"] == "accurate/none"]
-    best = min(accurate, key=lambda p: p["time_ns"])
-    return [label(r) for r in rungs] + [label(best)]
+    return [r["label"] for r in sorted(rungs, key=lambda p: p["time"])]
+
+
+def expected_ladder(doc, t, c):
+    """A tune's ladder: over its points, the accurate kernel at its best shape last."""
+    sel = doc["context"]["tune"]["select"]
+    points = [{"label": label(p), "time": p["time_ns"], "error": p["train_error"],
+               "usable": not exact(p) and "relax:" not in p["variant"]} for p in t["points"]]
+    chosen = label(c["chosen"]) if c["chosen"] else None
+    accurate = min((p for p in t["points"] if p["variant"] == "accurate/none"), key=lambda p: p["time_ns"])
+    return ladder_rule(points, chosen, c["budget"], sel["ladder_reach"], sel["ladder"]) + [label(accurate)]
+
+
+def check_walks(where, c, s, estimates, measured, percentile):
+    """A select block's walks recomputed: measured[(label, input)] is (error, time) from the
+    ladder stage's rows; estimates[(label, input)] the canary's listed estimates."""
+    errors, net, kernel, fixed = [], [], [], []
+    static = s.get("static_label")
+    for name, pi in s["per_input"].items():
+        if pi["rung"] is None:
+            continue
+        want = s["ladder"][-1]
+        for rung in s["ladder"][:-1]:
+            e = estimates.get((rung, name))
+            if e and e["estimate"] is not None and e["estimate"] + e["margin"] <= c["budget"]:
+                want = rung
+                break
+        check(pi["rung"] == want, f"{where} {name}: ran {pi['rung']}, the walk picks {want}")
+        if pi["rung"] != s["ladder"][-1]:
+            e = estimates[(pi["rung"], name)]
+            check((pi["estimate"], pi["margin"]) == (e["estimate"], e["margin"]),
+                  f"{where} {name}: the walk's estimate is the canary's")
+        error, time = measured[(pi["rung"], name)]
+        check(pi["error"] == error, f"{where} {name}: error from the ladder row")
+        check(pi["kernel_ns"] == time, f"{where} {name}: kernel time")
+        check(pi["accurate_ns"] == measured[(s["ladder"][-1], name)][1], f"{where} {name}: accurate time")
+        errors.append(pi["error"])
+        net.append(pi["accurate_ns"] / (pi["kernel_ns"] + pi["canary_ns"]))
+        kernel.append(pi["accurate_ns"] / pi["kernel_ns"])
+        fixed.append(pi["accurate_ns"] / measured[(static, name)][1])
+    if s["holds"] is None:
+        return
+    p = float(np.percentile(errors, percentile))
+    check(abs(s["percentile_error"] - p) <= 1e-12 * p, f"{where}: percentile error")
+    check(s["holds"] == (p <= c["budget"]), f"{where}: holds")
+    for key, values in (("speedup_net", net), ("speedup_kernel", kernel), ("speedup_static", fixed)):
+        check(abs(s[key] - float(np.median(values))) <= 1e-9 * s[key], f"{where}: {key}")
+
+
+def check_tracking(where, canary):
+    pairs = [e for e in canary["estimates"] if e["error"] is not None and e["estimate"] is not None]
+    covered = sum(e["error"] <= e["estimate"] + e["margin"] for e in pairs)
+    tr = canary["tracking"]
+    check(tr["pairs"] == len(pairs) and tr["covered"] == covered,
+          f"{where}: tracking {tr} from {len(pairs)} pairs, {covered} covered")
 
 
 def check_selection(doc, metric="mre"):
-    """Every select block recomputed from the document's rows and canary estimates."""
-    rows = {(r["variant"], shape(r), r["input"]["name"]): r
-            for r in doc["results"] if r["stage"] == "ladder"}
-    percentile = doc["context"]["tune"]["percentile"]
+    """Every select block of a tune recomputed from its rows and canary estimates."""
+    measured = {(f"{r['variant']}@{shape(r)}", r["input"]["name"]): (r["error"][metric], r["time_ns"]["median"])
+                for r in doc["results"] if r["stage"] == "ladder" and r["status"] == "ok"}
     for app, t in doc["tune"].items():
+        check_tracking(app, t["canary"])
         estimates = {(e["rung"], e["input"]): e for e in t["canary"]["estimates"]}
-        pairs = [e for e in t["canary"]["estimates"] if e["error"] is not None and e["estimate"] is not None]
-        covered = sum(e["error"] <= e["estimate"] + e["margin"] for e in pairs)
-        tr = t["canary"]["tracking"]
-        check(tr["pairs"] == len(pairs) and tr["covered"] == covered,
-              f"{app}: tracking {tr} from {len(pairs)} pairs, {covered} covered")
         for c in t["choices"]:
-            s, where = c["select"], f"{app} {c['budget']}"
+            s, where = dict(c["select"]), f"{app} {c['budget']}"
             check(s["method"] == "canary", f"{where}: method")
             check(s["ladder"] == expected_ladder(doc, t, c),
                   f"{where}: ladder {s['ladder']}, the rule gives {expected_ladder(doc, t, c)}")
-            errors, net, kernel, fixed = [], [], [], []
-            for name, pi in s["per_input"].items():
-                if pi["rung"] is None:
-                    continue
-                want = s["ladder"][-1]
-                for rung in s["ladder"][:-1]:
-                    e = estimates.get((rung, name))
-                    if e and e["estimate"] is not None and e["estimate"] + e["margin"] <= c["budget"]:
-                        want = rung
-                        break
-                check(pi["rung"] == want, f"{where} {name}: ran {pi['rung']}, the walk picks {want}")
-                if pi["rung"] != s["ladder"][-1]:
-                    e = estimates[(pi["rung"], name)]
-                    check((pi["estimate"], pi["margin"]) == (e["estimate"], e["margin"]),
-                          f"{where} {name}: the walk's estimate is the canary's")
-                variant, wg = pi["rung"].split("@")
-                row = rows[(variant, wg, name)]
-                acc_variant, acc_shape = s["ladder"][-1].split("@")
-                acc = rows[(acc_variant, acc_shape, name)]
-                check(pi["error"] == row["error"][metric], f"{where} {name}: error from the ladder row")
-                check(pi["kernel_ns"] == row["time_ns"]["median"], f"{where} {name}: kernel time")
-                check(pi["accurate_ns"] == acc["time_ns"]["median"], f"{where} {name}: accurate time")
-                errors.append(pi["error"])
-                net.append(pi["accurate_ns"] / (pi["kernel_ns"] + pi["canary_ns"]))
-                kernel.append(pi["accurate_ns"] / pi["kernel_ns"])
-                static = rows.get((c["chosen"]["variant"], c["chosen"]["wg"], name))
-                fixed.append(pi["accurate_ns"] / static["time_ns"]["median"])
-            if s["holds"] is None:
-                continue
-            p = float(np.percentile(errors, percentile))
-            check(abs(s["percentile_error"] - p) <= 1e-12 * p, f"{where}: percentile error")
-            check(s["holds"] == (p <= c["budget"]), f"{where}: holds")
-            for key, values in (("speedup_net", net), ("speedup_kernel", kernel), ("speedup_static", fixed)):
-                check(abs(s[key] - float(np.median(values))) <= 1e-9 * s[key], f"{where}: {key}")
+            s["static_label"] = label(c["chosen"])
+            check_walks(where, c, s, estimates, measured, doc["context"]["tune"]["percentile"])
+
+
+def chain_label(stages):
+    return " > ".join(f"{st['app']}:{st['variant']}@{st['wg']}" for st in stages)
+
+
+def check_chain_selection(doc):
+    """kperf tune --pipeline --select canary: the same over chains (the measured chains' front,
+    the accurate chain of the screen last; errors are final errors)."""
+    ctx = doc["context"]["tune_pipeline"]
+    rows = doc["results"]
+    exact = {chain_label(r["stages"]): r["exact"] for r in rows if r["stage"] == "screen"}
+    measured = {(chain_label(r["stages"]), r["input"]["name"]): (r["final_error"], r["time_ns"]["median"])
+                for r in rows if r["stage"] == "ladder" and r["status"] == "ok"}
+    points = [{"label": chain_label(m["stages"]), "time": m["time_ns"], "error": m["train_error"],
+               "usable": not exact[chain_label(m["stages"])]} for m in doc["tune"]["measured"]]
+    screen = [r for r in rows if r["stage"] == "screen" and r["status"] == "ok" and r["exact"]]
+    accurate = chain_label(min(screen, key=lambda r: r["time_ns"]["median"])["stages"])
+    t = doc["tune"]
+    check_tracking("chain", t["canary"])
+    estimates = {(e["rung"], e["input"]): e for e in t["canary"]["estimates"]}
+    for c in t["choices"]:
+        s, where = dict(c["select"]), f"chain {c['budget']}"
+        chosen = chain_label(c["chosen"]["stages"]) if c["chosen"] else None
+        want = ladder_rule(points, chosen, c["budget"], ctx["select"]["ladder_reach"],
+                           ctx["select"]["ladder"]) + [accurate]
+        check(s["ladder"] == want, f"{where}: ladder {s['ladder']}, the rule gives {want}")
+        s["static_label"] = chosen
+        check_walks(where, c, s, estimates, measured, ctx["percentile"])
 
 
 def check_bad_options(binary, args, tmp):
@@ -264,6 +309,20 @@ def main():
                 c.pop("select")
         check(plain["tune"] == stripped and "select" not in plain["context"]["tune"],
               "--select static is the tune without the select blocks")
+        # The same over chains.
+        chain_out = os.path.join(tmp, "chains.json")
+        r = run(binary, ["tune", "--pipeline", "bilateral,gaussian3", "--budget", "0.01,0.05",
+                         "--train", train, "--test", test, "--size", "96", "--stage",
+                         "1:--schemes accurate,stencil --loop-skip 1,2 --wg 8x8", "--stage",
+                         "2:--schemes stencil --wg 8x4", "--reps", "3", "--warmup", "1", "--quiet",
+                         "--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32",
+                         "--out", chain_out])
+        check(r.returncode == 0, f"tune --pipeline --select static,canary: {r.stderr[-500:]}")
+        if r.returncode == 0:
+            chains = json.load(open(chain_out))
+            check_chain_selection(chains)
+            check(all(len(c["select"]["ladder"]) >= 2 for c in chains["tune"]["choices"]),
+                  "every chain ladder holds an approximate rung")
         check_fault(binary, args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32"],
                     doc, out, tmp)
         check_bad_options(binary, args[1:], tmp)

@@ -146,7 +146,8 @@ void LadderWalks::walk(const CanaryInput& in, const std::map<std::string, Ladder
   if (!ran) {
     std::string why = "every rung faulted";
     for (const auto& [label, m] : here)
-      if (rungs.at(label).exact && m.barred) why = m.problem;
+      if (const auto r = rungs.find(label); r != rungs.end() && r->second.exact && m.barred)
+        why = m.problem;
     per_input_[in.name] = {{"rung", nullptr}, {"problem", why}};
     fail("no rung can run on " + in.name + " (" + why + ")");
     return;

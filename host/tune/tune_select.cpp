@@ -127,13 +127,17 @@ void Tuner::canary_json(const AppDescriptor &app, const std::vector<Choice> &cho
     } catch (const std::exception &e) {
       problem = std::string("the app's truth kernel for the canary: ") + e.what();
     }
+  // What the ladder stage timed: the rungs and the static choices, by label.
+  std::map<std::string, std::pair<std::string, WorkGroup>> timed;
+  for (const auto &[label, r] : rungs) timed[label] = {r.stages[0].variant.id(), r.stages[0].wg};
+  for (const Choice &c : choices)
+    if (c.point) timed[label_of(c.point->id, c.point->wg)] = {c.point->id, c.point->wg};
   Json estimates = Json::array();
   for (const auto &src : cfg_.test) {
     if (!problem.empty()) break;
     RungMeasures here;
-    for (const auto &[label, r] : rungs) {
-      const CanaryStage &s = r.stages[0];
-      const TuneRow *t = find("ladder", app.name, s.variant.id(), shape_label(s.wg), src.name);
+    for (const auto &[label, what] : timed) {
+      const TuneRow *t = find("ladder", app.name, what.first, shape_label(what.second), src.name);
       RungMeasure &on = here[label];
       if (!t || !t->row.ok() || !t->row.error) {
         on.problem =
