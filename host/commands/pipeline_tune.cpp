@@ -456,6 +456,27 @@ void print_choices(const Json& choices) {
   }
 }
 
+// The context's tune_pipeline block: what was searched, how, and how it went.
+Json search_context(const ChainRequest& req, const TuneRequest& treq, const PipelineOptions& opt,
+                    const std::string& cache, std::size_t chains, const ChainSearch& search,
+                    const SelectOptions& select) {
+  Json block = {{"name", req.name},
+                {"budgets", treq.budgets},
+                {"percentile", treq.percentile},
+                {"tie_tolerance", treq.tie_tolerance},
+                {"size", {treq.size.first, treq.size.second}},
+                {"warmup", opt.warmup},
+                {"reps", opt.reps},
+                {"cache", cache},
+                {"cold", opt.cold},
+                {"chains", chains},
+                {"measured", search.measured_count()},
+                {"costliest_stage", req.apps[search.costliest_stage()]->name}};
+  describe_search(block, req.apps, treq);
+  if (select.canary) block["select"] = select_context(select, TuneConfig::kLadderReach, "chains");
+  return block;
+}
+
 }  // namespace
 
 int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
@@ -525,21 +546,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
     phases.end("ladder");
   }
   Json ctx = base_context(command_line, env, opt.kernel_root);
-  ctx["tune_pipeline"] = {{"name", req.name},
-                          {"budgets", treq.budgets},
-                          {"percentile", treq.percentile},
-                          {"tie_tolerance", treq.tie_tolerance},
-                          {"size", {treq.size.first, treq.size.second}},
-                          {"warmup", opt.warmup},
-                          {"reps", opt.reps},
-                          {"cache", cache},
-                          {"cold", opt.cold},
-                          {"chains", chains.size()},
-                          {"measured", search.measured_count()},
-                          {"costliest_stage", apps[search.costliest_stage()]->name}};
-  describe_search(ctx["tune_pipeline"], apps, treq);
-  if (select.canary)
-    ctx["tune_pipeline"]["select"] = select_context(select, TuneConfig::kLadderReach, "chains");
+  ctx["tune_pipeline"] = search_context(req, treq, opt, cache, chains.size(), search, select);
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   ctx["harness"] = phases.json();
   // Shares of the phases above: decoding and resizing the inputs, and computing their truths.

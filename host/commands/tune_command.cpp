@@ -290,10 +290,10 @@ std::vector<TuneRow> resumed_tune_rows(const std::string &path,
   return rows;
 }
 
-// The context's "tune" block: what was searched, on which inputs, and how.
-nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &train_dir,
-                                    const std::string &test_dir,
-                                    const nlohmann::ordered_json &devices) {
+// What was searched, on which inputs, and how.
+nlohmann::ordered_json search_context(const TuneConfig &cfg, const std::string &train_dir,
+                                      const std::string &test_dir,
+                                      const nlohmann::ordered_json &devices) {
   auto inputs_json = [](const std::vector<ImageSource> &sources, const std::string &dir) {
     nlohmann::ordered_json names = nlohmann::ordered_json::array();
     for (const auto &s : sources) names.push_back(s.name);
@@ -364,6 +364,18 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
            "choice on every held-out input, holds when the same percentile is within the "
            "budget. Relaxed (racing) variants count the worst of several launches. Every timed "
            "stage times as cache says: cold flushes the device's cache before each sample."}};
+}
+
+// The context's "tune" block: what was searched, on which inputs, and how; with --select canary,
+// the ladders and the canary too.
+nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &train_dir,
+                                    const std::string &test_dir,
+                                    const nlohmann::ordered_json &devices) {
+  nlohmann::ordered_json block = search_context(cfg, train_dir, test_dir, devices);
+  if (cfg.select_canary)
+    block["select"] =
+        select_context({true, cfg.ladder, cfg.canary}, TuneConfig::kLadderReach, "configurations");
+  return block;
 }
 
 // Per budget, the canary's selections beside the static choice.
@@ -529,9 +541,6 @@ int cmd_tune(int argc, char **argv, const std::string &command_line) {
     doc["tune_schema_version"] = kTuneSchemaVersion;
     nlohmann::ordered_json ctx = base_context(command_line, env, cfg.kernel_root);
     ctx["tune"] = tune_context(cfg, text("train"), text("test"), devices_json);
-    if (cfg.select_canary)
-      ctx["tune"]["select"] = select_context({true, cfg.ladder, cfg.canary},
-                                             TuneConfig::kLadderReach, "configurations");
     ctx["warmup"] = cfg.warmup;
     ctx["reps"] = cfg.reps;
     ctx["extra_build_options"] = cfg.extra_build_options;
