@@ -15,6 +15,8 @@ small generated inputs, every per-input choice recomputed from the document alon
 - a rung that faults the device (KPERF_FAULT) is never picked; an input whose truth is broken
   (tests/apps/nan_truth.cl) gets no rung and no verdict; bad --select values are refused.
 
+- the report renders the selections (a section with its figure, and --table tune-select).
+
 usage: tune_select_test.py KPERF_BINARY SOURCE_DIR
 Exit 0 on success, 1 on a failed check, 77 when numpy is unavailable.
 """
@@ -309,6 +311,21 @@ def main():
                 c.pop("select")
         check(plain["tune"] == stripped and "select" not in plain["context"]["tune"],
               "--select static is the tune without the select blocks")
+        # The report: the section, its figure and the headline table, one row per cell.
+        report = os.path.join(source, "scripts", "report.py")
+        r = subprocess.run(["/usr/bin/python3", report, out, "--out", os.path.join(tmp, "report")],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, f"report.py: {r.stderr[-300:]}")
+        md = open(os.path.join(tmp, "report", "report.md")).read() if r.returncode == 0 else ""
+        holding = sum(c["select"]["holds"] is True for c in t["choices"])
+        check("Per-input selection by canaries" in md and
+              os.path.exists(os.path.join(tmp, "report", "select_estimates.png")) and
+              f"the canary holds in {holding} of {len(t['choices'])} cells" in md,
+              "the report's selection section, its count and its figure")
+        r = subprocess.run(["/usr/bin/python3", report, "--table", "tune-select", out],
+                           capture_output=True, text=True)
+        check(r.returncode == 0 and r.stdout.count("| bilateral |") == len(t["choices"]),
+              f"report.py --table tune-select: {r.stdout[-300:]} {r.stderr[-300:]}")
         # The same over chains.
         chain_out = os.path.join(tmp, "chains.json")
         r = run(binary, ["tune", "--pipeline", "bilateral,gaussian3", "--budget", "0.01,0.05",

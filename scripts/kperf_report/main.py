@@ -20,6 +20,7 @@ from .syprox import PUBLISHED_SYPROX, fig_wrong_fraction, gallery, hypervolume_t
 from .headlines import TABLES, pipeline_tune_table, tune_agreement, tune_repeat_table, tune_table
 from .pipeline import pipeline_sections
 from .provenance import provenance_note, provenance_section
+from .select import has_selections, select_table
 from .tune import tune_device, tune_sections
 
 
@@ -38,6 +39,14 @@ def print_table(kind, paths):
                   file=sys.stderr)
             return 2
         print("\n".join(pipeline_tune_table(docs) + provenance_note(paths)))
+        return 0
+    if kind == "tune-select":
+        docs = tunes + [(p, d) for p, d in pipelines if d["kind"] == "pipeline-tune"]
+        if not has_selections(docs):
+            print("report.py: --table tune-select needs documents of kperf tune --select canary",
+                  file=sys.stderr)
+            return 2
+        print("\n".join(select_table(docs) + provenance_note(paths)))
         return 0
     if kind.startswith("tune") and not tunes:
         print(f"report.py: --table {kind} needs kperf tune documents", file=sys.stderr)
@@ -58,7 +67,7 @@ def main(argv=None):
     ap.add_argument("results", nargs="+", help="kperf JSON result files")
     ap.add_argument("--out", help="output directory")
     ap.add_argument("--table", choices=sorted(TABLES) + ["tune", "tune-repeat", "tune-agreement",
-                                                        "pipeline-tune"],
+                                                        "pipeline-tune", "tune-select"],
                     help="print one headline table of results/README.md (markdown) instead of a "
                          "report")
     ap.add_argument("--formats", default="png",
