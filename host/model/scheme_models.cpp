@@ -298,9 +298,14 @@ GroupOutputs model_groups(const AppDescriptor& app, const Variant& v, WorkGroup 
                      : input.at(y, x);
     return in_type.is_float() ? value : in_type.round(value);
   };
-  // Point apps split the groups over the host's threads; a user app's batch stays on one.
-  const int threads =
-      app.point ? host_threads_for(static_cast<long>(computed.size() * block_size)) : 1;
+  // Point apps split the groups over the host's threads where there is enough to compute (the
+  // windows' outputs, else the blocks'); a user app's batch stays on one thread.
+  long work = static_cast<long>(computed.size() * block_size);
+  if (!windows.empty() && ky == 1 && kx == 1) {
+    work = 0;
+    for (const BlockRect& w : windows) work += static_cast<long>(w.y1 - w.y0) * (w.x1 - w.x0);
+  }
+  const int threads = app.point ? host_threads_for(work) : 1;
   parallel_chunks(static_cast<long>(computed.size()), threads, [&](int, long begin, long end) {
     TileD tile{out.block.y + 2 * r, out.block.x + 2 * r, {}};
     tile.v.resize(static_cast<std::size_t>(tile.h) * tile.w);
