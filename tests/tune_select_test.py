@@ -10,6 +10,7 @@ small generated inputs, every per-input choice recomputed from the document alon
   speedups the medians of per-input ratios; the tracking summary counts the estimates again;
 - a held-out input smooth but for one noisy quadrant: every estimate lies within its margin of
   the rung's true error, and the rung picked there is less aggressive than on a smooth input;
+  a canary of every tile is the true error the device measured, with no margin;
 - --select static (the default) gives the tune without select blocks, its static choices equal
   to those of --select static,canary;
 - a rung that faults the device (KPERF_FAULT) is never picked; an input whose truth is broken
@@ -297,6 +298,19 @@ def main():
             s = inside["tune"]["bilateral"]["choices"][0]["select"]
             check(first in s["ladder"] and s["per_input"]["hard"]["rung"] != first,
                   f"a rung whose bound exceeds the budget does not run: {s['per_input']['hard']}")
+        # Every tile: the canary is the whole input's error, as the device measured it, margin 0.
+        whole = os.path.join(tmp, "whole.json")
+        with open(whole, "w") as f:
+            json.dump(doc, f)
+        r = run(binary, [a if a != out else whole for a in args[1:]] +
+                ["--select", "static,canary", "--canary-fraction", "1", "--resume"])
+        check(r.returncode == 0, f"--canary-fraction 1: {r.stderr[-300:]}")
+        if r.returncode == 0:
+            for e in json.load(open(whole))["tune"]["bilateral"]["canary"]["estimates"]:
+                check(e["margin"] == 0 and e["fraction"] == 1 and
+                      abs(e["estimate"] - e["error"]) <= 1e-5 * e["error"],
+                      f"{e['rung']} on {e['input']}: every tile's estimate {e['estimate']} is the "
+                      f"error {e['error']} (margin {e['margin']})")
         # The default (--select static): the same static choices, no select blocks.
         static_out = os.path.join(tmp, "static.json")
         with open(static_out, "w") as f:
