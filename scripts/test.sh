@@ -65,7 +65,7 @@ if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   # transfers, user apps); the command line; the tuner, shards and energy end to end.
   subset='^AllApps/AccurateApp\.|/"median"$|^(OutputScheme|Relax|IterationsSkip|Bilateral|Probes'
   subset+='|Pipeline|Failures|Validation|DeviceMetrics|Hotspot|Gaussian3|Transfers|HostPerforation'
-  subset+='|Cli|UserApp)\.|^(tune_script|tune_devices|shard_merge|energy_fake_sensor)$'
+  subset+='|Cli|UserApp)\.|^(tune_script|tune_devices|tune_select|shard_merge|energy_fake_sensor)$'
   # Leaks inside the OpenCL driver stack (PoCL, LLVM) are suppressed; kperf's own are not.
   # use_tls=0: LeakSanitizer's stop-the-world tracer crashes reading a PoCL thread's TLS at the
   # exit of some runs ("Tracer caught signal 11", google/sanitizers#1353; reproducible with a run

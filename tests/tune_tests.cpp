@@ -1,10 +1,11 @@
 // The tuner's decision logic without a device: percentiles, the Pareto filter
-// on ties and duplicates, the search space's atoms, variant identities and the
-// proposed combinations.
+// on ties and duplicates, --select canary's ladder rule, the search space's atoms,
+// variant identities and the proposed combinations.
 #include <gtest/gtest.h>
 
 #include <set>
 
+#include "select_walk.hpp"
 #include "tune.hpp"
 
 namespace kperf {
@@ -22,6 +23,36 @@ TEST(Tune, PercentileInterpolatesLikeNumpy) {
   // two largest.
   EXPECT_NEAR(percentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 20}, 95), 9 + 0.55 * 11, 1e-12);
   EXPECT_THROW(percentile({}, 95), std::invalid_argument);
+}
+
+// --select canary's ladder (SPEC 15): the static choice, then the front's usable points within
+// twice the budget nearest it on a log scale, at most K, returned fastest first.
+TEST(Tune, LadderRuleTakesTheFrontNearestTheBudget) {
+  const std::vector<FrontPoint> points = {
+      {1, 0.05},    // 0: front, 5x the budget: out of reach
+      {2, 0.018},   // 1: front, within twice the budget
+      {3, 0.009},   // 2: front, the nearest below
+      {4, 0.004},   // 3: front
+      {5, 0.0001},  // 4: front, far below
+      {3.5, 0.02},  // 5: dominated by 2
+      {6, 0.0},     // 6: exact (not usable)
+  };
+  std::vector<bool> usable(points.size(), true);
+  usable[6] = false;
+  // Distances |log(e / 0.01)|: 1 0.59, 2 0.11, 3 0.92, 4 4.6; K 3 keeps 2, 1, 3, fastest first.
+  EXPECT_EQ(ladder_rule(points, usable, std::nullopt, 0.01, 2, 3),
+            (std::vector<std::size_t>{1, 2, 3}));
+  // The static choice comes first, on the front or not, and K bounds the rest.
+  EXPECT_EQ(ladder_rule(points, usable, 5, 0.01, 2, 2), (std::vector<std::size_t>{2, 5}));
+  EXPECT_EQ(ladder_rule(points, usable, 4, 0.01, 2, 1), (std::vector<std::size_t>{4}));
+  // A static choice the canary cannot model is not a rung; K 0 keeps none.
+  usable[2] = false;
+  EXPECT_EQ(ladder_rule(points, usable, 2, 0.01, 2, 2), (std::vector<std::size_t>{1, 3}));
+  EXPECT_TRUE(ladder_rule(points, usable, 1, 0.01, 2, 0).empty());
+  // The reach: within 5.5 times the budget the 5 % point is near enough.
+  usable[2] = true;
+  EXPECT_EQ(ladder_rule(points, usable, std::nullopt, 0.01, 5.5, 4),
+            (std::vector<std::size_t>{0, 1, 2, 3}));
 }
 
 TEST(Tune, ParetoKeepsTheFirstOfDuplicatesAndDropsTies) {

@@ -15,6 +15,7 @@
 #include "command_support.hpp"
 #include "metrics.hpp"
 #include "pipeline_command.hpp"
+#include "pipeline_select.hpp"
 #include "results.hpp"
 #include "supervisor.hpp"
 #include "tune.hpp"
@@ -41,6 +42,7 @@ cxxopts::Options pipeline_tune_options() {
     ("tie-tolerance", "the stable rule: of the finalists within this fraction of the fastest, the lowest training error", cxxopts::value<std::string>()->default_value("0.03"))
     ("out", "JSON path (default: kperf-tune-pipeline-<device>-<time>.json)", cxxopts::value<std::string>());
   // clang-format on
+  add_select_options(options, "chain");
   add_chain_options(options, "30");
   return options;
 }
@@ -118,6 +120,8 @@ class ChainSearch {
   double load_seconds() const { return load_s_; }
   std::size_t measured_count() const { return measured_.size(); }
   std::size_t costliest_stage() const;
+  // After choices(): what --select canary's ladders are made of.
+  ChainLadderInput ladder_input() const;
 
  private:
   const Candidate* fastest_within(double budget,
@@ -133,6 +137,7 @@ class ChainSearch {
   std::vector<Candidate> screened_, measured_;
   std::optional<std::size_t> base_;  // the fastest exact chain of the screen (into screened_)
   std::optional<double> base_rank_time_;
+  std::map<double, const Candidate*> chosen_;  // per budget, by choices()
   double load_s_ = 0;
   Grid load(const ImageSource& src);
 };
@@ -295,7 +300,7 @@ Json ChainSearch::verdict(const Candidate& chosen, double budget,
 // Per budget: the stable rule over its ranked finalists (of those within the tie tolerance of the
 // fastest, the lowest training error), checked on every held-out input, one input at a time.
 Json ChainSearch::choices() {
-  std::map<double, const Candidate*> chosen;
+  std::map<double, const Candidate*>& chosen = chosen_;
   for (double budget : req_.budgets) {
     std::vector<const Candidate*> finals = finalists(budget);
     std::vector<RankedCandidate> ranked;
@@ -355,6 +360,28 @@ Json ChainSearch::choices() {
     list.push_back(cj);
   }
   return list;
+}
+
+ChainLadderInput ChainSearch::ladder_input() const {
+  ChainLadderInput in;
+  in.chains = &chains_;
+  for (const Candidate& c : measured_) {
+    in.measured.push_back(c.chain);
+    in.points.push_back({c.time, c.error});
+  }
+  for (double budget : req_.budgets) {
+    const auto it = chosen_.find(budget);
+    std::optional<std::size_t> index;
+    if (it != chosen_.end() && it->second)
+      index = static_cast<std::size_t>(it->second - measured_.data());
+    in.chosen.push_back(index);
+  }
+  if (base_) in.accurate = screened_[*base_].chain;
+  in.budgets = req_.budgets;
+  in.percentile = req_.percentile;
+  in.test = req_.test;
+  in.size = req_.size;
+  return in;
 }
 
 // The measured chains that no other beats on both screen time and training error.
@@ -429,6 +456,27 @@ void print_choices(const Json& choices) {
   }
 }
 
+// The context's tune_pipeline block: what was searched, how, and how it went.
+Json search_context(const ChainRequest& req, const TuneRequest& treq, const PipelineOptions& opt,
+                    const std::string& cache, std::size_t chains, const ChainSearch& search,
+                    const SelectOptions& select) {
+  Json block = {{"name", req.name},
+                {"budgets", treq.budgets},
+                {"percentile", treq.percentile},
+                {"tie_tolerance", treq.tie_tolerance},
+                {"size", {treq.size.first, treq.size.second}},
+                {"warmup", opt.warmup},
+                {"reps", opt.reps},
+                {"cache", cache},
+                {"cold", opt.cold},
+                {"chains", chains},
+                {"measured", search.measured_count()},
+                {"costliest_stage", req.apps[search.costliest_stage()]->name}};
+  describe_search(block, req.apps, treq);
+  if (select.canary) block["select"] = select_context(select, TuneConfig::kLadderReach, "chains");
+  return block;
+}
+
 }  // namespace
 
 int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
@@ -452,6 +500,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
     throw UsageError("--cache " + cache + ": expected auto, cold or warm");
   if (cache == "warm" && args.count("cold"))
     throw UsageError("--cold and --cache warm contradict each other");
+  const SelectOptions select = read_select_options(args);
   const ChainRequest req = read_chain_request(args, stage_values);
   const std::vector<const AppDescriptor*>& apps = req.apps;
   treq.size = req.size;
@@ -486,22 +535,18 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   phases.end("measure");
   search.rank();
   phases.end("rank");
-  const Json choices = search.choices();
+  Json choices = search.choices();
   phases.end("held_out");
+  // --select canary: the ladders on the held-out inputs, and the canaries' choices there.
+  Json results = search.rows(), canary;
+  if (select.canary) {
+    const std::vector<Json> selects =
+        select_chains(measurer, truth, search.ladder_input(), select, results, canary);
+    for (std::size_t b = 0; b < selects.size(); ++b) choices[b]["select"] = selects[b];
+    phases.end("ladder");
+  }
   Json ctx = base_context(command_line, env, opt.kernel_root);
-  ctx["tune_pipeline"] = {{"name", req.name},
-                          {"budgets", treq.budgets},
-                          {"percentile", treq.percentile},
-                          {"tie_tolerance", treq.tie_tolerance},
-                          {"size", {treq.size.first, treq.size.second}},
-                          {"warmup", opt.warmup},
-                          {"reps", opt.reps},
-                          {"cache", cache},
-                          {"cold", opt.cold},
-                          {"chains", chains.size()},
-                          {"measured", search.measured_count()},
-                          {"costliest_stage", apps[search.costliest_stage()]->name}};
-  describe_search(ctx["tune_pipeline"], apps, treq);
+  ctx["tune_pipeline"] = search_context(req, treq, opt, cache, chains.size(), search, select);
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   ctx["harness"] = phases.json();
   // Shares of the phases above: decoding and resizing the inputs, and computing their truths.
@@ -512,11 +557,16 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
       {"kind", "pipeline-tune"},
       {"pipeline_schema_version", 2},
       {"context", ctx},
-      {"results", search.rows()},
+      {"results", results},
       {"tune",
        {{"front", search.front()}, {"choices", choices}, {"measured", search.measured_json()}}}};
+  if (select.canary) doc["tune"]["canary"] = canary;
   write_file_atomic(out_path, doc.dump(1) + "\n");
   print_choices(choices);
+  if (select.canary) {
+    print_selections_header("pipeline");
+    for (const auto& c : choices) print_selection(req.name, c, c["select"], canary["tracking"]);
+  }
   std::fprintf(stderr, "done: %zu chains screened, %zu measured, written to %s\n", chains.size(),
                search.measured_count(), out_path.c_str());
   bool unmeasured = false;

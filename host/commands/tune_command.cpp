@@ -22,6 +22,7 @@
 #include "io.hpp"
 #include "kernel_axes.hpp"
 #include "runner.hpp"
+#include "select_options.hpp"
 #include "strings.hpp"
 #include "supervisor.hpp"
 #include "tune.hpp"
@@ -110,6 +111,7 @@ cxxopts::Options tune_options() {
     ("resume", "continue an interrupted tune from --out")
     ("pipeline", "tune a chain of apps under one end-to-end budget instead (kperf tune --pipeline NAME --help; docs/pipelines.md)", cxxopts::value<std::string>());
   // clang-format on
+  add_select_options(options, "configuration");
   add_axis_options(options, true);
   add_common_options(options);
   return options;
@@ -178,6 +180,14 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   if (cfg.cache != "auto" && cfg.cache != "cold" && cfg.cache != "warm")
     throw UsageError("--cache " + cfg.cache + ": expected auto, cold or warm");
   if (given("size")) cfg.size = parse_size(text("size"));
+  const SelectOptions select = read_select_options(args);
+  cfg.select_canary = select.canary;
+  cfg.ladder = select.ladder;
+  cfg.canary = select.settings;
+  if (cfg.select_canary && cfg.energy_objective)
+    throw UsageError(
+        "--select canary ranks time: a canary's cost is not in joules "
+        "(--objective kernel or end-to-end)");
   if (given("cl-options")) cfg.extra_build_options = text("cl-options");
   cfg.compile_worker_exe = executable_path().string();
 
@@ -279,10 +289,10 @@ std::vector<TuneRow> resumed_tune_rows(const std::string &path,
   return rows;
 }
 
-// The context's "tune" block: what was searched, on which inputs, and how.
-nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &train_dir,
-                                    const std::string &test_dir,
-                                    const nlohmann::ordered_json &devices) {
+// What was searched, on which inputs, and how.
+nlohmann::ordered_json search_context(const TuneConfig &cfg, const std::string &train_dir,
+                                      const std::string &test_dir,
+                                      const nlohmann::ordered_json &devices) {
   auto inputs_json = [](const std::vector<ImageSource> &sources, const std::string &dir) {
     nlohmann::ordered_json names = nlohmann::ordered_json::array();
     for (const auto &s : sources) names.push_back(s.name);
@@ -355,6 +365,26 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
            "stage times as cache says: cold flushes the device's cache before each sample."}};
 }
 
+// The context's "tune" block: what was searched, on which inputs, and how; with --select canary,
+// the ladders and the canary too.
+nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &train_dir,
+                                    const std::string &test_dir,
+                                    const nlohmann::ordered_json &devices) {
+  nlohmann::ordered_json block = search_context(cfg, train_dir, test_dir, devices);
+  if (cfg.select_canary)
+    block["select"] =
+        select_context({true, cfg.ladder, cfg.canary}, TuneConfig::kLadderReach, "configurations");
+  return block;
+}
+
+// Per budget, the canary's selections beside the static choice.
+void print_selections(const nlohmann::ordered_json &summary) {
+  print_selections_header("app");
+  for (const auto &[app, j] : summary.items())
+    for (const auto &c : j["choices"])
+      if (c.contains("select")) print_selection(app, c, c["select"], j["canary"]["tracking"]);
+}
+
 // The choices as a table on stdout.
 void print_choices(const nlohmann::ordered_json &summary) {
   std::printf("%-10s %7s  %-44s %-10s %8s %9s %9s %9s  %s\n", "app", "budget", "chosen", "wg",
@@ -414,6 +444,11 @@ void add_journal_rows(std::vector<TuneRow> &resumed) {
 int report_tune_end(const nlohmann::ordered_json &summary, std::size_t rows, std::size_t builds,
                     std::size_t faulted, std::size_t broken, const std::string &out_path) {
   print_choices(summary);
+  for (const auto &[app, j] : summary.items())
+    if (j.contains("canary")) {
+      print_selections(summary);
+      break;
+    }
   std::fprintf(stderr, "done: %zu rows (%zu builds) written to %s\n", rows, builds,
                out_path.c_str());
   const std::vector<std::string> unmeasured = unmeasured_verdicts(summary);

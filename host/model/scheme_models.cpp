@@ -2,9 +2,15 @@
 // double precision) and which input elements its groups read (the poisoning tests' oracle).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "kernel_axes.hpp"
+#include "parallel.hpp"
 #include "schemes.hpp"
 #include "storage.hpp"
 #include "structural_axes.hpp"
@@ -66,15 +72,108 @@ class TileBatch {
 
 }  // namespace
 
+namespace {
+
+// What computing one block of outputs needs besides its tile: the app, the variant, the launch's
+// block, the grid's size, and the point function's arguments.
+struct BlockPass {
+  const AppDescriptor& app;
+  const Variant& v;
+  WorkGroup block;
+  int width, height;
+  HotspotCoefficients coef;
+  const AppParams& params;
+};
+
+// Group (gx, gy)'s tile as the variant fills it: the loaded elements from read(y, x) (clamped
+// to the grid), the others rebuilt by the scheme. Elements that are not loaded start as NaN so a
+// model bug cannot go unnoticed.
+// With `need` (tile coordinates) only the elements there are loaded: those a window of the block
+// reads, whatever the scheme rebuilds them from lying there too.
+template <typename Read>
+TileGeometry fill_tile(const BlockPass& p, int gx, int gy, TileD& tile, const Read& read,
+                       const BlockRect* need = nullptr) {
+  const TileGeometry g{p.block, p.app.radius, p.v.skip, gx, gy};
+  const BlockRect all{0, tile.h, 0, tile.w};
+  const BlockRect& rect = need ? *need : all;
+  std::fill(tile.v.begin(), tile.v.end(), std::numeric_limits<double>::quiet_NaN());
+  // Per column, the global column it loads (-1: none), asked of the scheme once per tile.
+  thread_local std::vector<int> columns;
+  columns.assign(static_cast<std::size_t>(tile.w), -1);
+  for (int tx = rect.x0; tx < rect.x1; ++tx)
+    if (p.v.scheme->loads(Axis::kX, g, tx))
+      columns[tx] = std::clamp(g.global_x(tx), 0, p.width - 1);
+  for (int ty = rect.y0; ty < rect.y1; ++ty) {
+    if (!p.v.scheme->loads(Axis::kY, g, ty)) continue;
+    const int y = std::clamp(g.global_y(ty), 0, p.height - 1);
+    double* row = &tile.at(ty, 0);
+    for (int tx = 0; tx < tile.w; ++tx)
+      if (columns[tx] >= 0) row[tx] = read(y, columns[tx]);
+  }
+  p.v.scheme->reconstruct(g, p.v.recon, tile);
+  return g;
+}
+
+// The computed outputs of group (gx, gy)'s block from its filled tile, each into dest(y, x): a
+// point app's at once, a user app's queued on `batch` (the tile was added to it). Line j of the
+// block's work-items sits at k * j + k / 2 of the block (past the grid's end in a final partial
+// period: none).
+template <typename Dest>
+void compute_block(const BlockPass& p, int gx, int gy, const TileD& tile, const GridD* power,
+                   TileBatch& batch, const Dest& dest, const BlockRect* rect = nullptr) {
+  const int ky = p.v.output.ky(), kx = p.v.output.kx(), r = p.app.radius;
+  const int y0 = gy * p.block.y, x0 = gx * p.block.x;
+  // The computed lines cy * k + k / 2 inside the rectangle (the whole block without one).
+  const BlockRect all{0, p.block.y, 0, p.block.x};
+  const BlockRect& in = rect ? *rect : all;
+  auto first = [](int from, int k) { return std::max(0, (from - k / 2 + k - 1) / k); };
+  const int cy0 = first(in.y0, ky), cy1 = std::min(p.block.y / ky, first(in.y1, ky));
+  const int cx0 = first(in.x0, kx), cx1 = std::min(p.block.x / kx, first(in.x1, kx));
+  for (int cy = cy0; cy < cy1; ++cy)
+    for (int cx = cx0; cx < cx1; ++cx) {
+      const int ly = cy * ky + ky / 2, lx = cx * kx + kx / 2;
+      if (y0 + ly >= p.height || x0 + lx >= p.width) continue;
+      if (!p.app.point) {
+        batch.add_output(dest(y0 + ly, x0 + lx), ly, lx);
+        continue;
+      }
+      PointArgs args;
+      args.hotspot = &p.coef;
+      args.params = &p.params;
+      apply_kernel_axes(p.v, args);
+      if (power) args.power = power->at(y0 + ly, x0 + lx);
+      *dest(y0 + ly, x0 + lx) = p.app.point(
+          Window{tile.v.data() + static_cast<std::size_t>(ly + r) * tile.w + lx + r, tile.w}, args);
+    }
+}
+
+// Output (y, x) rebuilt by the output scheme's fill from the computed outputs, read by at(y, x).
+template <typename At>
+double filled_output(const Variant& v, int width, int height, int y, int x, const At& at) {
+  const int ky = v.output.ky(), kx = v.output.kx();
+  const Recon recon = v.output_recon == Recon::kLi ? Recon::kLi : Recon::kNn;
+  const OutputSource sy = output_source(y, height, ky, recon);
+  const OutputSource sx = output_source(x, width, kx, recon);
+  const double top = at(sy.a, sx.a) + sx.w * (at(sy.a, sx.b) - at(sy.a, sx.a));
+  const double bottom = at(sy.b, sx.a) + sx.w * (at(sy.b, sx.b) - at(sy.b, sx.a));
+  return top + sy.w * (bottom - top);
+}
+
+bool is_computed(const Variant& v, int y, int x) {
+  const int ky = v.output.ky(), kx = v.output.kx();
+  return y % ky == ky / 2 && x % kx == kx / 2;
+}
+
+}  // namespace
+
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
                 const GridD* power, int iterations, const AppParams& params,
                 const GridEvaluator& evaluate) {
   if (!app.point && !evaluate)
     throw std::logic_error("model_run: " + app.name + " needs an evaluator (a user app)");
-  const WorkGroup block = block_of(v, wg);
-  const int ky = v.output.ky(), kx = v.output.kx();
   const int w = input.width, h = input.height, r = app.radius;
-  const HotspotCoefficients coef = hotspot_coefficients(w, h);
+  const BlockPass pass{app, v, block_of(v, wg), w, h, hotspot_coefficients(w, h), params};
+  const WorkGroup block = pass.block;
   const int groups_x = (w + block.x - 1) / block.x, groups_y = (h + block.y - 1) / block.y;
   // Stored precision: inputs (and power) rounded to their storage; outputs rounded when stored
   // (computed ones before the fill pass reads them, filled ones after). Float storage is the
@@ -91,73 +190,159 @@ GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const 
   if (power && in_rounds) power = &power_stored.emplace(to_storage(*power, in_type));
   TileD tile{block.y + 2 * r, block.x + 2 * r, {}};
   tile.v.resize(static_cast<std::size_t>(tile.h) * tile.w);
-  // Per block, (block.y / ky) x (block.x / kx) computed outputs.
-  const int cy_n = block.y / ky, cx_n = block.x / kx;
   const int steps = app.traits.iterated
                         ? effective_iterations(std::max(1, iterations), v.iterations_skip)
                         : std::max(1, iterations);
   for (int it = 0; it < steps; ++it) {
     GridD next(w, h);
     TileBatch batch(evaluate, tile.h, tile.w, r);
+    auto read = [&current](int y, int x) { return current.at(y, x); };
+    auto dest = [&next](int y, int x) { return &next.at(y, x); };
     for (int gy = 0; gy < groups_y; ++gy)
       for (int gx = 0; gx < groups_x; ++gx) {
-        const TileGeometry g{block, r, v.skip, gx, gy};
-        // Elements that are not loaded start as NaN so a model bug cannot go unnoticed.
-        std::fill(tile.v.begin(), tile.v.end(), std::numeric_limits<double>::quiet_NaN());
-        for (int ty = 0; ty < tile.h; ++ty) {
-          if (!v.scheme->loads(Axis::kY, g, ty)) continue;
-          for (int tx = 0; tx < tile.w; ++tx)
-            if (v.scheme->loads(Axis::kX, g, tx))
-              tile.at(ty, tx) = current.at(std::clamp(g.global_y(ty), 0, h - 1),
-                                           std::clamp(g.global_x(tx), 0, w - 1));
-        }
-        v.scheme->reconstruct(g, v.recon, tile);
-        // The computed outputs of this block: line j of the block's work-items sits at
-        // k * j + k / 2 of the block (past the grid's end in a final partial period: none).
-        const int y0 = gy * block.y, x0 = gx * block.x;
+        fill_tile(pass, gx, gy, tile, read);
         if (!app.point) {
           if (batch.full()) batch.flush();
           batch.add_tile(tile);
         }
-        for (int cy = 0; cy < cy_n; ++cy)
-          for (int cx = 0; cx < cx_n; ++cx) {
-            const int ly = cy * ky + ky / 2, lx = cx * kx + kx / 2;
-            if (y0 + ly >= h || x0 + lx >= w) continue;
-            if (!app.point) {
-              batch.add_output(&next.at(y0 + ly, x0 + lx), ly, lx);
-              continue;
-            }
-            PointArgs args;
-            args.hotspot = &coef;
-            args.params = &params;
-            apply_kernel_axes(v, args);
-            if (power) args.power = power->at(y0 + ly, x0 + lx);
-            next.at(y0 + ly, x0 + lx) = app.point(Window{&tile.at(ly + r, lx + r), tile.w}, args);
-          }
+        compute_block(pass, gx, gy, tile, power, batch, dest);
       }
     batch.flush();
     if (out_rounds) next = to_storage(std::move(next), out_type);
     // The fill pass: every other output from the computed ones, over the whole grid.
-    if (ky > 1 || kx > 1) {
-      const Recon recon = v.output_recon == Recon::kLi ? Recon::kLi : Recon::kNn;
+    if (v.output.ky() > 1 || v.output.kx() > 1) {
       GridD filled = next;
-      for (int y = 0; y < h; ++y) {
-        const OutputSource sy = output_source(y, h, ky, recon);
-        for (int x = 0; x < w; ++x) {
-          if (y % ky == ky / 2 && x % kx == kx / 2) continue;
-          const OutputSource sx = output_source(x, w, kx, recon);
-          const double top =
-              next.at(sy.a, sx.a) + sx.w * (next.at(sy.a, sx.b) - next.at(sy.a, sx.a));
-          const double bottom =
-              next.at(sy.b, sx.a) + sx.w * (next.at(sy.b, sx.b) - next.at(sy.b, sx.a));
-          filled.at(y, x) = top + sy.w * (bottom - top);
-        }
-      }
+      auto at = [&next](int y, int x) { return next.at(y, x); };
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+          if (!is_computed(v, y, x)) filled.at(y, x) = filled_output(v, w, h, y, x, at);
       next = out_rounds ? to_storage(std::move(filled), out_type) : std::move(filled);
     }
     current = std::move(next);
   }
   return current;
+}
+
+double GroupOutputs::at(int y, int x) const {
+  const auto it = blocks.find(key(y / block.y, x / block.x));
+  if (it == blocks.end()) return std::numeric_limits<double>::quiet_NaN();
+  return it->second[static_cast<std::size_t>(y % block.y) * block.x + x % block.x];
+}
+
+namespace {
+
+// The outputs an output scheme's fill rebuilds in the windows of the requested groups, from the
+// computed outputs of their blocks and their neighbours'; stored as the variant stores them.
+void fill_windows(const Variant& v, int width, int height,
+                  const std::vector<std::pair<int, int>>& groups,
+                  const std::vector<BlockRect>& windows, GroupOutputs& out) {
+  const StorageType& out_type = *v.precision_info().out;
+  std::map<std::int64_t, std::vector<double>> filled;
+  auto at = [&out](int y, int x) { return out.at(y, x); };
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto [gy, gx] = groups[i];
+    const BlockRect rect = windows.empty() ? BlockRect{0, out.block.y, 0, out.block.x} : windows[i];
+    std::vector<double> values = out.blocks.at(out.key(gy, gx));
+    for (int ly = rect.y0; ly < rect.y1; ++ly)
+      for (int lx = rect.x0; lx < rect.x1; ++lx) {
+        const int y = gy * out.block.y + ly, x = gx * out.block.x + lx;
+        if (y >= height || x >= width || is_computed(v, y, x)) continue;
+        const double value = filled_output(v, width, height, y, x, at);
+        values[static_cast<std::size_t>(ly) * out.block.x + lx] =
+            out_type.is_float() ? value : out_type.round(value);
+      }
+    filled[out.key(gy, gx)] = std::move(values);
+  }
+  out.blocks = std::move(filled);
+}
+
+}  // namespace
+
+GroupOutputs model_groups(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                          const ModelInput& input, const std::vector<std::pair<int, int>>& groups,
+                          const AppParams& params, const GridEvaluator& evaluate,
+                          const std::vector<BlockRect>& windows) {
+  const int width = input.width, height = input.height;
+  if (!windows.empty() && windows.size() != groups.size())
+    throw std::logic_error("model_groups: one window per group");
+  if (!app.point && !evaluate)
+    throw std::logic_error("model_groups: " + app.name + " needs an evaluator (a user app)");
+  if (app.traits.iterated || app.traits.second_input)
+    throw std::logic_error("model_groups: " + app.name + " is iterated or reads a second input");
+  const BlockPass pass{
+      app, v, block_of(v, wg), width, height, hotspot_coefficients(width, height), params};
+  GroupOutputs out;
+  out.block = pass.block;
+  const int ky = v.output.ky(), kx = v.output.kx(), r = app.radius;
+  const int groups_x = (width + out.block.x - 1) / out.block.x;
+  const int groups_y = (height + out.block.y - 1) / out.block.y;
+  // A filled output reads computed ones less than a period away: in its own block or the next
+  // one along the output scheme's axes, whose groups are computed too.
+  std::vector<std::pair<int, int>> computed;
+  std::set<std::int64_t> seen;
+  for (const auto& [gy, gx] : groups)
+    for (int dy = ky > 1 ? -1 : 0; dy <= (ky > 1 ? 1 : 0); ++dy)
+      for (int dx = kx > 1 ? -1 : 0; dx <= (kx > 1 ? 1 : 0); ++dx) {
+        const int y = gy + dy, x = gx + dx;
+        if (y >= 0 && y < groups_y && x >= 0 && x < groups_x && seen.insert(out.key(y, x)).second)
+          computed.emplace_back(y, x);
+      }
+  const StorageType& in_type = *v.precision_info().in;
+  const StorageType& out_type = *v.precision_info().out;
+  const std::size_t block_size = static_cast<std::size_t>(out.block.x) * out.block.y;
+  for (const auto& [gy, gx] : computed)
+    out.blocks[out.key(gy, gx)].assign(block_size, std::numeric_limits<double>::quiet_NaN());
+  auto stored = [&](int y, int x) {
+    const double value =
+        input.floats ? static_cast<double>(input.floats[static_cast<std::size_t>(y) * width + x])
+                     : input.at(y, x);
+    return in_type.is_float() ? value : in_type.round(value);
+  };
+  // Point apps split the groups over the host's threads where there is enough to compute (the
+  // windows' outputs, else the blocks'); a user app's batch stays on one thread.
+  long work = static_cast<long>(computed.size() * block_size);
+  if (!windows.empty() && ky == 1 && kx == 1) {
+    work = 0;
+    for (const BlockRect& w : windows) work += static_cast<long>(w.y1 - w.y0) * (w.x1 - w.x0);
+  }
+  const int threads = app.point ? host_threads_for(work) : 1;
+  parallel_chunks(static_cast<long>(computed.size()), threads, [&](int, long begin, long end) {
+    TileD tile{out.block.y + 2 * r, out.block.x + 2 * r, {}};
+    tile.v.resize(static_cast<std::size_t>(tile.h) * tile.w);
+    TileBatch batch(evaluate, tile.h, tile.w, r);
+    for (long i = begin; i < end; ++i) {
+      const auto [gy, gx] = computed[static_cast<std::size_t>(i)];
+      std::vector<double>& values = out.blocks.at(out.key(gy, gx));
+      // Without a fill the computed groups are the requested ones, in order: their windows, and
+      // around them the app's radius and a perforation period, from which schemes rebuild lines.
+      const bool windowed = !windows.empty() && ky == 1 && kx == 1;
+      BlockRect need;
+      if (windowed) {
+        const BlockRect& w = windows[static_cast<std::size_t>(i)];
+        const int reach = std::max(v.skip, 1);
+        need = {std::max(0, w.y0 - reach), std::min(tile.h, w.y1 + 2 * r + reach),
+                std::max(0, w.x0 - reach), std::min(tile.w, w.x1 + 2 * r + reach)};
+      }
+      fill_tile(pass, gx, gy, tile, stored, windowed ? &need : nullptr);
+      if (!app.point) {
+        if (batch.full()) batch.flush();
+        batch.add_tile(tile);
+      }
+      const int y0 = gy * out.block.y, x0 = gx * out.block.x;
+      compute_block(
+          pass, gx, gy, tile, nullptr, batch,
+          [&](int y, int x) {
+            return &values[static_cast<std::size_t>(y - y0) * out.block.x + (x - x0)];
+          },
+          windowed ? &windows[static_cast<std::size_t>(i)] : nullptr);
+    }
+    batch.flush();
+  });
+  if (!out_type.is_float())
+    for (auto& [k, values] : out.blocks)
+      for (double& x : values) x = out_type.round(x);
+  if (ky > 1 || kx > 1) fill_windows(v, width, height, groups, windows, out);
+  return out;
 }
 
 namespace {

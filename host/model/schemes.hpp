@@ -4,6 +4,7 @@
 // tests hold kernels to.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -284,6 +285,45 @@ using GridEvaluator = std::function<GridD(const GridD&)>;
 GridD model_run(const AppDescriptor& app, const Variant& v, WorkGroup wg, const GridD& input,
                 const GridD* power, int iterations, const AppParams& params = {},
                 const GridEvaluator& evaluate = {});
+
+// The model of some work-groups alone (kperf tune --select canary): what model_run computes in
+// their blocks, reading only the input around them: a width x height grid of floats in memory,
+// or where `floats` is null, at(y, x) for a place inside the grid (a previous stage's outputs),
+// as the device holds it before storage rounding.
+using ElementAt = std::function<double(int y, int x)>;
+struct ModelInput {
+  int width = 0, height = 0;
+  const float* floats = nullptr;  // row-major
+  ElementAt at;
+};
+struct GroupOutputs {
+  WorkGroup block;  // block_of(v, wg)
+  // Per group (key(gy, gx)), its block's outputs row by row; NaN past the grid's end.
+  std::map<std::int64_t, std::vector<double>> blocks;
+  static std::int64_t key(int gy, int gx) {
+    return (static_cast<std::int64_t>(gy) << 32) | static_cast<std::uint32_t>(gx);
+  }
+  // Output (y, x), NaN where its group was not computed.
+  double at(int y, int x) const;
+  // The block of group (gy, gx), or null.
+  const std::vector<double>* find(int gy, int gx) const {
+    const auto it = blocks.find(key(gy, gx));
+    return it == blocks.end() ? nullptr : &it->second;
+  }
+};
+// Outputs [y0, y1) x [x0, x1) of a block, in its own coordinates.
+struct BlockRect {
+  int y0 = 0, y1 = 0, x0 = 0, x1 = 0;
+  bool contains(int y, int x) const { return y >= y0 && y < y1 && x >= x0 && x < x1; }
+};
+// `groups` are (gy, gx) pairs, each once; with `windows` (one per group) only the outputs in a
+// group's window are computed (and those the window's fill reads), the rest left NaN. Apps that
+// iterate or read a second input (hotspot) are not modelled so (std::logic_error): their blocks
+// depend on more than their neighbourhood.
+GroupOutputs model_groups(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                          const ModelInput& input, const std::vector<std::pair<int, int>>& groups,
+                          const AppParams& params = {}, const GridEvaluator& evaluate = {},
+                          const std::vector<BlockRect>& windows = {});
 
 // Which input elements work-group (group_x, group_y) reads from global memory (1 = read).
 std::vector<char> elements_read_by_group(const Variant& v, int radius, WorkGroup wg, int width,

@@ -504,6 +504,8 @@ bool Tuner::run(const Checkpoint &checkpoint) {
         choices_json(*app, choices[app->name], apps_json[app->name]["points"]);
     apps_json[app->name]["accurate_test_outputs"] = accurate_outputs_json(*app);
   }
+  // 7. With --select canary: each budget's ladder on the held-out inputs, and the canaries.
+  if (cfg_.select_canary && !select_by_canary(choices, apps_json, checkpoint)) return interrupted();
   summary_ = apps_json;
   return true;
 }

@@ -16,6 +16,7 @@
 #include "apps.hpp"
 #include "cl_env.hpp"
 #include "energy.hpp"
+#include "input_canary.hpp"
 #include "results.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
@@ -180,6 +181,14 @@ struct TuneConfig {
   static constexpr std::size_t kMaxFinalists = 4;
   static constexpr int kRankRounds = 6;
   int rank_reps() const { return 3 * reps; }
+  // --select (SPEC 15): the static choice is always made; with canary each budget also keeps a
+  // ladder of the front's points (tune_select.cpp), timed with the accurate kernel on every
+  // held-out input (stage "ladder"), and a canary of each held-out input picks its rung.
+  bool select_canary = false;
+  std::size_t ladder = 4;  // --ladder K: configurations besides the accurate kernel
+  CanarySettings canary;
+  // A rung's training error may exceed the budget up to this factor: on easier inputs it holds.
+  static constexpr double kLadderReach = 2;
   std::string kernel_root, extra_build_options, outputs_dir;
   std::string compile_worker_exe;  // see RunConfig
   bool progress = false;
@@ -194,7 +203,8 @@ struct TuneConfig {
 // Which inputs a stage measures.
 enum class StageInputs { kTrain, kFirstTrain, kTest };
 
-// A measured row and the stage that measured it: "screen" (with --screen-combinations: a
+// A measured row and the stage that measured it (with --select canary also "ladder": every rung
+// timed on every held-out input): "screen" (with --screen-combinations: a
 // combination timed at its probe shape on the first training input), "probe" (error on every
 // training input at one launch shape), "sweep" (timed over every launch shape
 // on the first training input), "confirm" (error on every training input at the
@@ -346,6 +356,20 @@ class Tuner {
                                       const nlohmann::ordered_json &points) const;
   nlohmann::ordered_json accurate_outputs_json(const AppDescriptor &app) const;
   double best_time_of(const std::string &app, const std::string &id) const;
+
+  // --select canary (tune_select.cpp): per app, per budget, the ladder's rungs fastest first,
+  // the accurate kernel last.
+  using Ladders = std::map<std::string, std::vector<std::vector<Point>>>;
+  bool select_by_canary(const std::map<std::string, std::vector<Choice>> &choices,
+                        nlohmann::ordered_json &apps_json, const Checkpoint &checkpoint);
+  std::vector<Point> ladder_of(const AppDescriptor &app, const std::vector<Point> &points,
+                               const Choice &choice) const;
+  Plan ladder_plan(const Ladders &ladders,
+                   const std::map<std::string, std::vector<Choice>> &choices) const;
+  // The canary of every held-out input for every rung of an app's ladders, and the select blocks.
+  void canary_json(const AppDescriptor &app, const std::vector<Choice> &choices,
+                   const std::vector<std::vector<Point>> &ladders,
+                   nlohmann::ordered_json &app_json) const;
 
   ClEnv &env_;
   TuneConfig cfg_;

@@ -28,7 +28,8 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
     if (r.stage == name) skip_keys.insert(r.row.key);
   // The rank stage times an app's finalists beside its accurate kernel in one process: on the
   // app's home device, or here when apps have no homes.
-  if (!cfg_.multi_device() || (name == "rank" && !apps_have_homes()))
+  // The ladder's rungs are timed beside the accurate kernel on each held-out input, here.
+  if (!cfg_.multi_device() || (name == "rank" && !apps_have_homes()) || name == "ladder")
     return measure(name, inputs, plan, timed, save, skip_keys, checkpoint);
 
   const TuneSpace space = donor_space();

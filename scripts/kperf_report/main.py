@@ -22,6 +22,7 @@ from .headlines import (TABLES, harness_table, pipeline_tune_table, tune_agreeme
 from .peers import peers_section, peers_table
 from .pipeline import pipeline_sections
 from .provenance import provenance_note, provenance_section
+from .select import has_selections, select_table
 from .tune import tune_device, tune_sections
 
 
@@ -53,6 +54,14 @@ def print_table(kind, paths):
         print("\n".join(harness_table([(p, load_document(p)) for p in paths]) +
                         provenance_note(paths)))
         return 0
+    if kind == "tune-select":
+        docs = tunes + [(p, d) for p, d in pipelines if d["kind"] == "pipeline-tune"]
+        if not has_selections(docs):
+            print("report.py: --table tune-select needs documents of kperf tune --select canary",
+                  file=sys.stderr)
+            return 2
+        print("\n".join(select_table(docs) + provenance_note(paths)))
+        return 0
     if kind.startswith("tune") and not tunes:
         print(f"report.py: --table {kind} needs kperf tune documents", file=sys.stderr)
         return 2
@@ -72,7 +81,8 @@ def main(argv=None):
     ap.add_argument("results", nargs="+", help="kperf JSON result files")
     ap.add_argument("--out", help="output directory")
     ap.add_argument("--table", choices=sorted(TABLES) + ["tune", "tune-repeat", "tune-agreement",
-                                                        "pipeline-tune", "harness", "peers"],
+                                                        "pipeline-tune", "harness", "peers",
+                                                        "tune-select"],
                     help="print one headline table of results/README.md (markdown) instead of a "
                          "report")
     ap.add_argument("--formats", default="png",

@@ -5,6 +5,7 @@ tuned choices beside the best uniform chain and the costliest stage approximated
 import os
 
 from .plotting import plt, save
+from .select import select_sections
 
 
 def _chain(stages):
@@ -125,4 +126,5 @@ def pipeline_sections(pipelines, out, written):
     for i, (path, doc) in enumerate(pipelines):
         section = _tune_section if doc["kind"] == "pipeline-tune" else _run_section
         md += section(path, doc, i, out, written)
-    return md
+    tuned = [(p, d) for p, d in pipelines if d["kind"] == "pipeline-tune"]
+    return md + select_sections(tuned, out, written, "select_estimates_pipeline")

@@ -10,6 +10,7 @@ import pareto
 
 from .loading import APP_ORDER
 from .plotting import no_data, save
+from .select import select_sections
 
 
 def tune_device(doc):
@@ -267,6 +268,7 @@ def tune_sections(tunes, out, written):
     pp = fig_tune_paraprox(tunes, out, written)
     if pp:
         md += ["### CGO'18 Fig. 10 on the tune points", "", f"![Paraprox]({pp}.png)", ""]
+    md += select_sections(tunes, out, written)
     shown = tune_gallery(tunes, out, written)
     if shown:
         md += ["### Gallery: accurate, chosen and |T - A| on a held-out input", ""]

@@ -1,0 +1,111 @@
+// kperf tune --pipeline --select canary (SPEC 15): the chains' ladders, the ladder stage on the
+// held-out inputs, and the walks of their canaries.
+#include "pipeline_select.hpp"
+
+#include <map>
+#include <set>
+
+#include "select_walk.hpp"
+
+namespace kperf {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Mode = PipelineRunner::Mode;
+
+// A rung's measure from its ladder row on one input.
+RungMeasure measure_of(const Json& row) {
+  RungMeasure m;
+  const std::string status = row["status"].get<std::string>();
+  if (status == "ok" && row.contains("final_error") && row.contains("time_ns")) {
+    m.error = row["final_error"].get<double>();
+    m.time = row["time_ns"]["median"].get<double>();
+    return m;
+  }
+  m.barred = status == "device_fault" || status == "reference_failed";
+  m.problem = status + ": " + row.value("reason", std::string("no error or time")) + " on " +
+              row["input"]["name"].get<std::string>();
+  return m;
+}
+
+}  // namespace
+
+std::string chain_label(const std::vector<PipelineStage>& chain) {
+  std::string label;
+  for (const PipelineStage& s : chain) label += (label.empty() ? "" : " > ") + stage_label(s);
+  return label;
+}
+
+std::vector<Json> select_chains(ChainMeasurer& m, ChainTruth& truth, const ChainLadderInput& in,
+                                const SelectOptions& s, Json& rows, Json& canary) {
+  const auto& chains = *in.chains;
+  // Per budget its rungs (indices into chains), fastest first, the accurate chain last.
+  std::vector<bool> usable;
+  for (std::size_t i : in.measured) {
+    bool ok = !exact_chain(chains[i]);
+    for (const PipelineStage& st : chains[i])
+      ok = ok && !canary_problem({st.app, st.variant, st.wg});
+    usable.push_back(ok);
+  }
+  std::map<std::string, LadderRung> rungs;
+  std::map<std::string, std::size_t> chain_of;  // every chain the ladder stage times, by label
+  std::vector<LadderWalks> walks;
+  auto add = [&](std::size_t chain) {
+    const std::string label = chain_label(chains[chain]);
+    LadderRung r{label, {}, exact_chain(chains[chain]), false};
+    for (const PipelineStage& st : chains[chain]) r.stages.push_back({st.app, st.variant, st.wg});
+    rungs.emplace(label, r);
+    chain_of.emplace(label, chain);
+    return label;
+  };
+  for (std::size_t b = 0; b < in.budgets.size(); ++b) {
+    std::vector<std::string> ladder;
+    for (std::size_t i : ladder_rule(in.points, usable, in.chosen[b], in.budgets[b],
+                                     TuneConfig::kLadderReach, s.ladder))
+      ladder.push_back(add(in.measured[i]));
+    if (in.accurate) ladder.push_back(add(*in.accurate));
+    std::string fixed;
+    if (in.chosen[b]) {
+      const std::size_t chain = in.measured[*in.chosen[b]];
+      fixed = chain_label(chains[chain]);
+      chain_of.emplace(fixed, chain);
+    }
+    walks.emplace_back(ladder, in.budgets[b], fixed);
+  }
+  // The ladder stage: every rung and static choice timed on each held-out input, bound once.
+  std::map<std::string, RungMeasures> measures;  // by input
+  for (const ImageSource& src : in.test) {
+    m.bind(src.name, load_image_source(src, in.size));
+    for (const auto& [label, chain] : chain_of) {
+      Json row = m.measure(chains[chain], {{"stage", "ladder"}}, Mode::kTimed);
+      measures[src.name][label] = measure_of(row);
+      if (row["status"] == "device_fault" && rungs.count(label)) rungs.at(label).faulted = true;
+      rows.push_back(std::move(row));
+    }
+  }
+  // The canaries, input by input: each rung's alone, then each budget's walk.
+  CanaryInput cin;
+  cin.settings = s.settings;
+  bool device = false;
+  for (std::size_t k = 0; k < chains.front().size(); ++k) {
+    cin.evaluators.push_back(truth.evaluator(k));
+    device = device || !chains.front()[k].app->point;
+  }
+  Json estimates = Json::array();
+  for (const ImageSource& src : in.test) {
+    const Grid grid = load_image_source(src, in.size);
+    cin.name = src.name;
+    cin.grid = &grid;
+    estimate_rungs(cin, rungs, measures[src.name], estimates);
+    for (LadderWalks& w : walks) w.walk(cin, rungs, measures[src.name]);
+  }
+  const Json tracking = tracking_json(estimates);
+  canary = {{"estimates", estimates}, {"tracking", tracking}};
+  const Json settings = canary_settings_json(s.settings, device, tracking["median_fraction"]);
+  std::vector<Json> out;
+  for (const LadderWalks& w : walks) out.push_back(w.json(settings, in.percentile));
+  return out;
+}
+
+}  // namespace kperf

@@ -1,0 +1,92 @@
+// --select and the canary's options (SPEC 15), their context block and the selections table.
+#include "select_options.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "cli.hpp"
+#include "command_support.hpp"
+#include "strings.hpp"
+
+namespace kperf {
+
+void add_select_options(cxxopts::Options& options, const char* what) {
+  const std::string select =
+      std::string("how each held-out input gets its ") + what +
+      ": static (the tune's choice) and/or canary (per input, the fastest rung of a ladder of the "
+      "front whose canary bounds its error within the budget; SPEC 15), a list";
+  // clang-format off
+  options.add_options()
+    ("select", select, cxxopts::value<std::string>()->default_value("static"))
+    ("ladder", std::string("--select canary: ") + what + "s of the front per ladder besides the accurate one", cxxopts::value<std::string>()->default_value("4"))
+    ("canary-fraction", "--select canary: the share of the outputs a canary compares", cxxopts::value<std::string>()->default_value("0.001"))
+    ("canary-tiles", "--select canary: the fewest tiles a canary samples (every tile of a smaller launch)", cxxopts::value<std::string>()->default_value("128"))
+    ("canary-confidence", "--select canary: the confidence of the canary's one-sided upper bound", cxxopts::value<std::string>()->default_value("0.95"));
+  // clang-format on
+}
+
+SelectOptions read_select_options(const cxxopts::ParseResult& args) {
+  auto text = [&](const char* name) { return args[name].as<std::string>(); };
+  SelectOptions s;
+  for (const auto& method : split_list(text("select"))) {
+    if (method != "static" && method != "canary")
+      throw UsageError("--select " + method + ": expected static or canary (a list is allowed)");
+    s.canary = s.canary || method == "canary";
+  }
+  s.ladder = static_cast<std::size_t>(parse_count("ladder", text("ladder"), 0, 64));
+  const std::string fraction = text("canary-fraction");
+  s.settings.fraction = fraction == "1" ? 1.0 : parse_fraction("canary-fraction", fraction);
+  s.settings.confidence = parse_fraction("canary-confidence", text("canary-confidence"));
+  s.settings.min_tiles = parse_count("canary-tiles", text("canary-tiles"), 2, 1 << 20);
+  return s;
+}
+
+nlohmann::ordered_json select_context(const SelectOptions& s, double reach, const char* rungs) {
+  return {{"methods", {"static", "canary"}},
+          {"ladder", s.ladder},
+          {"ladder_reach", reach},
+          {"canary",
+           {{"fraction", s.settings.fraction},
+            {"min_tiles", s.settings.min_tiles},
+            {"confidence", s.settings.confidence}}},
+          {"method",
+           std::string("ladder: per budget, the static choice and the front's ") + rungs +
+               " (neither exact nor racing) whose training error is within ladder_reach times "
+               "the budget, nearest the budget on a log scale first, at most `ladder` of them, "
+               "fastest first, then the accurate one. ladder stage: every rung and every static "
+               "choice timed (as the search times) with its error on every held-out input. "
+               "canary: per held-out input, the fastest rung whose estimate plus margin is within "
+               "the budget runs; holds: the test percentile of the true errors of the rungs that "
+               "ran; speedup_net: the median over inputs of the accurate time over the rung's "
+               "time plus the canary's wall time"}};
+}
+
+namespace {
+
+double number(const nlohmann::ordered_json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+}
+
+const char* verdict(const nlohmann::ordered_json& j) {
+  return !j.contains("holds") || j["holds"].is_null() ? "unmeasured"
+         : j["holds"].get<bool>()                     ? "yes"
+                                                      : "NO";
+}
+
+}  // namespace
+
+void print_selections_header(const char* first_column) {
+  std::printf("\n%-14s %7s  %-12s %9s  %-12s %9s %9s %9s %6s\n", first_column, "budget",
+              "static holds", "speedup", "canary holds", "test p", "net", "kernel", "cov");
+}
+
+void print_selection(const std::string& name, const nlohmann::ordered_json& choice,
+                     const nlohmann::ordered_json& select, const nlohmann::ordered_json& tracking) {
+  std::printf("%-14s %6.2f%%  %-12s %8.2fx  %-12s %8.3f%% %8.2fx %8.2fx %5.0f%%\n", name.c_str(),
+              100 * choice["budget"].get<double>(), verdict(choice),
+              number(select, "speedup_static"), verdict(select),
+              100 * number(select, "percentile_error"), number(select, "speedup_net"),
+              number(select, "speedup_kernel"), 100 * number(tracking, "coverage"));
+}
+
+}  // namespace kperf

@@ -1,0 +1,365 @@
+#!/usr/bin/python3
+"""kperf tune --select static,canary (SPEC 15) on the OpenCL device the tests use (PoCL in CI), on
+small generated inputs, every per-input choice recomputed from the document alone:
+
+- each budget's ladder follows the rule (the static choice, the front's points within twice the
+  budget nearest it on a log scale, at most --ladder, fastest first, the accurate kernel last);
+- on each held-out input the rung that ran is the first, fastest first, whose estimate plus
+  margin (the canary's, as listed per rung and input) is within the budget; its error, kernel and
+  accurate times are the ladder stage's rows; holds is the test percentile of those errors, the
+  speedups the medians of per-input ratios; the tracking summary counts the estimates again;
+- a held-out input smooth but for one noisy quadrant: every estimate lies within its margin of
+  the rung's true error, and the rung picked there is less aggressive than on a smooth input;
+  a canary of every tile is the true error the device measured, with no margin;
+- --select static (the default) gives the tune without select blocks, its static choices equal
+  to those of --select static,canary;
+- a rung that faults the device (KPERF_FAULT) is never picked; an input whose truth is broken
+  (tests/apps/nan_truth.cl) gets no rung and no verdict; bad --select values are refused.
+
+- the report renders the selections (a section with its figure, and --table tune-select).
+
+usage: tune_select_test.py KPERF_BINARY SOURCE_DIR
+Exit 0 on success, 1 on a failed check, 77 when numpy is unavailable.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from checks import check, finish, numpy_or_skip
+
+np = numpy_or_skip()
+
+BUDGETS = [0.01, 0.05]
+# Bilateral: on PoCL its perforated window loop (--loop-skip 2) is a quarter faster than the
+# accurate kernel whatever the noise of a shared machine, so the ladders hold approximations.
+SPACE = ["--wg", "8x8", "--schemes", "accurate,stencil", "--recon", "nn", "--output", "none",
+         "--precision", "f32", "--relax", "none", "--loop-skip", "1,2", "--warmup", "1", "--reps",
+         "3", "--max-combinations", "3", "--screen-combinations", "0", "--quiet"]
+
+
+def field(rng, h, w, noisy_quadrant=False):
+    """A smooth field in [20, 235], with uniform noise over its top-left quadrant if asked."""
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    f = sum(np.sin(rng.uniform(0.02, 0.1) * y + rng.uniform(0.02, 0.1) * x + rng.uniform(0, 6.3))
+            for _ in range(4))
+    f = 20 + 215 * (f - f.min()) / (f.max() - f.min())
+    if noisy_quadrant:
+        f[:h // 2, :w // 2] = rng.uniform(20, 235, (h // 2, w // 2))
+    return f.astype(np.float32)
+
+
+def run(binary, args, env=None):
+    return subprocess.run([binary] + args, capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})))
+
+
+def exact(point):
+    return point["family"] == "accurate"
+
+
+def shape(row):
+    """A row's launch shape as the tune names it: 16x8, 16x8v4, 16x8y6, 16x8v4y6."""
+    return f"{row['wg'][0]}x{row['wg'][1]}" + (f"v{row['vec']}" if row["vec"] > 1 else "") + \
+        (f"y{row['py']}" if row["py"] > 1 else "")
+
+
+def label(point):
+    return f"{point['variant']}@{point['wg']}"
+
+
+def ladder_rule(points, chosen, budget, reach, k):
+    """The ladder rule of SPEC 15 as select_walk.cpp documents it: points are dicts of label, time,
+    error and usable; the front's usable points within reach x budget, the static choice first,
+    then the nearest the budget on a log scale, at most k, fastest first."""
+    front, best = [], np.inf
+    for p in sorted(points, key=lambda p: (p["time"], p["error"])):
+        if p["error"] < best:
+            front.append(p)
+            best = p["error"]
+    near = sorted((p for p in front if p["usable"] and p["error"] <= reach * budget),
+                  key=lambda p: abs(np.log(p["error"] / budget)) if p["error"] > 0 else np.inf)
+    rungs = []
+    for p in [q for q in points if q["label"] == chosen and q["usable"]][:1] + near:
+        if p["label"] not in [r["label"] for r in rungs] and len(rungs) < k:
+            rungs.append(p)
+    return [r["label"] for r in sorted(rungs, key=lambda p: p["time"])]
+
+
+def expected_ladder(doc, t, c):
+    """A tune's ladder: over its points, the accurate kernel at its best shape last."""
+    sel = doc["context"]["tune"]["select"]
+    points = [{"label": label(p), "time": p["time_ns"], "error": p["train_error"],
+               "usable": not exact(p) and "relax:" not in p["variant"]} for p in t["points"]]
+    chosen = label(c["chosen"]) if c["chosen"] else None
+    accurate = min((p for p in t["points"] if p["variant"] == "accurate/none"), key=lambda p: p["time_ns"])
+    return ladder_rule(points, chosen, c["budget"], sel["ladder_reach"], sel["ladder"]) + [label(accurate)]
+
+
+def check_walks(where, c, s, estimates, measured, percentile):
+    """A select block's walks recomputed: measured[(label, input)] is (error, time) from the
+    ladder stage's rows; estimates[(label, input)] the canary's listed estimates."""
+    errors, net, kernel, fixed = [], [], [], []
+    static = s.get("static_label")
+    for name, pi in s["per_input"].items():
+        if pi["rung"] is None:
+            continue
+        want = s["ladder"][-1]
+        for rung in s["ladder"][:-1]:
+            e = estimates.get((rung, name))
+            if e and e["estimate"] is not None and e["estimate"] + e["margin"] <= c["budget"]:
+                want = rung
+                break
+        check(pi["rung"] == want, f"{where} {name}: ran {pi['rung']}, the walk picks {want}")
+        if pi["rung"] != s["ladder"][-1]:
+            e = estimates[(pi["rung"], name)]
+            check((pi["estimate"], pi["margin"]) == (e["estimate"], e["margin"]),
+                  f"{where} {name}: the walk's estimate is the canary's")
+        error, time = measured[(pi["rung"], name)]
+        check(pi["error"] == error, f"{where} {name}: error from the ladder row")
+        check(pi["kernel_ns"] == time, f"{where} {name}: kernel time")
+        check(pi["accurate_ns"] == measured[(s["ladder"][-1], name)][1], f"{where} {name}: accurate time")
+        errors.append(pi["error"])
+        net.append(pi["accurate_ns"] / (pi["kernel_ns"] + pi["canary_ns"]))
+        kernel.append(pi["accurate_ns"] / pi["kernel_ns"])
+        fixed.append(pi["accurate_ns"] / measured[(static, name)][1])
+    if s["holds"] is None:
+        return
+    p = float(np.percentile(errors, percentile))
+    check(abs(s["percentile_error"] - p) <= 1e-12 * p, f"{where}: percentile error")
+    check(s["holds"] == (p <= c["budget"]), f"{where}: holds")
+    for key, values in (("speedup_net", net), ("speedup_kernel", kernel), ("speedup_static", fixed)):
+        check(abs(s[key] - float(np.median(values))) <= 1e-9 * s[key], f"{where}: {key}")
+
+
+def check_tracking(where, canary):
+    pairs = [e for e in canary["estimates"] if e["error"] is not None and e["estimate"] is not None]
+    covered = sum(e["error"] <= e["estimate"] + e["margin"] for e in pairs)
+    tr = canary["tracking"]
+    check(tr["pairs"] == len(pairs) and tr["covered"] == covered,
+          f"{where}: tracking {tr} from {len(pairs)} pairs, {covered} covered")
+
+
+def check_selection(doc, metric="mre"):
+    """Every select block of a tune recomputed from its rows and canary estimates."""
+    measured = {(f"{r['variant']}@{shape(r)}", r["input"]["name"]): (r["error"][metric], r["time_ns"]["median"])
+                for r in doc["results"] if r["stage"] == "ladder" and r["status"] == "ok"}
+    for app, t in doc["tune"].items():
+        check_tracking(app, t["canary"])
+        estimates = {(e["rung"], e["input"]): e for e in t["canary"]["estimates"]}
+        for c in t["choices"]:
+            s, where = dict(c["select"]), f"{app} {c['budget']}"
+            check(s["method"] == "canary", f"{where}: method")
+            check(s["ladder"] == expected_ladder(doc, t, c),
+                  f"{where}: ladder {s['ladder']}, the rule gives {expected_ladder(doc, t, c)}")
+            s["static_label"] = label(c["chosen"])
+            check_walks(where, c, s, estimates, measured, doc["context"]["tune"]["percentile"])
+
+
+def chain_label(stages):
+    return " > ".join(f"{st['app']}:{st['variant']}@{st['wg']}" for st in stages)
+
+
+def check_chain_selection(doc):
+    """kperf tune --pipeline --select canary: the same over chains (the measured chains' front,
+    the accurate chain of the screen last; errors are final errors)."""
+    ctx = doc["context"]["tune_pipeline"]
+    rows = doc["results"]
+    exact = {chain_label(r["stages"]): r["exact"] for r in rows if r["stage"] == "screen"}
+    measured = {(chain_label(r["stages"]), r["input"]["name"]): (r["final_error"], r["time_ns"]["median"])
+                for r in rows if r["stage"] == "ladder" and r["status"] == "ok"}
+    points = [{"label": chain_label(m["stages"]), "time": m["time_ns"], "error": m["train_error"],
+               "usable": not exact[chain_label(m["stages"])]} for m in doc["tune"]["measured"]]
+    screen = [r for r in rows if r["stage"] == "screen" and r["status"] == "ok" and r["exact"]]
+    accurate = chain_label(min(screen, key=lambda r: r["time_ns"]["median"])["stages"])
+    t = doc["tune"]
+    check_tracking("chain", t["canary"])
+    estimates = {(e["rung"], e["input"]): e for e in t["canary"]["estimates"]}
+    for c in t["choices"]:
+        s, where = dict(c["select"]), f"chain {c['budget']}"
+        chosen = chain_label(c["chosen"]["stages"]) if c["chosen"] else None
+        want = ladder_rule(points, chosen, c["budget"], ctx["select"]["ladder_reach"],
+                           ctx["select"]["ladder"]) + [accurate]
+        check(s["ladder"] == want, f"{where}: ladder {s['ladder']}, the rule gives {want}")
+        s["static_label"] = chosen
+        check_walks(where, c, s, estimates, measured, ctx["percentile"])
+
+
+def check_bad_options(binary, args, tmp):
+    for flag, value, says in (("--select", "oracle", "expected static or canary"),
+                              ("--ladder", "-1", "--ladder"),
+                              ("--canary-fraction", "0", "--canary-fraction"),
+                              ("--canary-confidence", "1.5", "--canary-confidence")):
+        out = os.path.join(tmp, "bad.json")
+        r = run(binary, args + [flag, value, "--out", out])
+        check(r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1 and
+              not os.path.exists(out), f"{flag} {value}: exit {r.returncode}, {r.stderr!r}")
+
+
+def check_fault(binary, args, doc, path, tmp):
+    """A rung whose ladder rows fault the device is never picked; the tune still completes."""
+    ladder = doc["tune"]["bilateral"]["choices"][0]["select"]["ladder"]
+    victim = ladder[0]
+    check(victim != ladder[-1], "a rung to fault besides the accurate kernel")
+    variant, shape = victim.split("@")
+    faulted = copy.deepcopy(doc)
+    faulted["results"] = [r for r in doc["results"]
+                          if not (r["stage"] == "ladder" and r["variant"] == variant)]
+    out = os.path.join(tmp, "fault.json")
+    with open(out, "w") as f:
+        json.dump(faulted, f)
+    r = run(binary, [a if a != path else out for a in args] + ["--resume"],
+            {"KPERF_FAULT": f"crash:/{variant}/wg:{shape}/hard/"})
+    check(r.returncode == 4, f"a faulting rung: exit 4 (got {r.returncode}: {r.stderr[-300:]})")
+    after = json.load(open(out))
+    check(after["context"]["complete"], "a faulting rung: the tune completes")
+    statuses = {r["input"]["name"]: r["status"] for r in after["results"]
+                if r["stage"] == "ladder" and r["variant"] == variant}
+    check(statuses.get("hard") == "device_fault", f"the rung faulted on hard: {statuses}")
+    for c in after["tune"]["bilateral"]["choices"]:
+        picked = [pi["rung"] for pi in c["select"]["per_input"].values()]
+        check(victim not in picked and len(picked) == 2, f"{c['budget']}: the faulting rung never runs ({picked})")
+
+
+def check_broken_truth(binary, source, tmp):
+    """nan_truth: NaN wherever the centre is above 128; trained below it, tested on one input
+    below and one above."""
+    rng = np.random.default_rng(3)
+    dirs = {name: os.path.join(tmp, name) for name in ("dimtrain", "mixedtest")}
+    for d in dirs.values():
+        os.makedirs(d)
+    for i in range(2):
+        np.save(os.path.join(dirs["dimtrain"], f"dim{i}.npy"), 0.5 * field(rng, 32, 40))
+    np.save(os.path.join(dirs["mixedtest"], "dim.npy"), 0.5 * field(rng, 32, 40))
+    np.save(os.path.join(dirs["mixedtest"], "bright.npy"), field(rng, 32, 40))
+    out = os.path.join(tmp, "broken.json")
+    r = run(binary, ["tune", "--app-file", os.path.join(source, "tests/apps/nan_truth.cl"),
+                     "--budget", "0.05", "--train", dirs["dimtrain"], "--test", dirs["mixedtest"],
+                     "--wg", "8x8", "--schemes", "accurate,rows:2", "--recon", "nn", "--output",
+                     "none", "--precision", "f32", "--relax", "none", "--warmup", "0", "--reps", "2",
+                     "--quiet", "--select", "static,canary", "--canary-fraction", "1", "--out", out])
+    check(r.returncode == 4, f"broken held-out truth: exit 4 (got {r.returncode}: {r.stderr[-300:]})")
+    if not os.path.exists(out):
+        return
+    s = json.load(open(out))["tune"]["nan_truth"]["choices"][0]["select"]
+    check(s["per_input"].get("bright", {}).get("rung", "missing") is None and
+          "reference_failed" in s["per_input"]["bright"].get("problem", ""),
+          f"no rung runs where the truth is broken: {s['per_input'].get('bright')}")
+    check(s["per_input"].get("dim", {}).get("rung") is not None, "a rung runs where it is sound")
+    check(s["holds"] is None and "reference_failed" in s.get("problem", ""),
+          f"no verdict over a broken input: {s.get('holds')}, {s.get('problem')}")
+
+
+def main():
+    binary, source = sys.argv[1], sys.argv[2]
+    rng = np.random.default_rng(2026)
+    with tempfile.TemporaryDirectory() as tmp:
+        train, test = os.path.join(tmp, "train"), os.path.join(tmp, "test")
+        os.makedirs(train)
+        os.makedirs(test)
+        for i in range(3):
+            np.save(os.path.join(train, f"train{i}.npy"), field(rng, 96, 96))
+        np.save(os.path.join(test, "smooth.npy"), field(rng, 96, 96))
+        np.save(os.path.join(test, "hard.npy"), field(rng, 96, 96, noisy_quadrant=True))
+        out = os.path.join(tmp, "select.json")
+        args = [binary, "tune", "--apps", "bilateral", "--budget", ",".join(map(str, BUDGETS)),
+                "--train", train, "--test", test] + SPACE + ["--out", out]
+        r = run(args[0], args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32"])
+        check(r.returncode == 0, f"tune --select static,canary: {r.stderr[-500:]}")
+        if r.returncode != 0:
+            return finish("tune_select")
+        doc = json.load(open(out))
+        check(doc["context"]["tune"]["select"]["methods"] == ["static", "canary"], "select context")
+        check_selection(doc)
+        t = doc["tune"]["bilateral"]
+        for e in t["canary"]["estimates"]:
+            check(abs(e["estimate"] - e["error"]) <= e["margin"],
+                  f"{e['rung']} on {e['input']}: estimate {e['estimate']} within {e['margin']} of {e['error']}")
+        tight = t["choices"][0]["select"]
+        order = tight["ladder"].index
+        check(order(tight["per_input"]["hard"]["rung"]) > order(tight["per_input"]["smooth"]["rung"]),
+              f"the noisy input runs a less aggressive rung: {tight['per_input']}")
+        # A budget between a rung's estimate and its bound on the noisy input: the margin decides.
+        first = tight["ladder"][0]
+        e = {(x["rung"], x["input"]): x for x in t["canary"]["estimates"]}[(first, "hard")]
+        between = os.path.join(tmp, "between.json")
+        with open(between, "w") as f:
+            json.dump(doc, f)
+        budget = e["estimate"] + e["margin"] / 2
+        again = [a if a != out else between for a in args[1:]]
+        again[again.index("--budget") + 1] = repr(budget)
+        r = run(binary, again + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32", "--resume"])
+        check(r.returncode == 0, f"a budget inside the margin: {r.stderr[-300:]}")
+        if r.returncode == 0:
+            inside = json.load(open(between))
+            check_selection(inside)
+            s = inside["tune"]["bilateral"]["choices"][0]["select"]
+            check(first in s["ladder"] and s["per_input"]["hard"]["rung"] != first,
+                  f"a rung whose bound exceeds the budget does not run: {s['per_input']['hard']}")
+        # Every tile: the canary is the whole input's error, as the device measured it, margin 0.
+        whole = os.path.join(tmp, "whole.json")
+        with open(whole, "w") as f:
+            json.dump(doc, f)
+        r = run(binary, [a if a != out else whole for a in args[1:]] +
+                ["--select", "static,canary", "--canary-fraction", "1", "--resume"])
+        check(r.returncode == 0, f"--canary-fraction 1: {r.stderr[-300:]}")
+        if r.returncode == 0:
+            for e in json.load(open(whole))["tune"]["bilateral"]["canary"]["estimates"]:
+                check(e["margin"] == 0 and e["fraction"] == 1 and
+                      abs(e["estimate"] - e["error"]) <= 1e-5 * e["error"],
+                      f"{e['rung']} on {e['input']}: every tile's estimate {e['estimate']} is the "
+                      f"error {e['error']} (margin {e['margin']})")
+        # The default (--select static): the same static choices, no select blocks.
+        static_out = os.path.join(tmp, "static.json")
+        with open(static_out, "w") as f:
+            json.dump(doc, f)
+        r = run(binary, [a if a != out else static_out for a in args[1:]] + ["--resume"])
+        check(r.returncode == 0, f"--select static over the same rows: {r.stderr[-300:]}")
+        plain = json.load(open(static_out))
+        stripped = copy.deepcopy(doc["tune"])
+        for app in stripped.values():
+            app.pop("canary")
+            for c in app["choices"]:
+                c.pop("select")
+        check(plain["tune"] == stripped and "select" not in plain["context"]["tune"],
+              "--select static is the tune without the select blocks")
+        # The report: the section, its figure and the headline table, one row per cell.
+        report = os.path.join(source, "scripts", "report.py")
+        r = subprocess.run(["/usr/bin/python3", report, out, "--out", os.path.join(tmp, "report")],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, f"report.py: {r.stderr[-300:]}")
+        md = open(os.path.join(tmp, "report", "report.md")).read() if r.returncode == 0 else ""
+        holding = sum(c["select"]["holds"] is True for c in t["choices"])
+        check("Per-input selection by canaries" in md and
+              os.path.exists(os.path.join(tmp, "report", "select_estimates.png")) and
+              f"the canary holds in {holding} of {len(t['choices'])} cells" in md,
+              "the report's selection section, its count and its figure")
+        r = subprocess.run(["/usr/bin/python3", report, "--table", "tune-select", out],
+                           capture_output=True, text=True)
+        check(r.returncode == 0 and r.stdout.count("| bilateral |") == len(t["choices"]),
+              f"report.py --table tune-select: {r.stdout[-300:]} {r.stderr[-300:]}")
+        # The same over chains.
+        chain_out = os.path.join(tmp, "chains.json")
+        r = run(binary, ["tune", "--pipeline", "bilateral,gaussian3", "--budget", "0.01,0.05",
+                         "--train", train, "--test", test, "--size", "96", "--stage",
+                         "1:--schemes accurate,stencil --loop-skip 1,2 --wg 8x8", "--stage",
+                         "2:--schemes stencil --wg 8x4", "--reps", "3", "--warmup", "1", "--quiet",
+                         "--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32",
+                         "--out", chain_out])
+        check(r.returncode == 0, f"tune --pipeline --select static,canary: {r.stderr[-500:]}")
+        if r.returncode == 0:
+            chains = json.load(open(chain_out))
+            check_chain_selection(chains)
+            check(all(len(c["select"]["ladder"]) >= 2 for c in chains["tune"]["choices"]),
+                  "every chain ladder holds an approximate rung")
+        check_fault(binary, args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32"],
+                    doc, out, tmp)
+        check_bad_options(binary, args[1:], tmp)
+        check_broken_truth(binary, source, tmp)
+    return finish("tune_select")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
