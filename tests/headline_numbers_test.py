@@ -384,7 +384,34 @@ def peers(paths, text):
                    f"{f['time_ns']['median'] / 1e3:.1f} us ({f['of_copy']:.2f}), {ratio:.2f}x")
 
 
-KINDS = {"harness": harness, "peers": peers, "fig10": fig10, "half": half, "syprox": syprox, "sizes": sizes, "energy": energy,
+def tune_select(paths, text):
+    """Per chain (or app) and budget: both verdicts, the static choice's speedup beside the canary's
+    net and kernel speedups, and the canary's held-out percentile error recomputed from the error
+    of the rung that ran on each input."""
+    lines = iter(cells(text))
+    for path in paths:
+        doc = load(path)
+        if doc["kind"] == "pipeline-tune":
+            blocks = [doc["tune"]["choices"]]
+            pct_of = doc["context"]["tune_pipeline"]["percentile"]
+        else:
+            blocks = [t["choices"] for t in doc["tune"].values()]
+            pct_of = doc["context"]["tune"]["percentile"]
+        for choices in blocks:
+            for c in choices:
+                sel = c.get("select")
+                if not sel:
+                    continue
+                line = next(lines)
+                errors = [v["error"] for v in sel["per_input"].values()]
+                yes = {True: "yes", False: "NO", None: "unmeasured"}
+                expect(f"tune-select {line[2]} {line[3]}", [line[4], line[5], line[6], line[7], line[8], line[9]],
+                       [yes[c.get("holds")], x(sel["speedup_static"]), yes[sel.get("holds")],
+                        pct(percentile(errors, pct_of)), x(sel["speedup_net"]),
+                        x(sel["speedup_kernel"])])
+
+
+KINDS = {"tune-select": tune_select, "harness": harness, "peers": peers, "fig10": fig10, "half": half, "syprox": syprox, "sizes": sizes, "energy": energy,
          "tune": tune, "tune-agreement": tune_agreement, "cache-repeat": cache_repeat,
          "pipeline-tune": pipeline_tune, "targets": targets}
 
