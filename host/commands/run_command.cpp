@@ -520,6 +520,20 @@ int report_run_end(const std::vector<ResultRow>& annotated, bool stopped, bool c
   return kExitFaulted;
 }
 
+// The launch shapes a run sweeps: the user's, or the device kind's defaults.
+std::vector<WorkGroup> launch_shapes(const RunRequest& req, bool cpu) {
+  std::vector<WorkGroup> wgs = with_outputs_per_item(req.wgs                 ? *req.wgs
+                                                     : (req.wg_auto || !cpu) ? spec_wg_candidates()
+                                                                             : cpu_wg_candidates(),
+                                                     req.vecs, req.pys);
+  // A GPU's default sweep: the HPCS'19 work-groups at one output a work-item, and the blocks at
+  // which kperf's kernels reach the copy bound there (at one output a work-item they reach about
+  // half of it: on an H200 at 4096^2, gaussian3 79 us against 38 us at 32x4v4y2).
+  if (!req.wgs && !req.wg_auto && !req.outputs_given && !cpu)
+    for (const WorkGroup& wg : gpu_block_candidates()) wgs.push_back(wg);
+  return wgs;
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv, const std::string& command_line) {
@@ -553,15 +567,7 @@ int cmd_run(int argc, char** argv, const std::string& command_line) {
   const std::unique_ptr<EnergyCounter> energy =
       open_energy_counter(text("energy"), env, cfg.energy_absent_reason);
   cfg.energy = energy.get();
-  cfg.wgs = with_outputs_per_item(req.wgs                                 ? *req.wgs
-                                  : (req.wg_auto || !env.info().is_cpu()) ? spec_wg_candidates()
-                                                                          : cpu_wg_candidates(),
-                                  req.vecs, req.pys);
-  // A GPU's default sweep: the HPCS'19 work-groups at one output a work-item, and the blocks at
-  // which kperf's kernels reach the copy bound there (at one output a work-item they reach about
-  // half of it: on an H200 at 4096^2, gaussian3 79 us against 38 us at 32x4v4y2).
-  if (!req.wgs && !req.wg_auto && !req.outputs_given && !env.info().is_cpu())
-    for (const WorkGroup& wg : gpu_block_candidates()) cfg.wgs.push_back(wg);
+  cfg.wgs = launch_shapes(req, env.info().is_cpu());
   std::set<std::string> owned_units;
   if (req.shard.active()) owned_units = restrict_to_shard(cfg, req.shard);
 
