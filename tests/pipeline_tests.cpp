@@ -15,32 +15,16 @@
 #include "io.hpp"
 #include "pipeline.hpp"
 #include "pipeline_command.hpp"
+#include "pipeline_test_support.hpp"
 #include "test_support.hpp"
 
 namespace kperf {
 namespace {
 
 namespace fs = std::filesystem;
-
-Variant variant_of(const char* scheme, const char* recon, const char* precision,
-                   const char* load = "local", const char* output = "none",
-                   const char* perforate = "device") {
-  AxesSpec a;
-  a.schemes = scheme;
-  a.recons = recon;
-  a.precisions = precision;
-  a.loads = load;
-  a.outputs = output;
-  a.output_recons = "nn";
-  a.perforates = perforate;
-  return parse_variants(a).front();
-}
-
-Grid as_grid(const std::vector<float>& values, int w, int h) {
-  Grid g(w, h);
-  g.data = values;
-  return g;
-}
+using test::as_grid;
+using test::test_options;
+using test::variant_of;
 
 struct ChainCase {
   const char* name;
@@ -65,15 +49,6 @@ std::vector<ChainCase> chain_cases() {
        {{&g5, variant_of("rows:2", "nn", "f32", "local", "none", "host"), wg},
         {&s3, variant_of("accurate", "nn", "f32", "local", "rows:2"), wg}}},
   };
-}
-
-// The test kernels, no warm-up, `reps` timed chain runs.
-PipelineOptions test_options(int reps) {
-  PipelineOptions opt;
-  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
-  opt.warmup = 0;
-  opt.reps = reps;
-  return opt;
 }
 
 // Every stage's output equals its scheme's CPU model applied to the input the stage received,
