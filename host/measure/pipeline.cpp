@@ -483,6 +483,23 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
   return out;
 }
 
+void PipelineRunner::save_output(ChainOutcome& outcome, const std::string& dir,
+                                 const std::string& key) const {
+  Grid g(in_.grid->width, in_.grid->height);
+  g.data = outcome.stages.back().output;
+  const fs::path file = fs::path(dir) / key_to_filename(key);
+  try {
+    if (fault("save"))
+      throw std::runtime_error(file.string() + ": injected fault (KPERF_FAULT=save)");
+    write_npy(file.string(), g);
+    outcome.output_file = file.string();
+  } catch (const std::exception& e) {
+    outcome.status = "host_error";
+    outcome.reason = std::string("--save-outputs: ") + e.what();
+    outcome.output_lost = true;
+  }
+}
+
 ChainTruth::ChainTruth(ClEnv* env, const std::vector<const AppDescriptor*>& apps,
                        const std::string& kernel_root, const AppParams& params,
                        const std::string& extra_options)

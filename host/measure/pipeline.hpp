@@ -74,6 +74,8 @@ struct ChainOutcome {
   int failed_stage = -1;              // 0-based, where a stage caused the status
   std::vector<StageOutcome> stages;
   std::vector<std::uint64_t> total_ns;  // every stage's launches per chain sample
+  std::string output_file;              // where save_output wrote the final output
+  bool output_lost = false;             // measured, but save_output could not write it
   bool ok() const { return status == "ok"; }
 };
 
@@ -102,6 +104,10 @@ class PipelineRunner {
     return run(chain);
   }
   bool device_lost() const { return !lost_by_.empty(); }
+  // Writes an ok chain's final output (read back) into `dir` as float32 .npy, named from `key`,
+  // into its output_file; where that fails (KPERF_FAULT=save too), the chain is a host_error row
+  // that says so, its measurements kept.
+  void save_output(ChainOutcome& outcome, const std::string& dir, const std::string& key) const;
   // Builds every stage program of `chains` at once on the host's threads; runs then find them.
   void prebuild(const std::vector<std::vector<PipelineStage>>& chains);
   struct StageSetup;  // one stage built and bound, ready to launch (pipeline.cpp's own)

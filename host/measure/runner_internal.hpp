@@ -52,6 +52,10 @@ void injected_stop_after_row();
 
 double now_s();
 
+// A saved output's file name from its result key: '/' as "__", ':' as '-', a chain's " > " as
+// '+', then ".npy".
+std::string key_to_filename(const std::string& key);
+
 // What every launch checks of its kernel once built, a configuration's or a chain's: the launch
 // shape against its CL_KERNEL_WORK_GROUP_SIZE (unless KPERF_LAUNCH_PAST_KERNEL_WG) and its local
 // memory against the device's; an invalid_config verdict, or nothing. `info` receives the
