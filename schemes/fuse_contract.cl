@@ -52,6 +52,21 @@ enum {
 #define KPERF_FUSE_INTER_H(halo) (kperf_fuse_block_y + 2 * (halo))
 #define KPERF_FUSE_INTER_STRIDE(halo) ((kperf_fuse_block_x + 2 * (halo) + 3) / 4 * 4)
 
+// Under rows:k the tile's missing rows are rebuilt as whole float4 rows, padding columns too
+// (perforate_lines.cl). A group whose rows are not loaded as aligned vectors (at the grid's edge)
+// leaves its padding columns unset: they are zeroed first, so no rebuilt value comes from memory
+// never written (what is there is never read as a tile element).
+inline void kperf_fuse_clear_padding(__local float* tile, int width) {
+#if KPERF_VEC_ROWS && defined(KPERF_LINES_ARE_ROWS) && KPERF_LINES_ARE_ROWS
+  if (kperf_rows_vectorizable(width)) return;
+  const int pad = TILE_STRIDE - TILE_W;
+  for (int i = kperf_local_linear_id(); i < TILE_H * pad; i += WG_SIZE) {
+    const int row = i / pad, c = i - row * pad;
+    tile[row * TILE_STRIDE + (c < TILE_OFF ? c : TILE_W + c)] = 0.0f;
+  }
+#endif
+}
+
 // The value a float holds once stored as half (round to nearest even): an intermediate the
 // unfused chain would hand on in half storage (f16 between the stages), whatever this program's
 // output type.

@@ -18,6 +18,7 @@
   __kernel KPERF_WG_ATTR void kperf_app(KPERF_INPUT_PARAM in, __global KPERF_OUT_T* out,      \
                                         int width, int height) {                              \
     __local float kperf_fuse_tile[kperf_fuse_tile_elems] __attribute__((aligned(16)));        \
+    kperf_fuse_clear_padding(kperf_fuse_tile, width);                                         \
     kperf_fill_tile(kperf_fuse_tile, in, width, height);
 
 // Stage k's outputs over the block and its halo, from `source` into kperf_fuse_inter_k.
