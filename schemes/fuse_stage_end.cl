@@ -66,6 +66,11 @@ inline void KPERF_FUSE_CAT(kperf_fuse_compute_, KPERF_FUSE_STAGE)(__local const 
 #define KPERF_FUSE_REGION_H (kperf_fuse_block_y + 2 * KPERF_FUSE_STAGE_HALO)
 #define KPERF_FUSE_DST_STRIDE KPERF_FUSE_INTER_STRIDE(KPERF_FUSE_STAGE_HALO)
 
+// A chunk no larger than the region (-DKPERF_FUSE_CHUNK_VEC_K / _PY_K may name one): else a
+// negative array size stops the build.
+typedef char KPERF_FUSE_CAT(kperf_fuse_chunk_fits_, KPERF_FUSE_STAGE)[
+    VEC <= KPERF_FUSE_REGION_W && PY <= KPERF_FUSE_REGION_H ? 1 : -1];
+
 inline float KPERF_FUSE_CAT(kperf_fuse_hand_on_, KPERF_FUSE_STAGE)(float v) {
 #if KPERF_FUSE_STAGE_ROUND == 1
   return kperf_fuse_round_half(v);

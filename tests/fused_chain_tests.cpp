@@ -229,5 +229,58 @@ TEST(FusedChain, WritesPastTheOutputTripTheCanary) {
             "it was overwritten");
 }
 
+// How the work-items split an earlier stage's region into chunks changes no output: one output
+// per chunk, or tall chunks as wide as two float4s, give the default chunks' outputs bit for bit;
+// a chunk larger than the region does not build.
+TEST(FusedChain, ChunkShapesChangeNoOutput) {
+  KPERF_REQUIRE_DEVICE();
+  const int w = 61, h = 47;
+  const Grid input = test::random_grid(w, h, 97);
+  const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3");
+  const WorkGroup wg{8, 4, 4, 2};
+  const auto chain = fused({{&g5, variant_of("rows:2", "li", "f32"), wg},
+                            {&s3, variant_of("accurate", "nn", "f32"), wg}});
+  PipelineRunner plain(*env, test_options(1));
+  const ChainOutcome base = plain.run(chain, input);
+  ASSERT_TRUE(base.ok()) << base.reason;
+  for (const char* chunk : {"-DKPERF_FUSE_CHUNK_VEC_1=1 -DKPERF_FUSE_CHUNK_PY_1=1",
+                            "-DKPERF_FUSE_CHUNK_VEC_1=8 -DKPERF_FUSE_CHUNK_PY_1=5"}) {
+    PipelineOptions opt = test_options(1);
+    opt.extra_build_options = chunk;
+    PipelineRunner runner(*env, opt);
+    const ChainOutcome out = runner.run(chain, input);
+    ASSERT_TRUE(out.ok()) << chunk << ": " << out.reason << out.stages.back().build_log;
+    EXPECT_EQ(out.stages.back().output, base.stages.back().output) << chunk;
+  }
+  PipelineOptions opt = test_options(1);
+  opt.extra_build_options = "-DKPERF_FUSE_CHUNK_PY_1=11";  // the region is 8 + 2 rows
+  PipelineRunner runner(*env, opt);
+  EXPECT_EQ(runner.run(chain, input).status, "build_failed");
+}
+
+// The names a fused program prefixes per stage: an app's own file-scope functions, variables and
+// types, never its macros, the contract's names, keywords or what comments and strings hold.
+TEST(FusedProgram, FileScopeNamesAreTheAppsOwn) {
+  const std::string text = R"(// helper(1) in a comment
+#define SCALE(x) ((x) * 2.0f)
+#define LIMIT 4
+#include "kperf_tile.cl"
+/* table[3] = {1} */
+__constant float table[3] = {1.0f, 2.0f, 3.0f};
+typedef struct { float a; } pair_t;
+float first, second;
+inline float helper(const float* c) { return SCALE(c[0]) + sizeof(float) + LIMIT; }
+__attribute__((always_inline)) inline float other(float x) { return helper(&x); }
+inline float kperf_not_mine(float x) { return x; }
+KPERF_IMAGE_KERNEL(helper)
+)";
+  EXPECT_EQ(file_scope_names(text),
+            (std::vector<std::string>{"first", "helper", "other", "pair_t", "second", "table"}));
+  EXPECT_EQ(defined_macros(text), (std::vector<std::string>{"LIMIT", "SCALE"}));
+  const std::string median = read_file(std::string(KPERF_TEST_KERNEL_ROOT) + "/kernels/median.cl");
+  for (const std::string& name : file_scope_names(median))
+    EXPECT_EQ(name.rfind("median_", 0), 0u) << name;
+}
+
 }  // namespace
 }  // namespace kperf

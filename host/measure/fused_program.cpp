@@ -277,6 +277,59 @@ std::size_t fused_local_bytes(const std::vector<PipelineStage>& chain) {
   return bytes;
 }
 
+namespace {
+
+// Stage k's part of a fused program's text: its view of the contract, its app file with its
+// file-scope names prefixed, its functions, then its names and macros undefined.
+void stage_text(std::ostringstream& s, const std::vector<PipelineStage>& chain, std::size_t k,
+                const PrecisionDescriptor& precision, const std::string& kernel_root,
+                const std::map<std::string, std::string>& defined) {
+  const StorageType& f16 = storage_type("f16");
+  const PipelineStage& st = chain[k];
+  const bool last = k + 1 == chain.size();
+  const StorageType* reads = k == 0 ? precision.in : chain[k - 1].variant.precision_info().out;
+  const StorageType* writes = last ? precision.out : st.variant.precision_info().out;
+  const WorkGroup chunk = stage_chunk(chain, k);
+  const fs::path file = fs::path(kernel_root) / "kernels" / st.app->kernel_file;
+  const std::string text = read_file(file.string());
+  s << "\n// stage " << k + 1 << ": " << st.app->name << ", " << file.filename().string()
+    << " (sha256 " << sha256_hex(text) << ")\n"
+    << "#define KPERF_FUSE_STAGE " << k + 1 << "\n";
+  if (last) {
+    s << "#define KPERF_FUSE_STAGE_VEC " << chunk.vec << "\n"
+      << "#define KPERF_FUSE_STAGE_PY " << chunk.py << "\n";
+  } else {
+    // An earlier stage's chunk, unless --cl-options names one (-DKPERF_FUSE_CHUNK_VEC_K=...).
+    for (const auto& [axis, value] : {std::make_pair("VEC", chunk.vec), {"PY", chunk.py}})
+      s << "#ifdef KPERF_FUSE_CHUNK_" << axis << "_" << k + 1 << "\n#define KPERF_FUSE_STAGE_"
+        << axis << " KPERF_FUSE_CHUNK_" << axis << "_" << k + 1 << "\n#else\n#define "
+        << "KPERF_FUSE_STAGE_" << axis << " " << value << "\n#endif\n";
+  }
+  s << "#define KPERF_FUSE_STAGE_RADIUS " << st.app->radius << "\n"
+    << "#define KPERF_FUSE_STAGE_HALO " << halo_after(chain, k) << "\n"
+    << "#define KPERF_FUSE_STAGE_IN_HALF " << (reads == &f16) << "\n"
+    << "#define KPERF_FUSE_STAGE_OUT_HALF " << (writes == &f16) << "\n"
+    << "#define KPERF_FUSE_STAGE_RECON_LI "
+    << (k == 0 && chain[0].variant.recon == Recon::kLi ? 1 : 0) << "\n"
+    << "#define KPERF_FUSE_STAGE_ROUND "
+    << (writes->is_float() ? 0
+        : writes == &f16   ? 1
+                           : 2)
+    << "\n#include \"fuse_stage_begin.cl\"\n";
+  const std::string prefix = "kperf_s" + std::to_string(k + 1) + "_";
+  const std::vector<std::string> names = file_scope_names(text);
+  for (const std::string& n : names) s << "#define " << n << " " << prefix << n << "\n";
+  s << "#include \""
+    << (st.app->user() ? fs::absolute(file).lexically_normal().string()
+                       : std::string(st.app->kernel_file))
+    << "\"\n#include \"fuse_stage_end.cl\"\n";
+  for (const std::string& n : names) s << "#undef " << n << "\n";
+  for (const std::string& m : defined_macros(text))
+    if (m != "RADIUS" && !defined.count(m)) s << "#undef " << m << "\n";
+}
+
+}  // namespace
+
 FusedProgram fused_program(const std::vector<PipelineStage>& chain, const std::string& kernel_root,
                            const AppParams& params, const std::string& extra_options) {
   const WorkGroup launch = chain.back().wg;
@@ -307,42 +360,8 @@ FusedProgram fused_program(const std::vector<PipelineStage>& chain, const std::s
   for (std::size_t k = 0; k + 1 < chain.size(); ++k)
     s << "#define KPERF_FUSE_HALO_" << k + 1 << " " << halo_after(chain, k) << "\n";
   s << "#include \"fuse_contract.cl\"\n";
-  const StorageType& f16 = storage_type("f16");
-  for (std::size_t k = 0; k < chain.size(); ++k) {
-    const PipelineStage& st = chain[k];
-    const bool last = k + 1 == chain.size();
-    const StorageType* reads = k == 0 ? precision->in : chain[k - 1].variant.precision_info().out;
-    const StorageType* writes = last ? precision->out : st.variant.precision_info().out;
-    const WorkGroup chunk = stage_chunk(chain, k);
-    const fs::path file = fs::path(kernel_root) / "kernels" / st.app->kernel_file;
-    const std::string text = read_file(file.string());
-    s << "\n// stage " << k + 1 << ": " << st.app->name << ", " << file.filename().string()
-      << " (sha256 " << sha256_hex(text) << ")\n"
-      << "#define KPERF_FUSE_STAGE " << k + 1 << "\n"
-      << "#define KPERF_FUSE_STAGE_VEC " << chunk.vec << "\n"
-      << "#define KPERF_FUSE_STAGE_PY " << chunk.py << "\n"
-      << "#define KPERF_FUSE_STAGE_RADIUS " << st.app->radius << "\n"
-      << "#define KPERF_FUSE_STAGE_HALO " << halo_after(chain, k) << "\n"
-      << "#define KPERF_FUSE_STAGE_IN_HALF " << (reads == &f16) << "\n"
-      << "#define KPERF_FUSE_STAGE_OUT_HALF " << (writes == &f16) << "\n"
-      << "#define KPERF_FUSE_STAGE_RECON_LI "
-      << (k == 0 && chain[0].variant.recon == Recon::kLi ? 1 : 0) << "\n"
-      << "#define KPERF_FUSE_STAGE_ROUND "
-      << (writes->is_float() ? 0
-          : writes == &f16   ? 1
-                             : 2)
-      << "\n#include \"fuse_stage_begin.cl\"\n";
-    const std::string prefix = "kperf_s" + std::to_string(k + 1) + "_";
-    const std::vector<std::string> names = file_scope_names(text);
-    for (const std::string& n : names) s << "#define " << n << " " << prefix << n << "\n";
-    s << "#include \""
-      << (st.app->user() ? fs::absolute(file).lexically_normal().string()
-                         : std::string(st.app->kernel_file))
-      << "\"\n#include \"fuse_stage_end.cl\"\n";
-    for (const std::string& n : names) s << "#undef " << n << "\n";
-    for (const std::string& m : defined_macros(text))
-      if (m != "RADIUS" && !defined.count(m)) s << "#undef " << m << "\n";
-  }
+  for (std::size_t k = 0; k < chain.size(); ++k)
+    stage_text(s, chain, k, *precision, kernel_root, defined);
   s << "\n#include \"fuse_kernel.cl\"\nKPERF_FUSE_KERNEL_BEGIN\n";
   for (std::size_t k = 0; k + 1 < chain.size(); ++k)
     s << "KPERF_FUSE_MIDDLE(" << k + 1 << ", "
