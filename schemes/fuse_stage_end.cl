@@ -69,7 +69,7 @@ inline void KPERF_FUSE_CAT(kperf_fuse_compute_, KPERF_FUSE_STAGE)(__local const 
 // A chunk no larger than the region (-DKPERF_FUSE_CHUNK_VEC_K / _PY_K may name one): else a
 // negative array size stops the build.
 typedef char KPERF_FUSE_CAT(kperf_fuse_chunk_fits_, KPERF_FUSE_STAGE)[
-    VEC <= KPERF_FUSE_REGION_W && PY <= KPERF_FUSE_REGION_H ? 1 : -1];
+    (VEC <= KPERF_FUSE_REGION_W) + (PY <= KPERF_FUSE_REGION_H) == 2 ? 1 : -1];
 
 inline float KPERF_FUSE_CAT(kperf_fuse_hand_on_, KPERF_FUSE_STAGE)(float v) {
 #if KPERF_FUSE_STAGE_ROUND == 1
