@@ -375,7 +375,7 @@ void add_chain_options(cxxopts::Options& options, const char* reps_default) {
   // clang-format off
   options.add_options()
     ("pipeline", "blur-edges (gaussian5 then sobel3), denoise-edges (median then sobel3) or APP,APP[,...]", cxxopts::value<std::string>())
-    ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named runs accurate at 16x8", cxxopts::value<std::string>())
+    ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named, or without --wg, runs at 16x8 (slow on GPUs: name a shape such as --wg 32x4 --vec 4 --py 4)", cxxopts::value<std::string>())
     ("size", "resize or generate the inputs at N or WxH (default: 512)", cxxopts::value<std::string>()->default_value("512"))
     ("warmup", "untimed chain runs per timed chain", cxxopts::value<std::string>()->default_value("10"))
     ("reps", "timed chain runs per timed chain", cxxopts::value<std::string>()->default_value(reps_default))
