@@ -59,9 +59,9 @@ enum {
 inline void kperf_fuse_clear_padding(__local float* tile, int width) {
 #if KPERF_VEC_ROWS && defined(KPERF_LINES_ARE_ROWS) && KPERF_LINES_ARE_ROWS
   if (kperf_rows_vectorizable(width)) return;
-  const int pad = TILE_STRIDE - TILE_W;
+  const int pad = TILE_STRIDE - TILE_W;  // 0 where the halo is the padding
   for (int i = kperf_local_linear_id(); i < TILE_H * pad; i += WG_SIZE) {
-    const int row = i / pad, c = i - row * pad;
+    const int row = i / max(pad, 1), c = i - row * pad;
     tile[row * TILE_STRIDE + (c < TILE_OFF ? c : TILE_W + c)] = 0.0f;
   }
 #endif
