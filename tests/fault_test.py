@@ -19,10 +19,10 @@ does) and from a real kernel that reads 1.6 GB before its window (tests/apps/wil
   reason), chooses among the rest and exits 4; a verdict that could not be measured prints
   "unmeasured" with its reason, never NO, and exits 4.
 - kperf check reports the real crashing kernel as failed checks naming device_fault, exit 1.
-- kperf pipeline: a faulting chain is a device_fault row with the driver's words and every other
-  chain's row equals the same run's without the fault, exit 4 (both kinds; without a supervisor
-  the chains after the fault say they were not measured); a real crashing user-app stage makes
-  its chains device_fault rows, whose truth kernel faulted first.
+- kperf pipeline: a faulting chain (fused too) is a device_fault row with the driver's words and
+  every other chain's row equals the same run's without the fault, exit 4 (both kinds; without a
+  supervisor the chains after the fault say they were not measured); a real crashing user-app
+  stage makes its chains device_fault rows, whose truth kernel faulted first.
 - kperf tune --pipeline drops a chain that faults in the screen, chooses among the rest and exits
   4.
 
@@ -432,6 +432,28 @@ def check_pipeline_faults(binary, root, tmp):
             if k not in faulted:
                 check(row["status"] == "ok" and row["final_error"] == reference[k]["final_error"],
                       f"pipeline {kind}: {k} measured as without the fault")
+
+    # A fused chain that crashes the device: its row device_fault, every other as without it.
+    fused = base + ["--stage", "1:--schemes accurate,rows:2", "--stage", "2:--wg 16x4,8x8",
+                    "--fuse", "all"]
+    fused_key = "blur-edges/fused/gaussian5:rows:2/nn@8x8 >"
+    clean = os.path.join(tmp, "pipeline-fused-clean.json")
+    r = run(binary, fused + ["--out", clean])
+    check(r.returncode == 0, f"fused pipeline without a fault: {r.stderr}")
+    _, reference = rows_by_key(clean)
+    out = os.path.join(tmp, "pipeline-fused-crash.json")
+    r = run(binary, fused + ["--out", out], {"KPERF_FAULT": f"crash:{fused_key}"})
+    check(r.returncode == 4, f"fused pipeline crash: exit 4, got {r.returncode}: {r.stderr}")
+    _, rows = rows_by_key(out)
+    faulted = [k for k, row in rows.items() if row["status"] == "device_fault"]
+    check(len(faulted) == 1 and faulted[0].startswith(fused_key) and
+          "Segmentation fault" in rows[faulted[0]]["reason"],
+          f"fused pipeline crash: one device_fault row: {[(k, rows[k]['reason']) for k in faulted]}")
+    check(set(rows) == set(reference), "fused pipeline crash: every chain has its row")
+    for k, row in rows.items():
+        if k not in faulted:
+            check(row["status"] == "ok" and row["final_error"] == reference[k]["final_error"],
+                  f"fused pipeline crash: {k} measured as without the fault")
 
     out = os.path.join(tmp, "pipeline-alone.json")
     r = run(binary, base + stage + ["--out", out],

@@ -12,7 +12,10 @@ Coverage:
   (gaussian5), median, inversion, bilateral and hotspot;
 - every value of every axis at least once for every other kernel file: sobel3, sobel5 and the
   example user apps, with the error metrics on the device (metrics.cl); copy.cl runs in every
-  configuration (the copy bandwidth), probe_half_image.cl wherever a half image is read.
+  configuration (the copy bandwidth), probe_half_image.cl wherever a half image is read;
+- fused chains (`kperf pipeline --fuse all`, schemes/fuse_*.cl): the first stage's input schemes
+  with nn and li, f16 and bf16 storage, launch shapes with vec and py, three stages, a user app
+  and one app twice (FUSED; the fast tier runs the first two).
 The configurations that can run come from `kperf run --dry-run` over the whole cross product on
 Oclgrind's device, so the array never spends a row on a combination kperf refuses.
 
@@ -80,6 +83,19 @@ EACH_VALUE_APPS = {"sobel3": "gaussian3", "sobel5": "gaussian5", "box5": "gaussi
                    "laplacian3": "gaussian3", "unsharp": "gaussian3"}
 SAMPLE_ROWS = 6  # per pairwise app in the fast tier
 SAMPLE_SHAPES = ["8x4", "8x4v2y3"]  # the fast tier's arrays: fewer shapes, a smaller dry run
+# Fused chains: (pipeline, stage options..., extra arguments). Every chain of each is fused; the
+# accurate f32 kernel added to every stage makes some chains not connect (not_applicable rows).
+FUSED = [
+    ("blur-edges", ["1:--schemes rows:2 --recon li --precision f16",
+                    "2:--precision f16 --wg 8x4 --vec 2 --py 3"], []),
+    ("denoise-edges", ["1:--schemes stencil,cols:3 --recon nn", "2:--wg 16x2 --vec 4"], []),
+    ("gaussian3,median,sobel3", ["1:--schemes rows:3 --recon li", "3:--wg 4x8 --py 4"], []),
+    ("box5,sobel3", ["1:--schemes rows:2 --precision f16in", "2:--wg 8x2 --vec 8 --py 2"],
+     ["--app-file", "examples/apps/box5.cl"]),
+    ("sobel3,sobel3", ["1:--schemes cols:2 --recon li", "2:--wg 8x4"], []),
+    ("blur-edges", ["1:--precision bf16", "2:--precision bf16 --wg 8x4 --vec 4"], []),
+]
+SAMPLE_FUSED = 2
 # The error metrics on the device (metrics.cl) run once, on a grid just large enough for SSIM's
 # 11x11 window: every kernel of it in one group.
 METRICS_GRID = "16x12"
@@ -243,6 +259,46 @@ def diagnostic_kinds(log):
     return ", ".join(f"{kind} x{n}" for kind, n in kinds.most_common())
 
 
+def run_fused(runner, pipeline, stages, extra):
+    """One `kperf pipeline --fuse all` under Oclgrind's checks; returns (label, problems, s)."""
+    runner.count += 1
+    tag = f"fused-{runner.count}"
+    log = os.path.join(runner.scratch, tag + ".log")
+    out_json = os.path.join(runner.scratch, tag + ".json")
+    args = ["pipeline", "--pipeline", pipeline, "--fuse", "all", "--size", GRID, "--input",
+            "synthetic:noise", "--warmup", "0", "--reps", "1", "--quiet", "--kernel-dir",
+            runner.root, "--out", out_json]
+    for stage in stages:
+        args += ["--stage", stage]
+    args += [os.path.join(runner.root, a) if a.endswith(".cl") else a for a in extra]
+    cmd = (["oclgrind", "--log", log, "--num-threads", "1", "--build-options", "-cl-opt-disable",
+            "--check-api", "--data-races", "--uninitialized", runner.kperf] + args)
+    label = f"fused {pipeline} " + " ".join(f"'{s}'" for s in stages)
+    problems = []
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return label, ["timed out after 900 s"], 900.0
+    diagnostics = open(log).read().strip() if os.path.exists(log) else ""
+    if diagnostics:
+        problems.append("Oclgrind: " + diagnostic_kinds(diagnostics) + "\n    " +
+                        "\n    ".join(diagnostics.splitlines()[:14]))
+    if proc.returncode != 0:
+        problems.append(f"kperf exit {proc.returncode}: {proc.stderr.strip()[-600:]}")
+    else:
+        rows = json.load(open(out_json))["results"]
+        ok = [r for r in rows if r["status"] == "ok"]
+        check(ok and all(r["fused"] for r in rows), f"{label}: fused chains ran: {len(ok)} ok")
+        for r in rows:
+            if r["status"] not in ("ok", "not_applicable"):
+                problems.append(f"row {r['key']} is {r['status']}: {r.get('reason', '')[:300]}")
+    for path in (log, out_json):
+        if os.path.exists(path):
+            os.remove(path)
+    return label, problems, time.monotonic() - start
+
+
 def cover(candidates, strength):
     """Greedy covering array over candidate rows (tuples): every value (strength 1) or every pair
     of values (strength 2) that some candidate holds, '-' excepted. Returns the chosen rows, the
@@ -361,12 +417,14 @@ def main():
     names = list(STRUCTURAL)
     work.append(("gaussian3", names, ("accurate", "local", "none", "-", "-", "f32", "device",
                                       "8x4", "none"), "device"))
-    print(f"{len(work)} configurations under Oclgrind, {jobs} at a time (arrays made in "
-          f"{time.monotonic() - made:.0f} s)", flush=True)
+    fused = FUSED if everything else FUSED[:SAMPLE_FUSED]
+    print(f"{len(work)} configurations and {len(fused)} fused pipelines under Oclgrind, {jobs} at "
+          f"a time (arrays made in {time.monotonic() - made:.0f} s)", flush=True)
     failed = 0
     times = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(runner.run_one, *item) for item in work]
+        futures += [pool.submit(run_fused, runner, *item) for item in fused]
         for fut in concurrent.futures.as_completed(futures):
             label, problems, seconds = fut.result()
             times.append((seconds, label))
@@ -375,7 +433,7 @@ def main():
             for p in problems:
                 check(False, f"{label}: {p}")
     times.sort(reverse=True)
-    print(f"{len(work) - failed} of {len(work)} configurations clean; "
+    print(f"{len(work) + len(fused) - failed} of {len(work) + len(fused)} runs clean; "
           f"{sum(t for t, _ in times):.0f} s under Oclgrind, the slowest:", flush=True)
     for seconds, label in times[:3]:
         print(f"  {seconds:.1f} s  {label}")

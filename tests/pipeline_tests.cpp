@@ -15,32 +15,16 @@
 #include "io.hpp"
 #include "pipeline.hpp"
 #include "pipeline_command.hpp"
+#include "pipeline_test_support.hpp"
 #include "test_support.hpp"
 
 namespace kperf {
 namespace {
 
 namespace fs = std::filesystem;
-
-Variant variant_of(const char* scheme, const char* recon, const char* precision,
-                   const char* load = "local", const char* output = "none",
-                   const char* perforate = "device") {
-  AxesSpec a;
-  a.schemes = scheme;
-  a.recons = recon;
-  a.precisions = precision;
-  a.loads = load;
-  a.outputs = output;
-  a.output_recons = "nn";
-  a.perforates = perforate;
-  return parse_variants(a).front();
-}
-
-Grid as_grid(const std::vector<float>& values, int w, int h) {
-  Grid g(w, h);
-  g.data = values;
-  return g;
-}
+using test::as_grid;
+using test::test_options;
+using test::variant_of;
 
 struct ChainCase {
   const char* name;
@@ -65,15 +49,6 @@ std::vector<ChainCase> chain_cases() {
        {{&g5, variant_of("rows:2", "nn", "f32", "local", "none", "host"), wg},
         {&s3, variant_of("accurate", "nn", "f32", "local", "rows:2"), wg}}},
   };
-}
-
-// The test kernels, no warm-up, `reps` timed chain runs.
-PipelineOptions test_options(int reps) {
-  PipelineOptions opt;
-  opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
-  opt.warmup = 0;
-  opt.reps = reps;
-  return opt;
 }
 
 // Every stage's output equals its scheme's CPU model applied to the input the stage received,
@@ -328,6 +303,75 @@ TEST(PipelineCli, RunWritesEveryChainWithStageTimesAndErrors) {
   EXPECT_EQ(unconnected, 4);  // an f32 stage before an f16in one, or f16 before f32
 }
 
+// --fuse none,all: every chain once in separate launches and once fused at each shape of the
+// last stage; fused rows say so, have the chain's time alone and the last stage's error, and
+// --save-outputs writes each chain's final output where its output_file says, the accurate
+// fused chain's that of the accurate unfused one at the same shape.
+TEST(PipelineCli, FuseRunsEveryChainFusedBesideUnfusedAndSavesOutputs) {
+  KPERF_REQUIRE_DEVICE();
+  test::TempDir dir;
+  const std::string args =
+      "pipeline --pipeline blur-edges --stage '1:--schemes rows:2 --wg 8x4' --stage '2:--wg "
+      "8x4 --vec 1,2' --input synthetic:smooth --size 40 --warmup 1 --reps 3 --quiet --out " +
+      (dir / "p.json").string();
+  std::ofstream(dir / "a-file") << "not a directory";
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {" --fuse some", "--fuse some: expected none, all or none,all"},
+           {" --fuse all,all", "all is given twice"},
+           {" --save-outputs " + (dir / "a-file" / "deeper").string(),
+            "cannot create or write directory"}}) {
+    const Cli r = kperf_cli(args + bad, dir);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "p.json")) << bad;
+  }
+  fs::create_directories(dir / "outputs");
+  const Cli r =
+      kperf_cli(args + " --fuse none,all --save-outputs " + (dir / "outputs").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(read_file((dir / "p.json").string()));
+  EXPECT_EQ(doc["context"]["pipeline"]["fuse"], nlohmann::json({"none", "all"}));
+  const auto& rows = doc["results"];
+  ASSERT_EQ(rows.size(), 8u);  // {accurate, rows:2} x {8x4, 8x4v2}, each unfused and fused
+  std::map<std::string, Grid> accurate;  // by "fused?" and the last stage's shape
+  double fastest_unfused = INFINITY;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row["status"], "ok") << row.dump();
+    const bool fused = row["fused"];
+    EXPECT_EQ(row["key"].get<std::string>().find("blur-edges/fused/") == 0, fused);
+    const auto& stages = row["stages"];
+    if (fused) {
+      EXPECT_EQ(stages[0]["wg"], stages[1]["wg"]) << "one launch shape";
+      EXPECT_FALSE(stages[0].contains("time_ns") || stages[1].contains("time_ns"));
+      EXPECT_FALSE(stages[0].contains("error")) << "stage 1's outputs stay in local memory";
+    }
+    EXPECT_EQ(row["final_error"], stages[1]["error"]);
+    const Grid saved = read_npy(row["output_file"].get<std::string>());
+    EXPECT_EQ(saved.width, 40);
+    if (row["exact"].get<bool>()) {
+      EXPECT_LT(row["final_error"].get<double>(), 1e-5);
+      accurate[std::to_string(fused) + stages[1]["wg"].get<std::string>()] = saved;
+      if (!fused)
+        fastest_unfused = std::min(fastest_unfused, row["time_ns"]["median"].get<double>());
+    }
+  }
+  ASSERT_EQ(accurate.size(), 4u);
+  for (const char* shape : {"8x4", "8x4v2"})
+    EXPECT_EQ(accurate[std::string("1") + shape].data, accurate[std::string("0") + shape].data)
+        << shape;
+  for (const auto& row : rows) EXPECT_EQ(row["accurate_time_ns"].get<double>(), fastest_unfused);
+  // An output that cannot be written leaves its chain measured and says so.
+  const Cli faulted = kperf_cli(args + " --fuse all --save-outputs " + (dir / "outputs").string(),
+                                dir, "KPERF_FAULT=save");
+  const nlohmann::json lost = nlohmann::json::parse(read_file((dir / "p.json").string()));
+  ASSERT_EQ(lost["results"].size(), 4u) << faulted.err;
+  for (const auto& row : lost["results"]) {
+    EXPECT_EQ(row["status"], "host_error") << row.dump();
+    EXPECT_NE(row["reason"].get<std::string>().find("--save-outputs: "), std::string::npos);
+    EXPECT_TRUE(row.contains("time_ns") && row.contains("final_error")) << row.dump();
+  }
+}
+
 // A user app given with --app-file is a stage: its rows name its fp64 truth kernel, and the
 // accurate chain matches the chained truth.
 TEST(PipelineCli, UserAppIsAStage) {
@@ -417,7 +461,7 @@ TEST(PipelineCli, TuneChoicesFollowFromTheDocument) {
   const Cli r = kperf_cli(
       "tune --pipeline blur-edges --budget 0.05,0.5 --stage '1:--schemes rows:2,rows:3 "
       "--precision f32,f16' --stage '2:--schemes rows:2 --precision f32,f16in --wg 8x4' "
-      "--reps 3 --warmup 1 --quiet" +
+      "--fuse none,all --reps 3 --warmup 1 --quiet" +
           common,
       dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -432,11 +476,13 @@ TEST(PipelineCli, TuneChoicesFollowFromTheDocument) {
   EXPECT_LE(phases, harness["wall_s"].get<double>() + 1e-6);
   const auto& rows = doc["results"];
   std::map<std::string, nlohmann::json> by_key;  // error runs: screen, measure and test rows
-  int screened = 0;
+  int screened = 0, fused_ok = 0;
   for (const auto& row : rows) {
     if (row["stage"] != "rank") by_key[row["key"].get<std::string>()] = row;
     screened += row["stage"] == "screen";
+    fused_ok += row["stage"] == "screen" && row["fused"] == true && row["status"] == "ok";
   }
+  EXPECT_EQ(fused_ok, 3);  // fused: the three f32 first stages before the accurate sobel3
   EXPECT_EQ(screened, doc["context"]["tune_pipeline"]["chains"].get<int>());
   const auto& measured = doc["tune"]["measured"];
   ASSERT_GE(measured.size(), 2u);

@@ -222,13 +222,14 @@ def main():
         check(not os.path.exists(os.path.join(tmp, "x", "report.md")), "nothing written for bad input")
 
         # Pipeline documents: a run and a tune of blur-edges make a report with every chain that
-        # ran, its stage errors, the tuned choices beside their baselines, and both fronts.
+        # ran, its stage errors, each fused chain beside its stages in separate launches, the
+        # tuned choices beside their baselines, and both fronts.
         pipe = os.path.join(tmp, "pipe.json")
         subprocess.run([binary, "pipeline", "--pipeline", "blur-edges", "--stage",
                         "1:--schemes rows:2 --precision f32,f16", "--stage", "2:--schemes rows:2",
-                        "--input", "synthetic:smooth", "--size", "40", "--warmup", "1", "--reps", "2",
-                        "--quiet", "--out", pipe], check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+                        "--fuse", "none,all", "--input", "synthetic:smooth", "--size", "40",
+                        "--warmup", "1", "--reps", "2", "--quiet", "--out", pipe], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         train, test = os.path.join(tmp, "ptrain"), os.path.join(tmp, "ptest")
         for d, names in ((train, ("smooth", "noise")), (test, ("zoneplate",))):
             os.makedirs(d)
@@ -250,6 +251,16 @@ def main():
         doc = json.load(open(pipe))
         ran = [r for r in doc["results"] if r["status"] == "ok"]
         check(all(f"{100 * r['final_error']:.3g} %" in md for r in ran), "every chain that ran is in the report")
+        fused = [r for r in ran if r["fused"]]
+        check(len(fused) == 2, f"two fused chains ran: {len(fused)}")
+        for f in fused:
+            variants = [s["variant"] for s in f["stages"]]
+            unfused = min((r["time_ns"]["median"] for r in ran if not r["fused"] and
+                           [s["variant"] for s in r["stages"]] == variants), default=None)
+            line = f"| {f['input']['name']} | `{' > '.join(variants)}` |"
+            ratio = f"{unfused / f['time_ns']['median']:.2f}x |" if unfused else "?"
+            check(any(l.startswith(line) and l.endswith(ratio) for l in md.splitlines()),
+                  f"the fused chain beside the unfused one: {line} ... {ratio}")
         for what in ("## Pipelines", "best uniform", "costliest stage alone", "pipeline_front_0.png",
                      "pipeline_tune_front_1.png"):
             check(what in md, f"the pipeline report has {what}")

@@ -32,7 +32,8 @@ cxxopts::Options pipeline_options() {
   // clang-format off
   options.add_options()
     ("input", "image, .npy, directory or synthetic:NAME; repeatable (default: synthetic:zoneplate)", cxxopts::value<std::vector<std::string>>())
-    ("out", "results JSON path (default: kperf-pipeline-<device>-<time>.json)", cxxopts::value<std::string>());
+    ("out", "results JSON path (default: kperf-pipeline-<device>-<time>.json)", cxxopts::value<std::string>())
+    ("save-outputs", "directory for each chain's final output as float32 .npy, named in the row's output_file", cxxopts::value<std::string>());
   // clang-format on
   add_chain_options(options, "50");
   return options;
@@ -117,27 +118,67 @@ bool exact_chain(const std::vector<PipelineStage>& chain) {
 }
 
 // Every chain of the product of the stages' spaces, plus the accurate chains at every product of
-// the stages' shapes (the baseline: the accurate chain, each stage at its best shape).
+// the stages' shapes (the baseline: the accurate chain, each stage at its best shape); fused, at
+// every shape of the last stage.
 std::vector<std::vector<PipelineStage>> chains_of(const std::vector<const AppDescriptor*>& apps,
-                                                  const std::vector<StageSpace>& spaces) {
-  std::vector<std::vector<PipelineStage>> chains = {{}};
+                                                  const std::vector<StageSpace>& spaces,
+                                                  const std::vector<bool>& fuse) {
+  std::vector<std::vector<PipelineStage>> all;
   const Variant accurate = default_variant();
-  for (std::size_t k = 0; k < apps.size(); ++k) {
-    std::vector<Variant> variants = spaces[k].variants;
-    if (std::none_of(variants.begin(), variants.end(),
-                     [&](const Variant& v) { return v.id() == accurate.id(); }))
-      variants.insert(variants.begin(), accurate);
-    std::vector<std::vector<PipelineStage>> next;
-    for (const auto& prefix : chains)
-      for (const auto& v : variants)
-        for (const auto& wg : spaces[k].shapes) {
-          auto chain = prefix;
-          chain.push_back({apps[k], v, wg});
-          next.push_back(std::move(chain));
-        }
-    chains = std::move(next);
+  for (const bool fused : fuse) {
+    std::vector<std::vector<PipelineStage>> chains = {{}};
+    for (std::size_t k = 0; k < apps.size(); ++k) {
+      std::vector<Variant> variants = spaces[k].variants;
+      if (std::none_of(variants.begin(), variants.end(),
+                       [&](const Variant& v) { return v.id() == accurate.id(); }))
+        variants.insert(variants.begin(), accurate);
+      // A fused chain has one launch shape, the last stage's.
+      const std::vector<WorkGroup> shapes =
+          fused && k + 1 < apps.size() ? std::vector<WorkGroup>{WorkGroup{}} : spaces[k].shapes;
+      std::vector<std::vector<PipelineStage>> next;
+      for (const auto& prefix : chains)
+        for (const auto& v : variants)
+          for (const auto& wg : shapes) {
+            auto chain = prefix;
+            chain.push_back({apps[k], v, wg, fused});
+            next.push_back(std::move(chain));
+          }
+      chains = std::move(next);
+    }
+    for (auto& chain : chains) {
+      for (PipelineStage& s : chain) s.wg = fused ? chain.back().wg : s.wg;
+      all.push_back(std::move(chain));
+    }
   }
-  return chains;
+  return all;
+}
+
+std::vector<bool> parse_fuse_list(const std::string& text) {
+  std::vector<bool> out;
+  for (const std::string& value : split_list(text)) {
+    if (value != "none" && value != "all")
+      throw UsageError("--fuse " + text + ": expected none, all or none,all");
+    const bool fused = value == "all";
+    if (std::find(out.begin(), out.end(), fused) != out.end())
+      throw UsageError("--fuse " + text + ": " + value + " is given twice");
+    out.push_back(fused);
+  }
+  if (out.empty()) throw UsageError("--fuse: expected none, all or none,all");
+  return out;
+}
+
+const nlohmann::ordered_json* fastest_exact(const nlohmann::ordered_json& rows,
+                                            const std::string& input) {
+  const nlohmann::ordered_json* best[2] = {nullptr, nullptr};  // unfused, fused
+  for (const auto& r : rows) {
+    if (r["status"] != "ok" || !r["exact"].get<bool>() || r["input"]["name"] != input ||
+        !r.contains("time_ns"))
+      continue;
+    const nlohmann::ordered_json*& b = best[r.value("fused", false) ? 1 : 0];
+    if (!b || r["time_ns"]["median"].get<double>() < (*b)["time_ns"]["median"].get<double>())
+      b = &r;
+  }
+  return best[0] ? best[0] : best[1];
 }
 
 ChainMeasurer::ChainMeasurer(PipelineRunner& runner, ChainTruth& truth, std::string pipeline)
@@ -222,6 +263,8 @@ nlohmann::ordered_json ChainMeasurer::measure(const std::vector<PipelineStage>& 
   if (!journal_stop().empty()) return unmeasured("device_fault", "not measured: " + journal_stop());
   journal_begin(row_of(chain, outcome, fields), "chain runs");
   outcome = runner_.run(chain, mode, fields.value("stage", std::string()));
+  if (!save_dir_.empty() && outcome.ok() && !outcome.stages.back().output.empty())
+    runner_.save_output(outcome, save_dir_, key);
   const nlohmann::ordered_json row = row_of(chain, outcome, fields);
   journal_row(row);
   journal_end();
@@ -243,6 +286,7 @@ nlohmann::ordered_json ChainMeasurer::row_of(const std::vector<PipelineStage>& c
       {"pipeline", pipeline_},
       {"input", {{"name", input_name_}, {"width", width}, {"height", height}}},
       {"status", outcome.status},
+      {"fused", is_fused(chain)},
       {"exact", exact_chain(chain)}};
   for (auto it = fields.begin(); it != fields.end(); ++it) row[it.key()] = it.value();
   if (!outcome.ok()) row["reason"] = outcome.reason;
@@ -272,26 +316,26 @@ nlohmann::ordered_json ChainMeasurer::row_of(const std::vector<PipelineStage>& c
     row["time_ns"] = stats_json(summarize(outcome.total_ns));
     row["samples_ns"] = outcome.total_ns;
   }
-  if (outcome.ok() && row["stages"].back().contains("error"))
+  if ((outcome.ok() || outcome.output_lost) && row["stages"].back().contains("error"))
     row["final_error"] = row["stages"].back()["error"];
+  if (!outcome.output_file.empty()) row["output_file"] = outcome.output_file;
   return row;
 }
 
 namespace {
 
 // The accurate chain's best time per input (every stage exact, at the shapes that made the fastest
-// such chain), and every row's speedup against it.
+// such chain; of separate launches where there is one), and every row's speedup against it.
 void add_speedups(nlohmann::ordered_json& rows) {
   std::map<std::string, double> best;
   for (const auto& r : rows) {
-    if (r["status"] != "ok" || !r["exact"].get<bool>()) continue;
     const std::string input = r["input"]["name"];
-    const double t = r["time_ns"]["median"];
-    if (!best.count(input) || t < best[input]) best[input] = t;
+    if (best.count(input)) continue;
+    if (const auto* base = fastest_exact(rows, input)) best[input] = (*base)["time_ns"]["median"];
   }
   for (auto& r : rows) {
     const auto it = best.find(r["input"]["name"].get<std::string>());
-    if (r["status"] == "ok" && it != best.end()) {
+    if (r["status"] == "ok" && it != best.end() && r.contains("time_ns")) {
       r["accurate_time_ns"] = it->second;
       r["speedup"] = it->second / r["time_ns"]["median"].get<double>();
     }
@@ -303,10 +347,11 @@ void print_rows(const nlohmann::ordered_json& rows) {
               "stage errors");
   for (const auto& r : rows) {
     if (r["status"] != "ok") continue;
-    std::string chain, errors;
+    std::string chain = r.value("fused", false) ? "fused: " : "", errors;
     for (const auto& s : r["stages"]) {
-      chain += (chain.empty() ? "" : " > ") + s["variant"].get<std::string>() + "@" +
-               s["wg"].get<std::string>();
+      chain += (chain.empty() || chain == "fused: " ? "" : " > ") +
+               s["variant"].get<std::string>() + "@" + s["wg"].get<std::string>();
+      if (!s.contains("error")) continue;
       char buf[32];
       std::snprintf(buf, sizeof buf, "%s%.3g%%", errors.empty() ? "" : " ",
                     100 * s["error"].get<double>());
@@ -320,15 +365,22 @@ void print_rows(const nlohmann::ordered_json& rows) {
 
 }  // namespace
 
+nlohmann::ordered_json fuse_json(const std::vector<bool>& fuse) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (bool f : fuse) list.push_back(f ? "all" : "none");
+  return list;
+}
+
 void add_chain_options(cxxopts::Options& options, const char* reps_default) {
   // clang-format off
   options.add_options()
     ("pipeline", "blur-edges (gaussian5 then sobel3), denoise-edges (median then sobel3) or APP,APP[,...]", cxxopts::value<std::string>())
-    ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named runs accurate at 16x8", cxxopts::value<std::string>())
+    ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named, or without --wg, runs at 16x8 (slow on GPUs: name a shape such as --wg 32x4 --vec 4 --py 4)", cxxopts::value<std::string>())
     ("size", "resize or generate the inputs at N or WxH (default: 512)", cxxopts::value<std::string>()->default_value("512"))
     ("warmup", "untimed chain runs per timed chain", cxxopts::value<std::string>()->default_value("10"))
     ("reps", "timed chain runs per timed chain", cxxopts::value<std::string>()->default_value(reps_default))
-    ("cold", "flush the device's cache before every timed chain run");
+    ("cold", "flush the device's cache before every timed chain run")
+    ("fuse", "none (a launch per stage), all (the whole chain in one launch, each stage's outputs in local memory, at each shape of the last stage), or none,all", cxxopts::value<std::string>()->default_value("none"));
   // clang-format on
   add_common_options(options);
 }
@@ -357,6 +409,7 @@ ChainRequest read_chain_request(const cxxopts::ParseResult& args,
   req.opt.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
   req.opt.reps = parse_count("reps", text("reps"), 1, 1000000);
   req.opt.cold = args.count("cold") > 0;
+  req.fuse = parse_fuse_list(text("fuse"));
   return req;
 }
 
@@ -396,17 +449,19 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
       expand_inputs(given("input") ? args["input"].as<std::vector<std::string>>()
                                    : std::vector<std::string>{"synthetic:zoneplate"});
   if (given("out")) require_writable(text("out"));
+  if (given("save-outputs")) require_writable_dir("--save-outputs", text("save-outputs"));
 
   ClEnv env(choose_device_entry(text("device")));
   const std::string binary_cache = binary_cache_dir(args, env.info());
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, kernel_root);
   const std::string out_path = out_path_or_default(args, "kperf-pipeline", env.info().name);
   require_writable(out_path);
-  const auto chains = chains_of(apps, spaces);
+  const auto chains = chains_of(apps, spaces, req.fuse);
   PipelineRunner runner(env, opt);
   runner.prebuild(chains);
   ChainTruth truth(&env, apps, kernel_root, opt.params, opt.extra_build_options);
   ChainMeasurer measurer(runner, truth, pipeline);
+  if (given("save-outputs")) measurer.save_outputs_to(text("save-outputs"));
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const ImageSource& src : inputs) {
     measurer.bind(src.name, load_image_source(src, size));
@@ -422,6 +477,7 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
                      {"warmup", opt.warmup},
                      {"reps", opt.reps},
                      {"cold", opt.cold},
+                     {"fuse", fuse_json(req.fuse)},
                      {"truth",
                       "each stage's reference (a built-in's in double on the CPU, a user app's "
                       "accurate kernel in double) applied to the previous stage's truth"},
@@ -429,10 +485,12 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
                       "each chain run launches every stage in order on one queue, each stage "
                       "reading the previous stage's output buffer on the device; a stage's time is "
                       "its launches' profiling events, the chain's their sum, per run; medians "
-                      "over --reps runs after --warmup. Errors: each stage's output against the "
-                      "chained truth at that stage, by the stage app's primary metric; outputs "
-                      "from one run into NaN-poisoned buffers. speedup: against the fastest "
-                      "accurate f32 chain on the same input"}};
+                      "over --reps runs after --warmup; a fused chain (fused: true) is one launch, "
+                      "timed as the chain alone. Errors: each stage's output against the "
+                      "chained truth at that stage, by the stage app's primary metric (a fused "
+                      "chain's last stage alone); outputs from one run into NaN-poisoned buffers "
+                      "in canary bands. speedup: against the fastest accurate f32 chain of "
+                      "separate launches on the same input (of fused ones where there is none)"}};
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   nlohmann::ordered_json doc = {{"schema_version", kSchemaVersion},
                                 {"kind", "pipeline"},

@@ -21,11 +21,13 @@ struct StageSpace {
   std::vector<WorkGroup> shapes;
 };
 
-// What both commands read: the chain, its stages' spaces, the size and the runner's options.
+// What both commands read: the chain, its stages' spaces, --fuse, the size and the runner's
+// options.
 struct ChainRequest {
   std::string name;
   std::vector<const AppDescriptor*> apps;
   std::vector<StageSpace> spaces;
+  std::vector<bool> fuse = {false};  // --fuse none,all: each value a set of chains
   std::pair<int, int> size{512, 512};
   PipelineOptions opt;
 };
@@ -44,9 +46,19 @@ StageSpace parse_stage_options(const std::string& where, const std::string& text
 // Every stage's space: a stage named twice, or one the chain does not have, is a UsageError.
 std::vector<StageSpace> stage_spaces(const std::string& pipeline, std::size_t stages,
                                      const std::vector<std::string>& given);
-// Every chain of the stages' product, the accurate f32 kernel added to every stage.
+// Every chain of the stages' product, the accurate f32 kernel added to every stage, for each value
+// of `fuse`: separate launches (false), every stage at each of its shapes; or one fused launch
+// (true) at each shape of the last stage (every stage's wg then that shape).
 std::vector<std::vector<PipelineStage>> chains_of(const std::vector<const AppDescriptor*>& apps,
-                                                  const std::vector<StageSpace>& spaces);
+                                                  const std::vector<StageSpace>& spaces,
+                                                  const std::vector<bool>& fuse = {false});
+// --fuse's list: none, all, or both, each once; and as the context writes it.
+std::vector<bool> parse_fuse_list(const std::string& text);
+nlohmann::ordered_json fuse_json(const std::vector<bool>& fuse);
+// The baseline of speedups: the fastest ok exact chain of separate launches among `rows` with
+// this input (by time_ns.median), or of fused ones where none is unfused; null where none is ok.
+const nlohmann::ordered_json* fastest_exact(const nlohmann::ordered_json& rows,
+                                            const std::string& input);
 // Every stage exact (tune.hpp's is_exact): the accurate chain, at some launch shapes.
 bool exact_chain(const std::vector<PipelineStage>& chain);
 
@@ -66,6 +78,8 @@ class ChainMeasurer {
   nlohmann::ordered_json measure(const std::vector<PipelineStage>& chain,
                                  const nlohmann::ordered_json& fields,
                                  PipelineRunner::Mode mode = PipelineRunner::Mode::kTimed);
+  // --save-outputs: every chain's final output written as .npy into `dir`, named in output_file.
+  void save_outputs_to(std::string dir) { save_dir_ = std::move(dir); }
   // Some chain, or a truth kernel, faulted the device (in this process or an earlier one).
   bool faulted() const { return faulted_; }
   // Wall seconds spent computing the bound inputs' truths (the harness block's share of binding).
@@ -78,7 +92,7 @@ class ChainMeasurer {
                                 const nlohmann::ordered_json& fields) const;
   PipelineRunner& runner_;
   ChainTruth& truth_;
-  std::string pipeline_, input_name_;
+  std::string pipeline_, input_name_, save_dir_;
   Grid grid_;
   std::vector<GridD> truth_grids_;
   std::string truth_status_, truth_problem_;  // why the bound input has no truth

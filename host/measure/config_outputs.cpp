@@ -18,15 +18,22 @@ namespace {
 constexpr const char* kGuardsOverwritten =
     "kernel wrote outside its output buffer (canary band overwritten)";
 
+}  // namespace
+
 // Result keys become file names: '/' and ':' are not welcome there.
 std::string key_to_filename(const std::string& key) {
   std::string out;
-  for (char c : key)
-    out += c == '/' ? std::string("__") : c == ':' ? std::string("-") : std::string(1, c);
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    const char c = key[i];
+    if (key.compare(i, 3, " > ") == 0) {  // a chain's stages
+      out += "+";
+      i += 2;
+    } else {
+      out += c == '/' ? std::string("__") : c == ':' ? std::string("-") : std::string(1, c);
+    }
+  }
   return out + ".npy";
 }
-
-}  // namespace
 
 std::vector<float> Runner::download_output(Workload& w, const Variant& v, ResultRow& row,
                                            const SampleLaunches& sample, bool rerun) {

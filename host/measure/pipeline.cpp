@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "fault_journal.hpp"
+#include "fused_model.hpp"
 #include "inputs.hpp"
 #include "parallel.hpp"
 #include "runner.hpp"
@@ -62,7 +63,7 @@ std::string stage_label(const PipelineStage& s) {
 
 std::string chain_key(const std::string& pipeline, const std::vector<PipelineStage>& chain,
                       const std::string& input, int width, int height) {
-  std::string key = pipeline;
+  std::string key = pipeline + (is_fused(chain) ? "/fused" : "");
   for (std::size_t k = 0; k < chain.size(); ++k)
     key += (k == 0 ? "/" : " > ") + stage_label(chain[k]);
   return key + "/" + input + "/" + std::to_string(width) + "x" + std::to_string(height);
@@ -109,12 +110,15 @@ void PipelineRunner::set_input(const std::string& name, const Grid& input,
   }
 }
 
-// One stage set up to launch: its program, kernels, output buffer and launch geometry.
+// One launch of a chain set up: its program, kernels, output buffer (in canary bands) and launch
+// geometry. An unfused chain has one per stage; a fused chain one, writing the last stage's output.
 struct PipelineRunner::StageSetup {
+  std::size_t stage = 0;  // the stage whose output it writes
   cl::Program program;
   std::vector<LaunchStep> steps;
   SampleLaunches sample;
-  cl::Buffer output;
+  const OutputBuffers* buffers = nullptr;
+  cl::Buffer output;  // the buffers' interior at out_type
   std::size_t output_bytes = 0;
   const StorageType* out_type = nullptr;
 };
@@ -122,19 +126,6 @@ struct PipelineRunner::StageSetup {
 namespace {
 
 using StageSetup = PipelineRunner::StageSetup;
-
-// Fills a buffer of `type` with NaN (poisoned, so that an output left unwritten shows).
-void poison(cl::CommandQueue& q, const cl::Buffer& buffer, std::size_t bytes,
-            const StorageType& type) {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  if (type.bytes == 4) {
-    q.enqueueFillBuffer(buffer, nan, 0, bytes);
-  } else {
-    std::uint16_t half = 0;
-    type.encode(&nan, &half, 1);
-    q.enqueueFillBuffer(buffer, half, 0, bytes);
-  }
-}
 
 std::vector<float> read_back(cl::CommandQueue& q, const cl::Buffer& buffer, std::size_t n,
                              const StorageType& type) {
@@ -145,9 +136,17 @@ std::vector<float> read_back(cl::CommandQueue& q, const cl::Buffer& buffer, std:
   return values;
 }
 
-// NaN in every element of `values` that a stage under (v, wg) of `app` does not read.
-void poison_unread(std::vector<float>& values, const PipelineStage& stage, int width, int height) {
-  const auto read = elements_read_by_any(stage.variant, stage.app->radius, stage.wg, width, height);
+// The halo of the tile that reads a stage's input: its radius, or for a fused chain's first stage
+// every stage's.
+int input_radius(const std::vector<PipelineStage>& chain, std::size_t k) {
+  return is_fused(chain) && k == 0 ? fused_tile_halo(chain) : chain[k].app->radius;
+}
+
+// NaN in every element of `values` that stage k does not read.
+void poison_unread(std::vector<float>& values, const std::vector<PipelineStage>& chain,
+                   std::size_t k, int width, int height) {
+  const auto read =
+      elements_read_by_any(chain[k].variant, input_radius(chain, k), chain[k].wg, width, height);
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!read[i]) values[i] = std::numeric_limits<float>::quiet_NaN();
 }
@@ -160,13 +159,13 @@ void set_input_arg(cl::Kernel& kernel, const cl::Buffer& buffer, const cl::Image
     kernel.setArg(0, buffer);
 }
 
-// Builds stage `s` from `source` with `options` and sets up its launches, reading `previous` (or
-// `image`) and writing `output`. Returns why it cannot run (status, reason), or nothing.
+// Builds a launch of `s` (a stage, or a fused chain's last stage) from `source` with `options` and
+// sets it up, reading `previous` (or `image`) and writing `st.output`. Returns why it cannot run
+// (status, reason), or nothing.
 std::optional<std::pair<std::string, std::string>> set_up_stage(
     ClEnv& env, const std::string& source, const std::string& options, const PipelineStage& s,
-    int width, int height, const cl::Image2D* image, const cl::Buffer& previous,
-    const cl::Buffer& output, StageSetup& st, std::string& build_log) {
-  const std::size_t n = static_cast<std::size_t>(width) * height;
+    int width, int height, const cl::Image2D* image, const cl::Buffer& previous, StageSetup& st,
+    std::string& build_log) {
   try {
     st.program = env.build(source, options);
   } catch (const BuildError& e) {
@@ -175,16 +174,9 @@ std::optional<std::pair<std::string, std::string>> set_up_stage(
                           std::string(e.what()) + " (options: " + options + ")");
   }
   cl::Kernel kernel(st.program, "kperf_app");
-  const std::size_t items = static_cast<std::size_t>(s.wg.x) * s.wg.y;
-  const auto kernel_wg = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env.device());
-  if (items > kernel_wg)
-    return std::make_pair(std::string("invalid_config"),
-                          "work-group of " + std::to_string(items) +
-                              " work-items exceeds this kernel's CL_KERNEL_WORK_GROUP_SIZE " +
-                              std::to_string(kernel_wg));
-  st.out_type = s.variant.precision_info().out;
-  st.output_bytes = n * st.out_type->bytes;
-  st.output = output;
+  ResultRow::KernelInfo info;
+  if (auto verdict = check_built_kernel(kernel, env, s.wg, info))
+    return std::make_pair(verdict->status, verdict->reason);
   LaunchStep step{kernel, std::nullopt};
   set_input_arg(step.app, previous, image);
   step.app.setArg(1, st.output);
@@ -223,25 +215,12 @@ void time_chain(cl::CommandQueue& q, const PipelineOptions& opt, std::vector<Sta
       for (auto& ev : events[k])
         t += ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
              ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-      out.stages[k].samples_ns.push_back(t);
+      // A fused chain's one launch is no stage's alone: the chain's time only.
+      if (setups.size() == out.stages.size()) out.stages[setups[k].stage].samples_ns.push_back(t);
       total += t;
     }
     out.total_ns.push_back(total);
   }
-}
-
-// KPERF_FAULT=crash:KEY / lose-queue:KEY (tests/fault_test.py): a chain whose key contains KEY
-// (in `stage`, on the input its qualifiers name) dies of SIGSEGV, as PoCL's driver does on a wild
-// read, or loses the device, as NVIDIA's does. Returns the loss's words, or nothing.
-std::optional<std::string> injected_fault(const std::string& key, const std::string& stage) {
-  if (fault_hits("crash", key, stage)) {
-    std::signal(SIGSEGV, SIG_DFL);
-    std::raise(SIGSEGV);
-  }
-  if (fault_hits("lose-queue", key, stage))
-    return std::string("clFinish failed: CL_INVALID_COMMAND_QUEUE (injected: ") +
-           "KPERF_FAULT=lose-queue)";
-  return std::nullopt;
 }
 
 }  // namespace
@@ -254,32 +233,47 @@ const std::string& PipelineRunner::source_of(const AppDescriptor& app) {
   return it->second;
 }
 
-std::string PipelineRunner::options_of(const PipelineStage& s) const {
-  return kernel_build_options(*s.app, s.variant, s.wg, opt_.kernel_root, opt_.params,
-                              opt_.extra_build_options);
+std::pair<std::string, std::string> PipelineRunner::program_of(
+    const std::vector<PipelineStage>& chain, std::size_t k) {
+  if (!is_fused(chain)) {
+    const PipelineStage& s = chain[k];
+    return {source_of(*s.app), kernel_build_options(*s.app, s.variant, s.wg, opt_.kernel_root,
+                                                    opt_.params, opt_.extra_build_options)};
+  }
+  std::string id;
+  for (const PipelineStage& s : chain) id += stage_label(s) + ">";
+  auto it = fused_.find(id);
+  if (it == fused_.end()) {
+    const FusedProgram p =
+        fused_program(chain, opt_.kernel_root, opt_.params, opt_.extra_build_options);
+    it = fused_.emplace(id, std::make_pair(p.source, p.options)).first;
+  }
+  return it->second;
 }
 
 void PipelineRunner::prebuild(const std::vector<std::vector<PipelineStage>>& chains) {
   std::set<std::pair<std::string, std::string>> jobs;
-  for (const auto& chain : chains)
-    for (const PipelineStage& s : chain) jobs.insert({source_of(*s.app), options_of(s)});
+  for (const auto& chain : chains) {
+    if (is_fused(chain)) {
+      if (!fused_chain_problem(chain)) jobs.insert(program_of(chain, chain.size() - 1));
+      continue;
+    }
+    for (std::size_t k = 0; k < chain.size(); ++k) jobs.insert(program_of(chain, k));
+  }
   // As Runner::prebuild: after a compiler crash here, each chain builds its stages under the
   // journal, where a crash is that chain's fault.
   if (journal_skip_prebuild()) return;
   journal_begin_prebuild(jobs.size());
-  env_.prebuild({jobs.begin(), jobs.end()}, static_cast<unsigned>(host_threads()));
+  env_.prebuild({jobs.begin(), jobs.end()}, build_threads(env_.info()));
   journal_end();
 }
 
-cl::Buffer& PipelineRunner::output_buffer(std::size_t k, std::size_t bytes) {
-  if (outputs_.size() <= k) outputs_.resize(k + 1);
-  auto& [buffer, capacity] = outputs_[k];
-  if (capacity < bytes) {
-    buffer = cl::Buffer();  // released before the larger one is made
-    buffer = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, bytes);
-    capacity = bytes;
-  }
-  return buffer;
+const OutputBuffers& PipelineRunner::output_buffers(std::size_t k, int width, int height) {
+  while (outputs_.size() <= k) outputs_.push_back(std::make_unique<OutputBuffers>());
+  OutputBuffers& b = *outputs_[k];
+  if (!b.sized(width, height)) b = OutputBuffers{};  // the old size's released first
+  b.allocate(env_.context(), width, height, guard_bytes_for(env_.info()), 1);
+  return b;
 }
 
 bool PipelineRunner::measures_on_device(std::size_t k) {
@@ -304,9 +298,9 @@ ErrorMetrics PipelineRunner::stage_errors(std::size_t k, const cl::Buffer& outpu
                         t.height, false);
 }
 
-void PipelineRunner::measure_outputs(const std::vector<PipelineStage>& chain,
-                                     std::vector<StageSetup>& setups, const DeviceUpload& up,
-                                     bool every_stage, ChainOutcome& out, int& stage) {
+void PipelineRunner::run_poisoned(const std::vector<PipelineStage>& chain,
+                                  std::vector<StageSetup>& setups, const DeviceUpload& up,
+                                  ChainOutcome& out, int& stage) {
   const Grid& input = *in_.grid;
   const int width = input.width, height = input.height;
   const std::size_t n = static_cast<std::size_t>(width) * height;
@@ -317,8 +311,8 @@ void PipelineRunner::measure_outputs(const std::vector<PipelineStage>& chain,
   std::optional<cl::Image2D> dirty_image;
   if (opt_.poison_unread) {
     Grid dirty = input;
-    poison_unread(dirty.data, chain[0], width, height);
-    std::vector<unsigned char> bytes = make_input(chain[0].variant, chain[0].app->radius, dirty);
+    poison_unread(dirty.data, chain, 0, width, height);
+    std::vector<unsigned char> bytes = make_input(chain[0].variant, input_radius(chain, 0), dirty);
     dirty_buffer.emplace(env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes.size(),
                          bytes.data());
     if (up.image)
@@ -329,29 +323,48 @@ void PipelineRunner::measure_outputs(const std::vector<PipelineStage>& chain,
           bytes.data());
     set_input_arg(setups[0].steps[0].app, *dirty_buffer, dirty_image ? &*dirty_image : nullptr);
   }
-  for (auto& st : setups) poison(q, st.output, st.output_bytes, *st.out_type);
-  for (std::size_t k = 0; k < setups.size(); ++k) {
-    stage = static_cast<int>(k);
-    setups[k].sample.enqueue(q, nullptr);
-    if (opt_.poison_unread && k + 1 < setups.size()) {
-      std::vector<float> dirty = read_back(q, setups[k].output, n, *setups[k].out_type);
-      out.stages[k].output = dirty;
-      poison_unread(dirty, chain[k + 1], width, height);
-      std::vector<unsigned char> bytes(setups[k].output_bytes);
-      setups[k].out_type->encode(dirty.data(), bytes.data(), n);
-      q.enqueueWriteBuffer(setups[k].output, CL_TRUE, 0, bytes.size(), bytes.data());
+  // NaN inside canary bands: an output left unwritten shows, and so does a write past it.
+  for (auto& st : setups) st.buffers->poison(q, 0, *st.out_type);
+  for (std::size_t i = 0; i < setups.size(); ++i) {
+    StageSetup& st = setups[i];
+    stage = static_cast<int>(st.stage);
+    st.sample.enqueue(q, nullptr);
+    if (opt_.poison_unread && i + 1 < setups.size()) {
+      std::vector<float> dirty = read_back(q, st.output, n, *st.out_type);
+      out.stages[st.stage].output = dirty;
+      poison_unread(dirty, chain, st.stage + 1, width, height);
+      std::vector<unsigned char> bytes(st.output_bytes);
+      st.out_type->encode(dirty.data(), bytes.data(), n);
+      q.enqueueWriteBuffer(st.output, CL_TRUE, 0, bytes.size(), bytes.data());
     }
   }
   q.finish();
-  for (std::size_t k = 0; k < setups.size(); ++k) {
+  for (const StageSetup& st : setups)
+    if (!st.buffers->guards_intact_on_device(q, 0, *st.out_type) && out.ok()) {
+      out.status = "run_failed";
+      out.failed_stage = static_cast<int>(st.stage);
+      out.reason = (setups.size() == out.stages.size() ? "stage " + std::to_string(st.stage + 1) +
+                                                             " (" + chain[st.stage].app->name + ")"
+                                                       : std::string("the fused kernel")) +
+                   " wrote outside its output buffer: a canary band around it was overwritten";
+    }
+}
+
+void PipelineRunner::measure_outputs(const std::vector<PipelineStage>& chain,
+                                     std::vector<StageSetup>& setups, const DeviceUpload& up,
+                                     bool every_stage, ChainOutcome& out, int& stage) {
+  run_poisoned(chain, setups, up, out, stage);
+  const std::size_t n = static_cast<std::size_t>(in_.grid->width) * in_.grid->height;
+  auto& q = env_.queue();
+  for (const StageSetup& st : setups) {
+    const std::size_t k = st.stage;
     stage = static_cast<int>(k);
     StageOutcome& so = out.stages[k];
-    const bool measured = in_.truth && (every_stage || k + 1 == setups.size());
+    const bool measured = in_.truth && (every_stage || k + 1 == chain.size());
     if (so.output.empty() && (opt_.read_outputs || (measured && !measures_on_device(k))))
-      so.output = read_back(q, setups[k].output, n, *setups[k].out_type);
+      so.output = read_back(q, st.output, n, *st.out_type);
     if (!measured) continue;
-    so.errors = stage_errors(k, setups[k].output, *setups[k].out_type,
-                             so.output.empty() ? nullptr : &so.output);
+    so.errors = stage_errors(k, st.output, *st.out_type, so.output.empty() ? nullptr : &so.output);
     // An element that is not finite where the truth is was never written, or computed from values
     // never loaded: not a measurement.
     const std::int64_t extra = so.errors->nonfinite - in_.truth_nonfinite[k];
@@ -363,6 +376,36 @@ void PipelineRunner::measure_outputs(const std::vector<PipelineStage>& chain,
                    " output elements are not finite where the truth is";
     }
   }
+}
+
+bool PipelineRunner::device_responds(std::string& why) {
+  if (injected_loss_) {
+    why = "clFinish failed: CL_INVALID_COMMAND_QUEUE (injected: KPERF_FAULT=lose-queue)";
+    return false;
+  }
+  return kperf::device_responds(env_, why);
+}
+
+std::optional<std::pair<int, Verdict>> PipelineRunner::static_problem(
+    const std::vector<PipelineStage>& chain) const {
+  const Grid& input = *in_.grid;
+  if (is_fused(chain)) {
+    if (auto problem = fused_chain_problem(chain))
+      return std::make_pair(problem->first, Verdict{"not_applicable", problem->second});
+    return check_fused_launch(chain, env_.info());
+  }
+  for (std::size_t k = 0; k < chain.size(); ++k) {
+    const PipelineStage& s = chain[k];
+    const int stage = static_cast<int>(k);
+    if (auto verdict = check_launch(*s.app, s.variant, s.wg, env_.info()))
+      return std::make_pair(stage, *verdict);
+    if (auto misfit = output_misfit(s.variant.output, input.width, input.height))
+      return std::make_pair(stage, Verdict{"not_applicable", *misfit});
+    if (k > 0)
+      if (auto problem = stage_link_problem(chain[k - 1].variant, s.variant))
+        return std::make_pair(stage, Verdict{"not_applicable", *problem});
+  }
+  return std::nullopt;
 }
 
 ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode mode,
@@ -380,29 +423,18 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
   };
   if (!lost_by_.empty())
     return fail(-1, "device_fault", "not measured: the device was lost by " + lost_by_);
+  if (auto problem = static_problem(chain))
+    return fail(problem->first, problem->second.status, problem->second.reason);
   const Grid& input = *in_.grid;
   const int width = input.width, height = input.height;
-  const std::size_t n = static_cast<std::size_t>(width) * height;
-  for (std::size_t k = 0; k < chain.size(); ++k) {
-    const PipelineStage& s = chain[k];
-    if (auto verdict = check_launch(*s.app, s.variant, s.wg, env_.info()))
-      return fail(static_cast<int>(k), verdict->status, verdict->reason);
-    if (auto misfit = output_misfit(s.variant.output, width, height))
-      return fail(static_cast<int>(k), "not_applicable", *misfit);
-    if (k > 0)
-      if (auto problem = stage_link_problem(chain[k - 1].variant, s.variant))
-        return fail(static_cast<int>(k), "not_applicable", *problem);
-  }
+  const bool fused = is_fused(chain);
   const std::string key = chain_key(opt_.pipeline, chain, in_.name, width, height);
-  if (const auto loss = injected_fault(key, fault_stage)) {
-    lost_by_ = "a chain whose set-up raised " + *loss;
-    return fail(-1, "device_fault", *loss);
-  }
-  std::vector<StageSetup> setups(chain.size());
+  // One launch per stage, or the fused chain's one (writing the last stage's output).
+  std::vector<StageSetup> setups(fused ? 1 : chain.size());
   int stage = -1;
   try {
     const DeviceUpload& up =
-        device_upload(env_, in_.uploads, chain[0].variant, chain[0].app->radius, input, true,
+        device_upload(env_, in_.uploads, chain[0].variant, input_radius(chain, 0), input, true,
                       [this]() -> const std::string& {
                         if (!half_image_problem_)
                           half_image_problem_ = probe_half_images(env_, opt_.kernel_root);
@@ -410,21 +442,28 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
                       });
     const bool image_input = chain[0].variant.load_path().reads_image;
     if (image_input && !up.image) return fail(0, "not_applicable", up.image_problem);
-    for (std::size_t k = 0; k < chain.size(); ++k) {
-      stage = static_cast<int>(k);
-      const cl::Buffer& previous = k == 0 ? up.buffer : setups[k - 1].output;
-      const std::size_t bytes = n * chain[k].variant.precision_info().out->bytes;
-      if (auto problem =
-              set_up_stage(env_, source_of(*chain[k].app), options_of(chain[k]), chain[k], width,
-                           height, k == 0 && image_input ? &*up.image : nullptr, previous,
-                           output_buffer(k, bytes), setups[k], out.stages[k].build_log))
-        return fail(stage, problem->first, problem->second);
+    for (std::size_t i = 0; i < setups.size(); ++i) {
+      StageSetup& st = setups[i];
+      st.stage = fused ? chain.size() - 1 : i;
+      stage = static_cast<int>(st.stage);
+      const PipelineStage& s = chain[st.stage];
+      st.out_type = s.variant.precision_info().out;
+      st.buffers = &output_buffers(st.stage, width, height);
+      st.output = st.buffers->view(*st.out_type, 0);
+      st.output_bytes = static_cast<std::size_t>(width) * height * st.out_type->bytes;
+      const auto [source, options] = program_of(chain, st.stage);
+      if (auto problem = set_up_stage(
+              env_, source, options, s, width, height, i == 0 && image_input ? &*up.image : nullptr,
+              i == 0 ? up.buffer : setups[i - 1].output, st, out.stages[st.stage].build_log))
+        return fail(fused ? -1 : stage, problem->first,
+                    (fused ? "the fused kernel: " : "") + problem->second);
     }
     stage = -1;
-    // A launch the driver refuses while the device stays healthy (KPERF_FAULT=cl-error:KEY).
-    if (fault_hits("cl-error", key, fault_stage))
-      throw cl::Error(CL_OUT_OF_RESOURCES,
-                      "clEnqueueNDRangeKernel (injected: KPERF_FAULT=cl-error)");
+    // KPERF_FAULT's crash, lose-queue and cl-error at this chain's launch, as at a configuration's.
+    if (injected_launch_fault(key, fault_stage)) {
+      injected_loss_ = true;
+      throw cl::Error(CL_INVALID_COMMAND_QUEUE, "clFinish");
+    }
     if (mode != Mode::kFinalError)
       time_chain(env_.queue(), opt_, setups, flush_ ? &*flush_ : nullptr, flush_bytes_, out);
     if (mode != Mode::kTimeOnly)
@@ -433,7 +472,7 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
     // As the runner's configurations (faults.md): a fault where the device no longer answers,
     // else an ordinary failure of this chain.
     std::string why;
-    if (!device_responds(env_, why)) {
+    if (!device_responds(why)) {
       lost_by_ = "a chain whose " + (stage >= 0 ? "stage " + std::to_string(stage + 1) : "set-up") +
                  " raised " + describe(e);
       return fail(stage, "device_fault",
@@ -442,6 +481,23 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
     return fail(stage, "run_failed", describe(e));
   }
   return out;
+}
+
+void PipelineRunner::save_output(ChainOutcome& outcome, const std::string& dir,
+                                 const std::string& key) const {
+  Grid g(in_.grid->width, in_.grid->height);
+  g.data = outcome.stages.back().output;
+  const fs::path file = fs::path(dir) / key_to_filename(key);
+  try {
+    if (fault("save"))
+      throw std::runtime_error(file.string() + ": injected fault (KPERF_FAULT=save)");
+    write_npy(file.string(), g);
+    outcome.output_file = file.string();
+  } catch (const std::exception& e) {
+    outcome.status = "host_error";
+    outcome.reason = std::string("--save-outputs: ") + e.what();
+    outcome.output_lost = true;
+  }
 }
 
 ChainTruth::ChainTruth(ClEnv* env, const std::vector<const AppDescriptor*>& apps,
@@ -506,6 +562,18 @@ std::vector<GridD> chain_model(const std::vector<PipelineStage>& chain, const Gr
     models.push_back(current);
   }
   return models;
+}
+
+GridD fused_chain_model(const std::vector<PipelineStage>& chain, const Grid& input,
+                        const AppParams& params, const std::vector<GridEvaluator>& evaluators) {
+  std::vector<const AppDescriptor*> apps;
+  std::vector<Variant> variants;
+  for (const PipelineStage& s : chain) {
+    apps.push_back(s.app);
+    variants.push_back(s.variant);
+  }
+  return fused_model_run(apps, variants, chain.back().wg,
+                         to_double(input.data, input.width, input.height), params, evaluators);
 }
 
 }  // namespace kperf

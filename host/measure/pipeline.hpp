@@ -16,8 +16,10 @@
 #include "cl_env.hpp"
 #include "device_metrics.hpp"
 #include "device_upload.hpp"
+#include "fused_program.hpp"
 #include "io.hpp"
 #include "metrics.hpp"
+#include "output_buffers.hpp"
 #include "schemes.hpp"
 #include "stats.hpp"
 
@@ -31,12 +33,6 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& named_pipel
 // Throws std::invalid_argument with one line naming the stage: an unknown app, an app that takes no
 // image (hotspot) or a second input, or fewer than two stages.
 std::vector<const AppDescriptor*> parse_pipeline(const std::string& text);
-
-struct PipelineStage {
-  const AppDescriptor* app = nullptr;
-  Variant variant;
-  WorkGroup wg;
-};
 
 // A chain's identity on one input: "PIPELINE/STAGE > STAGE/INPUT/WxH", each stage
 // app:variant@shape. Rows, the fault journal and KPERF_FAULT know a chain by it.
@@ -78,6 +74,8 @@ struct ChainOutcome {
   int failed_stage = -1;              // 0-based, where a stage caused the status
   std::vector<StageOutcome> stages;
   std::vector<std::uint64_t> total_ns;  // every stage's launches per chain sample
+  std::string output_file;              // where save_output wrote the final output
+  bool output_lost = false;             // measured, but save_output could not write it
   bool ok() const { return status == "ok"; }
 };
 
@@ -106,6 +104,10 @@ class PipelineRunner {
     return run(chain);
   }
   bool device_lost() const { return !lost_by_.empty(); }
+  // Writes an ok chain's final output (read back) into `dir` as float32 .npy, named from `key`,
+  // into its output_file; where that fails (KPERF_FAULT=save too), the chain is a host_error row
+  // that says so, its measurements kept.
+  void save_output(ChainOutcome& outcome, const std::string& dir, const std::string& key) const;
   // Builds every stage program of `chains` at once on the host's threads; runs then find them.
   void prebuild(const std::vector<std::vector<PipelineStage>>& chains);
   struct StageSetup;  // one stage built and bound, ready to launch (pipeline.cpp's own)
@@ -122,18 +124,31 @@ class PipelineRunner {
     DeviceUploads uploads;
     std::vector<bool> truth_on_device;  // per stage: metrics_[k] holds this input's truth
   };
-  // The outputs of one run into poisoned buffers, and their errors (every stage, or the last).
-  // `stage` says which stage it was at, should an OpenCL call throw.
+  // Why the chain cannot run here, judged before anything is built: (0-based stage or -1, verdict).
+  std::optional<std::pair<int, Verdict>> static_problem(
+      const std::vector<PipelineStage>& chain) const;
+  // One run into NaN-poisoned outputs in canary bands (under poison_unread, every element a stage
+  // does not read poisoned too); a band overwritten makes the chain run_failed. `stage` says which
+  // stage it was at, should an OpenCL call throw.
+  void run_poisoned(const std::vector<PipelineStage>& chain, std::vector<StageSetup>& setups,
+                    const DeviceUpload& up, ChainOutcome& out, int& stage);
+  // The outputs of that run and their errors (every stage, or the last).
   void measure_outputs(const std::vector<PipelineStage>& chain, std::vector<StageSetup>& setups,
                        const DeviceUpload& up, bool every_stage, ChainOutcome& out, int& stage);
   // Stage k's error of `output` against the bound truth: on the device, else on the host.
   ErrorMetrics stage_errors(std::size_t k, const cl::Buffer& output, const StorageType& type,
                             const std::vector<float>* host_output);
   bool measures_on_device(std::size_t k);
-  // A stage's kernel source (read once per file) and build options.
+  // The probe after an OpenCL error (KPERF_FAULT=lose-queue fails it).
+  bool device_responds(std::string& why);
+  // A stage's kernel source (read once per file).
   const std::string& source_of(const AppDescriptor& app);
-  std::string options_of(const PipelineStage& s) const;
-  cl::Buffer& output_buffer(std::size_t k, std::size_t bytes);
+  // The text and build options of the launch that writes stage k's output: the stage's own
+  // program, or the fused chain's (made once per chain).
+  std::pair<std::string, std::string> program_of(const std::vector<PipelineStage>& chain,
+                                                 std::size_t k);
+  // Stage k's output buffers at this size, in canary bands (runner's OutputBuffers).
+  const OutputBuffers& output_buffers(std::size_t k, int width, int height);
 
   ClEnv& env_;
   PipelineOptions opt_;
@@ -141,11 +156,13 @@ class PipelineRunner {
   std::string lost_by_;
   std::optional<cl::Buffer> flush_;
   std::size_t flush_bytes_ = 0;
-  std::vector<std::pair<cl::Buffer, std::size_t>> outputs_;  // per stage, with its bytes
-  std::optional<std::string> metrics_unsupported_;           // why errors are measured on the host
+  std::vector<std::unique_ptr<OutputBuffers>> outputs_;  // per stage
+  bool injected_loss_ = false;
+  std::optional<std::string> metrics_unsupported_;  // why errors are measured on the host
   std::vector<std::unique_ptr<DeviceMetrics>> metrics_;
   std::optional<std::string> half_image_problem_;
-  std::map<std::string, std::string> sources_;  // by kernel file
+  std::map<std::string, std::string> sources_;                        // by kernel file
+  std::map<std::string, std::pair<std::string, std::string>> fused_;  // by the chain's stages
 };
 
 // Each stage's truth: a built-in's double-precision reference, a user app's accurate kernel in
@@ -182,5 +199,11 @@ std::vector<GridD> chain_truth(const std::vector<const AppDescriptor*>& apps, co
 std::vector<GridD> chain_model(const std::vector<PipelineStage>& chain, const Grid& input,
                                const AppParams& params = {},
                                const std::vector<GridEvaluator>& evaluators = {});
+
+// The CPU model of a fused chain's output (fused_model.hpp), a user app's stage evaluated by its
+// evaluator (ChainTruth::evaluator), by stage.
+GridD fused_chain_model(const std::vector<PipelineStage>& chain, const Grid& input,
+                        const AppParams& params = {},
+                        const std::vector<GridEvaluator>& evaluators = {});
 
 }  // namespace kperf

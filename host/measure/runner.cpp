@@ -334,14 +334,8 @@ void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jo
     if (!crashed_builds_.count(jobs[i]) &&
         std::find(done.timed_out.begin(), done.timed_out.end(), i) == done.timed_out.end())
       rest.push_back(jobs[i]);
-  // Oclgrind builds on the calling thread only: its uninitialised-value checker writes a program's
-  // program-scope variables through a memory pool that exists on the threads it made, and a build
-  // on another thread crashes it (bilateral's weight table, about one run in three with two
-  // threads).
-  const bool oclgrind = env_.info().platform_name.find("Oclgrind") != std::string::npos;
   journal_begin_prebuild(rest.size());
-  env_.prebuild(rest,
-                oclgrind ? 1u : std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  env_.prebuild(rest, build_threads(env_.info()));
   journal_end();
 }
 

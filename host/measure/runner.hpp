@@ -106,6 +106,9 @@ struct RunConfig {
 // before anything is built. The kernel's own CL_KERNEL_WORK_GROUP_SIZE is checked after building.
 std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, WorkGroup wg,
                                     const DeviceInfo& dev);
+// Why a work-group of this shape cannot launch on the device (CL_DEVICE_MAX_WORK_GROUP_SIZE,
+// CL_DEVICE_MAX_WORK_ITEM_SIZES): check_launch's part that any kernel shares.
+std::optional<Verdict> check_work_group(WorkGroup wg, const DeviceInfo& dev);
 // Local memory the tile of this launch needs, as kperf_tile.cl lays it out (0 without a tile).
 std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg);
 

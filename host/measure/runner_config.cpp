@@ -45,6 +45,37 @@ std::string compiler_messages(const cl::Program& program, const cl::Device& devi
 
 }  // namespace
 
+std::optional<Verdict> check_built_kernel(const cl::Kernel& kernel, const ClEnv& env, WorkGroup wg,
+                                          ResultRow::KernelInfo& info) {
+  const DeviceInfo& dev = env.info();
+  info.max_work_group_size = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env.device());
+  info.private_mem_bytes = kernel.getWorkGroupInfo<CL_KERNEL_PRIVATE_MEM_SIZE>(env.device());
+  info.local_mem_bytes = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(env.device());
+  const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
+  // KPERF_LAUNCH_PAST_KERNEL_WG=1 launches such a shape anyway, so that the launch itself (ok,
+  // or run_failed with its error) says whether the driver's figure binds.
+  static const bool launch_past_kernel_wg = std::getenv("KPERF_LAUNCH_PAST_KERNEL_WG") != nullptr;
+  if (items > info.max_work_group_size && !launch_past_kernel_wg)
+    return Verdict{"invalid_config", "work-group of " + std::to_string(items) +
+                                         " work-items exceeds this kernel's "
+                                         "CL_KERNEL_WORK_GROUP_SIZE " +
+                                         std::to_string(info.max_work_group_size)};
+  if (info.local_mem_bytes > dev.local_mem_size)
+    return Verdict{"invalid_config", "kernel needs " + std::to_string(info.local_mem_bytes) +
+                                         " bytes of local memory; device has " +
+                                         std::to_string(dev.local_mem_size)};
+  return std::nullopt;
+}
+
+unsigned build_threads(const DeviceInfo& dev) {
+  // Oclgrind builds on the calling thread only: its uninitialised-value checker writes a program's
+  // program-scope variables through a memory pool that exists on the threads it made, and a build
+  // on another thread crashes it (bilateral's weight table, about one run in three with two
+  // threads).
+  if (dev.platform_name.find("Oclgrind") != std::string::npos) return 1;
+  return std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+}
+
 ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
                        const std::string& input_name, int width, int height, int iterations) {
   ResultRow row;
@@ -93,19 +124,21 @@ bool Runner::device_responds(std::string& why) {
   return kperf::device_responds(env_, why);
 }
 
-void Runner::injected_launch_fault(const std::string& key) {
-  const std::string stage = cfg_.journal_fields.value("stage", std::string());
+bool injected_launch_fault(const std::string& key, const std::string& stage) {
   if (fault_hits("crash", key, stage)) {
     std::signal(SIGSEGV, SIG_DFL);  // as the driver's own crash: no handler between
     std::raise(SIGSEGV);
   }
-  if (fault_hits("lose-queue", key, stage)) {
+  if (fault_hits("cl-error", key, stage))
+    throw cl::Error(CL_OUT_OF_RESOURCES, "clEnqueueNDRangeKernel (injected: KPERF_FAULT=cl-error)");
+  return fault_hits("lose-queue", key, stage);
+}
+
+void Runner::injected_launch_fault(const std::string& key) {
+  if (kperf::injected_launch_fault(key, cfg_.journal_fields.value("stage", std::string()))) {
     injected_loss_ = true;
     throw cl::Error(CL_INVALID_COMMAND_QUEUE, "clFinish");
   }
-  // A launch the driver refuses while the device stays healthy: the probe that follows is real.
-  if (fault_hits("cl-error", key, stage))
-    throw cl::Error(CL_OUT_OF_RESOURCES, "clEnqueueNDRangeKernel (injected: KPERF_FAULT=cl-error)");
 }
 
 bool Runner::attempt(ResultRow& row, const std::function<void()>& part) {
@@ -139,7 +172,6 @@ bool Runner::attempt(ResultRow& row, const std::function<void()>& part) {
 
 bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, PreparedConfig& p) {
   const AppDescriptor& app = *w.app;
-  const DeviceInfo& dev = env_.info();
   p.variant = &v;
   p.wg = wg;
   p.key = config_key(app, v, wg, w.input_name, w.width, w.height);
@@ -158,7 +190,6 @@ bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepare
     if (verdict->status == "build_failed") row.build_log = w.truth_log;
     return reject(verdict->status, verdict->reason);
   }
-  const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
   const std::string options = build_options(app, v, wg);
   cl::Program program;
   try {
@@ -173,27 +204,10 @@ bool Runner::prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepare
   std::optional<Verdict> verdict;  // why the built kernel cannot run here
   const bool ready = attempt(row, [&] {
     cl::Kernel kernel(program, "kperf_app");
-    const auto kernel_wg = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device());
-    const auto kernel_local = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(env_.device());
-    row.kernel_info = ResultRow::KernelInfo{
-        kernel_wg, kernel.getWorkGroupInfo<CL_KERNEL_PRIVATE_MEM_SIZE>(env_.device()),
-        kernel_local};
-    // KPERF_LAUNCH_PAST_KERNEL_WG=1 launches such a shape anyway, so that the launch itself (ok,
-    // or run_failed with its error) says whether the driver's figure binds.
-    static const bool launch_past_kernel_wg = std::getenv("KPERF_LAUNCH_PAST_KERNEL_WG") != nullptr;
-    if (items > kernel_wg && !launch_past_kernel_wg) {
-      verdict = Verdict{"invalid_config",
-                        "work-group of " + std::to_string(items) +
-                            " work-items exceeds this kernel's CL_KERNEL_WORK_GROUP_SIZE " +
-                            std::to_string(kernel_wg)};
-      return;
-    }
-    if (kernel_local > dev.local_mem_size) {
-      verdict = Verdict{"invalid_config", "kernel needs " + std::to_string(kernel_local) +
-                                              " bytes of local memory; device has " +
-                                              std::to_string(dev.local_mem_size)};
-      return;
-    }
+    ResultRow::KernelInfo info;
+    verdict = check_built_kernel(kernel, env_, wg, info);
+    row.kernel_info = info;
+    if (verdict) return;
     std::optional<PhaseTimer> upload_timer;
     upload_timer.emplace(phase_s_, "upload");
     p.input = &input_for(w, v);

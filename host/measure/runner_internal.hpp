@@ -40,12 +40,30 @@ std::optional<std::string> fault_argument(const std::string& kind);
 // the key, and each qualifier given holds (the key names INPUT as its input). An unknown
 // qualifier throws std::invalid_argument.
 bool fault_hits(const std::string& kind, const std::string& key, const std::string& stage);
+// KPERF_FAULT=crash:KEY / lose-queue:KEY / cl-error:KEY at the launch of the configuration or
+// chain `key` in `stage`: crash dies of SIGSEGV, as a driver's wild read does; cl-error throws
+// CL_OUT_OF_RESOURCES as a refused launch on a healthy device (the probe that follows is real);
+// lose-queue returns true, and the caller loses its device (its probe fails from then on).
+bool injected_launch_fault(const std::string& key, const std::string& stage);
 // KPERF_FAULT=interrupt-after:N / term-after:N / kill-after:N: called once a row is finished
 // (handed on, its checkpoint written); at this process's Nth, SIGINT, SIGTERM or SIGKILL to the
 // supervisor (which forwards the first two) and to this process.
 void injected_stop_after_row();
 
 double now_s();
+
+// A saved output's file name from its result key: '/' as "__", ':' as '-', a chain's " > " as
+// '+', then ".npy".
+std::string key_to_filename(const std::string& key);
+
+// What every launch checks of its kernel once built, a configuration's or a chain's: the launch
+// shape against its CL_KERNEL_WORK_GROUP_SIZE (unless KPERF_LAUNCH_PAST_KERNEL_WG) and its local
+// memory against the device's; an invalid_config verdict, or nothing. `info` receives the
+// kernel's figures.
+std::optional<Verdict> check_built_kernel(const cl::Kernel& kernel, const ClEnv& env, WorkGroup wg,
+                                          ResultRow::KernelInfo& info);
+// Threads that build programs at once for a device: one under Oclgrind.
+unsigned build_threads(const DeviceInfo& dev);
 
 // Configurations timed so far in this process (KPERF_FAULT=alloc:N counts them).
 extern std::atomic<long> configurations_timed;

@@ -33,6 +33,16 @@ std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, 
   if (v.load_path().reads_image && !dev.image_support)
     return Verdict{"not_applicable", "the image load path needs image support and " + dev.name +
                                          " has none (CL_DEVICE_IMAGE_SUPPORT is false)"};
+  if (auto verdict = check_work_group(wg, dev)) return verdict;
+  const std::size_t tile_bytes = tile_local_bytes(app, v, wg);
+  if (tile_bytes > dev.local_mem_size)
+    return Verdict{"invalid_config", "tile needs " + std::to_string(tile_bytes) +
+                                         " bytes of local memory; device has " +
+                                         std::to_string(dev.local_mem_size)};
+  return std::nullopt;
+}
+
+std::optional<Verdict> check_work_group(WorkGroup wg, const DeviceInfo& dev) {
   const std::size_t items = static_cast<std::size_t>(wg.x) * wg.y;
   if (items > dev.max_work_group_size)
     return Verdict{"invalid_config", "work-group " + std::to_string(wg.x) + "x" +
@@ -48,11 +58,6 @@ std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, 
                          std::to_string(side) + " exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES[" +
                          std::to_string(d) + "] = " + std::to_string(dev.max_work_item_sizes[d])};
   }
-  const std::size_t tile_bytes = tile_local_bytes(app, v, wg);
-  if (tile_bytes > dev.local_mem_size)
-    return Verdict{"invalid_config", "tile needs " + std::to_string(tile_bytes) +
-                                         " bytes of local memory; device has " +
-                                         std::to_string(dev.local_mem_size)};
   return std::nullopt;
 }
 

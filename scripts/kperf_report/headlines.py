@@ -425,7 +425,9 @@ def cache_repeat_table(rows, scheme="rows:2"):
 
 
 def _chain(c):
-    return " > ".join(f"{s['variant']}" for s in c["stages"]) if c else "none"
+    if not c:
+        return "none"
+    return ("fused " if c.get("fused") else "") + " > ".join(f"{s['variant']}" for s in c["stages"])
 
 
 def _chain_speedup(c):

@@ -1,6 +1,7 @@
 """Report sections of kperf pipeline and kperf tune --pipeline documents: every chain's stage
-times and errors against the chained truth, the front of speedup against final error, and the
-tuned choices beside the best uniform chain and the costliest stage approximated alone."""
+times and errors against the chained truth, each fused chain beside the same stages in separate
+launches, the front of speedup against final error, and the tuned choices beside the best
+uniform chain and the costliest stage approximated alone."""
 
 import os
 
@@ -8,8 +9,38 @@ from .plotting import plt, save
 from .select import select_sections
 
 
-def _chain(stages):
-    return " > ".join(f"{s['variant']}@{s['wg']}" for s in stages)
+def _chain(c):
+    """A chain (a row or a tune's candidate) as its stages; a fused one's launch shape once."""
+    if c.get("fused"):
+        return "fused " + " > ".join(s["variant"] for s in c["stages"]) + f"@{c['stages'][-1]['wg']}"
+    return " > ".join(f"{s['variant']}@{s['wg']}" for s in c["stages"])
+
+
+def _time(s):
+    return f"{s['time_ns']['median'] / 1e3:.1f} us" if "time_ns" in s else "-"
+
+
+def _fused_beside(rows):
+    """Per input and stage variants, the fastest chain of separate launches beside the fastest
+    fused one (each over its launch shapes), where the run has both."""
+    best = {}
+    for r in rows:
+        key = (r["input"]["name"], tuple(s["variant"] for s in r["stages"]), bool(r.get("fused")))
+        if key not in best or r["time_ns"]["median"] < best[key]["time_ns"]["median"]:
+            best[key] = r
+    md = ["Fused beside unfused: each chain of stage variants at its fastest shapes in separate "
+          "launches and in one fused launch (the intermediate stays in local memory).", "",
+          "| input | stages | unfused | shapes | error | fused | shape | error | fused over unfused |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    for (name, variants, fused), r in sorted(best.items(), key=lambda kv: kv[1]["time_ns"]["median"]):
+        if fused or (name, variants, True) not in best:
+            continue
+        f = best[(name, variants, True)]
+        md.append(f"| {name} | `{' > '.join(variants)}` | {_time(r)} | "
+                  f"{', '.join(s['wg'] for s in r['stages'])} | {_pct(r['final_error'])} | "
+                  f"{_time(f)} | {f['stages'][-1]['wg']} | {_pct(f['final_error'])} | "
+                  f"{r['time_ns']['median'] / f['time_ns']['median']:.2f}x |")
+    return md + [""] if len(md) > 4 else []
 
 
 def _speedup(c):
@@ -63,16 +94,19 @@ def _run_section(path, doc, index, out, written):
           + " | chain | speedup | final error |",
           "|---|---|---|" + "---|---|" * len(p["stages"]) + "---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["input"]["name"], r["time_ns"]["median"])):
-        stages = " | ".join(f"{s['time_ns']['median'] / 1e3:.1f} us | {_pct(s.get('error'))}"
-                            for s in r["stages"])
-        md.append(f"| {r['input']['name']} | `{_chain(r['stages'])}` | {', '.join(r['intermediate'])} | "
+        stages = " | ".join(f"{_time(s)} | {_pct(s.get('error'))}" for s in r["stages"])
+        md.append(f"| {r['input']['name']} | `{_chain(r)}` | {', '.join(r['intermediate'])} | "
                   f"{stages} | {r['time_ns']['median'] / 1e3:.1f} us | "
                   f"{r.get('speedup', 0):.2f}x | {_pct(r['final_error'])} |")
+    md += ["", "A fused chain is one launch: its stages have no times of their own, and its "
+           "stages before the last no outputs to measure (-)."] if any(
+               r.get("fused") for r in rows) else []
+    md += [""] + _fused_beside(rows)
     name = f"pipeline_front_{index}"
     _figure(name, f"{p['name']} on {ctx['device']['name']}",
             [(r.get("speedup", 0), r["final_error"]) for r in rows],
-            [_chain(r["stages"]) for r in rows], "final error (%)", out, written)
-    return md + ["", f"![front of {p['name']}]({name}.png)", ""]
+            [_chain(r) for r in rows], "final error (%)", out, written)
+    return md + [f"![front of {p['name']}]({name}.png)", ""]
 
 
 def _tune_section(path, doc, index, out, written):
@@ -90,7 +124,7 @@ def _tune_section(path, doc, index, out, written):
           "costliest stage alone | speedup |", "|---|---|---|---|---|---|---|---|---|---|"]
 
     def cell(c):
-        return ("none", "-") if not c else (f"`{_chain(c['stages'])}`", f"{_speedup(c):.2f}x")
+        return ("none", "-") if not c else (f"`{_chain(c)}`", f"{_speedup(c):.2f}x")
 
     for c in tune["choices"]:
         chosen, flat, alone = cell(c["chosen"]), cell(c["best_uniform"]), \
@@ -108,14 +142,14 @@ def _tune_section(path, doc, index, out, written):
                f"{harness.get('truth_s', 0):.1f} s."]
     md += ["", "Finalists per budget (rank speedup, training error):", ""]
     for c in tune["choices"]:
-        finals = "; ".join(f"`{_chain(f['stages'])}` {_speedup(f):.2f}x {_pct(f['train_error'])}"
+        finals = "; ".join(f"`{_chain(f)}` {_speedup(f):.2f}x {_pct(f['train_error'])}"
                            for f in c.get("finalists", []))
         md.append(f"- {100 * c['budget']:g} %: {finals or 'none'}")
     measured = tune["measured"]
     name = f"pipeline_tune_front_{index}"
     _figure(name, f"tune --pipeline {t['name']} on {ctx['device']['name']}",
             [(m["speedup"], m["train_error"]) for m in measured],
-            [_chain(m["stages"]) for m in measured], f"p{t['percentile']:g} training error (%)",
+            [_chain(m) for m in measured], f"p{t['percentile']:g} training error (%)",
             out, written)
     return md + ["", f"![front of {t['name']}]({name}.png)", ""]
 

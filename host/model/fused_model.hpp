@@ -1,0 +1,23 @@
+// The CPU model of a fused chain: what one launch computing a chain of image apps stage after
+// stage in local memory (schemes/fuse_contract.cl) outputs, tile by tile in double precision.
+#pragma once
+
+#include <vector>
+
+#include "apps.hpp"
+#include "schemes.hpp"
+
+namespace kperf {
+
+// The outputs of the fused chain of `apps` (each under its variant) launched at `launch` (the
+// last stage's block) on `input`: per work-group, the first stage's tile of the block with a
+// halo of every stage's radius, loaded and rebuilt by the first stage's input scheme (whose
+// kept lines are that tile's), each stage's outputs over the block plus the later stages' radii,
+// past the grid's edge those of the edge, rounded to the stage's stored output type. A user app's
+// stage needs its evaluator (model_run's), by stage.
+GridD fused_model_run(const std::vector<const AppDescriptor*>& apps,
+                      const std::vector<Variant>& variants, WorkGroup launch, const GridD& input,
+                      const AppParams& params = {},
+                      const std::vector<GridEvaluator>& evaluators = {});
+
+}  // namespace kperf
