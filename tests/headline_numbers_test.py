@@ -18,6 +18,7 @@ that the runs determine:
 - tune-agreement: how many cells two tunes chose alike, and in how many their speedups lie
   within 3 %;
 - cache-repeat: per cache, the range over runs of the median over inputs of accurate / rows:2;
+- fused: per chain of stage variants, the fastest unfused and fused chains and their ratios;
 - pipeline-tune: each choice's rank speedup (the medians of the rank stage's samples of the
   accurate chain and of the chosen one), training and held-out errors and verdict;
 - targets: Paraprox's rows:2 and rows:3 output schemes against the global baseline, inversion
@@ -411,7 +412,35 @@ def tune_select(paths, text):
                         x(sel["speedup_kernel"])])
 
 
-KINDS = {"tune-select": tune_select, "harness": harness, "peers": peers, "fig10": fig10, "half": half, "syprox": syprox, "sizes": sizes, "energy": energy,
+def fused(paths, text):
+    """Per chain and stage variants: the fastest unfused and fused medians over their shapes, the
+    one over the other, and the fused chain over the fastest accurate f32 chain of separate
+    launches on its input, found here among the rows (not read from accurate_time_ns)."""
+    rows = [r for p in paths for r in load(p)["results"] if r.get("status") == "ok"]
+
+    def fastest(pick):
+        mine = [r["time_ns"]["median"] for r in rows if pick(r)]
+        return min(mine) if mine else None
+    for line in cells(text):
+        chain, name, variants = line[0], line[1], tuple(line[2].strip("`").split(" > "))
+
+        def same(r, is_fused):
+            return (r["pipeline"] == chain and r["input"]["name"] == name and
+                    bool(r.get("fused")) == is_fused and
+                    tuple(s["variant"] for s in r["stages"]) == variants)
+        unfused, fused_t = fastest(lambda r: same(r, False)), fastest(lambda r: same(r, True))
+        accurate = fastest(lambda r: r["pipeline"] == chain and r["input"]["name"] == name and
+                           not r.get("fused") and
+                           all(s["variant"] == "accurate/none" and s["precision"] == "f32"
+                               for s in r["stages"]))
+        err = next(r["final_error"] for r in rows if same(r, True) and
+                   r["time_ns"]["median"] == fused_t)
+        expect(f"fused {chain} {line[2]}", line[3:8],
+               [f"{unfused / 1e3:.1f} us", f"{fused_t / 1e3:.1f} us", x(unfused / fused_t),
+                x(accurate / fused_t), pct(err)])
+
+
+KINDS = {"fused": fused, "tune-select": tune_select, "harness": harness, "peers": peers, "fig10": fig10, "half": half, "syprox": syprox, "sizes": sizes, "energy": energy,
          "tune": tune, "tune-agreement": tune_agreement, "cache-repeat": cache_repeat,
          "pipeline-tune": pipeline_tune, "targets": targets}
 

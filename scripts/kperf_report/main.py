@@ -20,7 +20,7 @@ from .syprox import PUBLISHED_SYPROX, fig_wrong_fraction, gallery, hypervolume_t
 from .headlines import (TABLES, harness_table, pipeline_tune_table, tune_agreement,
                         tune_repeat_table, tune_table)
 from .peers import peers_section, peers_table
-from .pipeline import pipeline_sections
+from .pipeline import fused_table, pipeline_sections
 from .provenance import provenance_note, provenance_section
 from .select import has_selections, select_table
 from .tune import tune_device, tune_sections
@@ -48,6 +48,13 @@ def print_table(kind, paths):
                   file=sys.stderr)
             return 2
         print("\n".join(pipeline_tune_table(docs) + provenance_note(paths)))
+        return 0
+    if kind == "fused":
+        docs = [(p, d) for p, d in pipelines if d["kind"] == "pipeline"]
+        if not docs:
+            print("report.py: --table fused needs kperf pipeline documents", file=sys.stderr)
+            return 2
+        print("\n".join(fused_table(docs) + provenance_note(paths)))
         return 0
     if kind == "harness":
         from .loading import load_document
@@ -81,7 +88,7 @@ def main(argv=None):
     ap.add_argument("results", nargs="+", help="kperf JSON result files")
     ap.add_argument("--out", help="output directory")
     ap.add_argument("--table", choices=sorted(TABLES) + ["tune", "tune-repeat", "tune-agreement",
-                                                        "pipeline-tune", "harness", "peers",
+                                                        "pipeline-tune", "harness", "peers", "fused",
                                                         "tune-select"],
                     help="print one headline table of results/README.md (markdown) instead of a "
                          "report")

@@ -162,3 +162,31 @@ def pipeline_sections(pipelines, out, written):
         md += section(path, doc, i, out, written)
     tuned = [(p, d) for p, d in pipelines if d["kind"] == "pipeline-tune"]
     return md + select_sections(tuned, out, written, "select_estimates_pipeline")
+
+
+def fused_table(docs):
+    """results/README.md's fused table: per kperf pipeline document and chain of stage variants
+    run both ways, the fastest chain of separate launches beside the fastest fused launch, and the
+    fused one's speedup over the fastest accurate chain of separate launches (the row's own
+    baseline, accurate_time_ns) with its final error."""
+    md = ["| chain | input | stages | unfused | fused | fused over unfused | over the accurate chain "
+          "| final error |", "|---|---|---|---|---|---|---|---|"]
+    for _, doc in docs:
+        best = {}
+        for r in doc["results"]:
+            if r["status"] != "ok":
+                continue
+            key = (r["input"]["name"], tuple(s["variant"] for s in r["stages"]), bool(r.get("fused")))
+            if key not in best or r["time_ns"]["median"] < best[key]["time_ns"]["median"]:
+                best[key] = r
+        fused = sorted((r for (_, _, f), r in best.items() if f),
+                       key=lambda r: r["time_ns"]["median"])
+        for f in fused:
+            variants = tuple(s["variant"] for s in f["stages"])
+            u = best.get((f["input"]["name"], variants, False))
+            t = f["time_ns"]["median"]
+            ratio = f"{u['time_ns']['median'] / t:.2f}x" if u else "-"
+            md.append(f"| {f['pipeline']} | {f['input']['name']} | `{' > '.join(variants)}` | "
+                      f"{_time(u) if u else '-'} | {t / 1e3:.1f} us | {ratio} | "
+                      f"{f['accurate_time_ns'] / t:.2f}x | {_pct(f['final_error'])} |")
+    return md
