@@ -6,11 +6,12 @@
 # The fast tier (no --full): host unit tests, device tests on PoCL (every app against its double
 # reference, every scheme and axis against its CPU model, NaN poisoning, canaries), command-line
 # and script tests, Oclgrind on a sample of configurations; matrix tests run a sample of their
-# launch shapes, each shape for some variant. --full adds, in this order:
-#   - the same suite with every launch shape of the matrix tests, every app of every per-app
-#     suite and the whole Oclgrind covering array (KPERF_TEST_FULL=1);
-#   - every app's accurate and perforated kernels and their NaN poisoning again (the perforated
-#     ones at the fast tier's launch shapes), built with PoCL's optimiser as users build them;
+# launch shapes, each shape for some variant. --full runs, in this order:
+#   - every test that KPERF_TEST_FULL=1 widens, widened: every launch shape of the matrix tests,
+#     every app of every per-app suite, the whole Oclgrind covering array, every host, command-line
+#     and script test; the device tests it does not change run in the next pass alone;
+#   - every device suite (ctest -L device) at the fast tier's shapes and apps, built with PoCL's
+#     optimiser as users build them;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the host tests and a device
 #     subset that builds every kernel file and every axis once (KPERF_SANITIZE=0 skips it).
 # Every other pass builds the kernels unoptimised on PoCL (POCL_EXTRA_BUILD_FLAGS=
@@ -42,12 +43,19 @@ if [ "$full" = 0 ]; then
   exit 0
 fi
 
-echo "== every launch shape of the matrix tests (KPERF_TEST_FULL=1)" >&2
-(cd build && KPERF_TEST_FULL=1 ctest --output-on-failure --parallel 2 "$@")
+# The device tests that KPERF_TEST_FULL=1 widens (tests/full_tier_test.py holds this list to
+# the tests' sources: every test that reads full_matrix(), samples its apps or its shapes).
+widened='^AllApps/|^(Bilateral\.LoopPerforation|OutputScheme\.(Shared|RowsOutside)|Probes\.LoadsOnly'
+widened+='|UserApp\.UnseenKernel|HalfPairs\.MedianSelects)'
+echo "== every launch shape and app of the matrix tests (KPERF_TEST_FULL=1), and every other test but the device ones" >&2
+# One ctest call, so that the long script tests run beside the device ones: every test but the
+# device tests outside $widened, named exactly.
+same=$(cd build && ctest -N -L device | sed -n 's/^ *Test *#[0-9]*: //p' | grep -Ev "$widened" |
+       sed 's/[][\.*^$()+?{}|/"]/\\&/g' | paste -sd'|')
+(cd build && KPERF_TEST_FULL=1 ctest --output-on-failure --parallel 2 ${same:+-E "^($same)\$"} "$@")
 
-echo "== every app's accurate and perforated kernels, optimised" >&2
-(cd build && env -u POCL_EXTRA_BUILD_FLAGS KPERF_TEST_EVERY_APP=1 ctest --output-on-failure --parallel 2 \
-   -R '^AllApps/(AccurateApp|PerforatedApp|Poison)\.' "$@")
+echo "== every device suite at the fast tier's shapes, optimised" >&2
+(cd build && env -u POCL_EXTRA_BUILD_FLAGS ctest --output-on-failure --parallel 2 -L device "$@")
 
 if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   echo "== host tests and a device subset under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)" >&2

@@ -305,7 +305,8 @@ TEST(PipelineCli, RunWritesEveryChainWithStageTimesAndErrors) {
 
 // --fuse none,all: every chain once in separate launches and once fused at each shape of the
 // last stage; fused rows say so, have the chain's time alone and the last stage's error, and
-// --save-outputs writes each chain's final output where its output_file says, the accurate
+// --save-outputs writes each chain's final output where its output_file says (and each earlier
+// stage's of separate launches where the stage's says), the accurate
 // fused chain's that of the accurate unfused one at the same shape.
 TEST(PipelineCli, FuseRunsEveryChainFusedBesideUnfusedAndSavesOutputs) {
   KPERF_REQUIRE_DEVICE();
@@ -346,6 +347,10 @@ TEST(PipelineCli, FuseRunsEveryChainFusedBesideUnfusedAndSavesOutputs) {
       EXPECT_FALSE(stages[0].contains("error")) << "stage 1's outputs stay in local memory";
     }
     EXPECT_EQ(row["final_error"], stages[1]["error"]);
+    // Every stage's output that left the device is saved: a fused chain's last one alone.
+    EXPECT_EQ(stages[1]["output_file"], row["output_file"]);
+    ASSERT_EQ(stages[0].contains("output_file"), !fused) << row.dump();
+    if (!fused) EXPECT_EQ(read_npy(stages[0]["output_file"].get<std::string>()).width, 40);
     const Grid saved = read_npy(row["output_file"].get<std::string>());
     EXPECT_EQ(saved.width, 40);
     if (row["exact"].get<bool>()) {

@@ -307,6 +307,7 @@ nlohmann::ordered_json ChainMeasurer::row_of(const std::vector<PipelineStage>& c
       j["errors"] = to_json(*so.errors);
     }
     if (!so.build_log.empty()) j["build_log"] = so.build_log;
+    if (!so.output_file.empty()) j["output_file"] = so.output_file;
     stages.push_back(std::move(j));
     if (k + 1 < chain.size()) between.push_back(intermediate_type(s.variant).name);
   }

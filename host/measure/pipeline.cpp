@@ -485,19 +485,31 @@ ChainOutcome PipelineRunner::run(const std::vector<PipelineStage>& chain, Mode m
 
 void PipelineRunner::save_output(ChainOutcome& outcome, const std::string& dir,
                                  const std::string& key) const {
-  Grid g(in_.grid->width, in_.grid->height);
-  g.data = outcome.stages.back().output;
-  const fs::path file = fs::path(dir) / key_to_filename(key);
-  try {
-    if (fault("save"))
-      throw std::runtime_error(file.string() + ": injected fault (KPERF_FAULT=save)");
-    write_npy(file.string(), g);
-    outcome.output_file = file.string();
-  } catch (const std::exception& e) {
-    outcome.status = "host_error";
-    outcome.reason = std::string("--save-outputs: ") + e.what();
-    outcome.output_lost = true;
+  // Every stage's output that was read back: an earlier stage's as <key>.stageK.npy (a fused
+  // chain's earlier stages have none: they stay in local memory), the last one's as <key>.npy.
+  const std::string base = key_to_filename(key);
+  const std::string stem = base.substr(0, base.size() - 4);
+  for (std::size_t k = 0; k < outcome.stages.size(); ++k) {
+    StageOutcome& stage = outcome.stages[k];
+    if (stage.output.empty()) continue;
+    const bool last = k + 1 == outcome.stages.size();
+    const fs::path file =
+        fs::path(dir) / (last ? base : stem + ".stage" + std::to_string(k + 1) + ".npy");
+    Grid g(in_.grid->width, in_.grid->height);
+    g.data = stage.output;
+    try {
+      if (fault("save"))
+        throw std::runtime_error(file.string() + ": injected fault (KPERF_FAULT=save)");
+      write_npy(file.string(), g);
+      stage.output_file = file.string();
+    } catch (const std::exception& e) {
+      outcome.status = "host_error";
+      outcome.reason = std::string("--save-outputs: ") + e.what();
+      outcome.output_lost = true;
+      return;
+    }
   }
+  outcome.output_file = outcome.stages.back().output_file;
 }
 
 ChainTruth::ChainTruth(ClEnv* env, const std::vector<const AppDescriptor*>& apps,

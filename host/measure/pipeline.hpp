@@ -67,6 +67,7 @@ struct StageOutcome {
   std::vector<float> output;              // as stored, read back as floats (read_outputs)
   std::optional<ErrorMetrics> errors;     // against the bound truth at this stage, where measured
   std::string build_log;
+  std::string output_file;  // where save_output wrote this stage's output
 };
 
 struct ChainOutcome {
@@ -74,7 +75,8 @@ struct ChainOutcome {
   int failed_stage = -1;              // 0-based, where a stage caused the status
   std::vector<StageOutcome> stages;
   std::vector<std::uint64_t> total_ns;  // every stage's launches per chain sample
-  std::string output_file;              // where save_output wrote the final output
+  std::string output_file;              // where save_output wrote the final output (the last
+                                        // stage's output_file)
   bool output_lost = false;             // measured, but save_output could not write it
   bool ok() const { return status == "ok"; }
 };
