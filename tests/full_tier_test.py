@@ -3,7 +3,9 @@
 the script's `widened` pattern; every other device test runs once, optimised, at the fast tier's
 shapes. This test holds the pattern to the C++ sources: every TEST or TEST_P whose body reads
 full_matrix(), samples its apps (KPERF_SAMPLE_APP) or its shapes (ShapeSample) must match it, or
---full would never run it widened.
+--full would never run it widened (a test's body is its text up to the next TEST, so a helper
+function that widens must sit inside its test or below it; a TEST_P is named by its
+INSTANTIATE_TEST_SUITE_P prefix).
 
 Known-bad case: the pattern without one of its alternatives must miss a test here.
 
@@ -19,6 +21,7 @@ from checks import check, finish
 
 WIDENS = re.compile(r"full_matrix\(\)|KPERF_SAMPLE_APP|ShapeSample")
 TEST = re.compile(r"^TEST(_P)?\((\w+), (\w+)\)", re.M)
+INSTANTIATE = re.compile(r"^INSTANTIATE_TEST_SUITE_P\((\w+), (\w+),", re.M)
 
 
 def pattern(script):
@@ -29,14 +32,16 @@ def pattern(script):
 
 def widened_tests(source_dir):
     """The ctest names of the device tests whose bodies widen under KPERF_TEST_FULL=1."""
-    names = []
+    names, prefixes, texts = [], {}, []
     for path in sorted(glob.glob(os.path.join(source_dir, "tests", "*.cpp"))):
-        text = open(path).read()
+        texts.append(open(path).read())
+        prefixes.update({suite: prefix for prefix, suite in INSTANTIATE.findall(texts[-1])})
+    for text in texts:
         heads = list(TEST.finditer(text))
         for i, m in enumerate(heads):
             body = text[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
             if WIDENS.search(body):
-                prefix = "AllApps/" if m.group(1) else ""
+                prefix = prefixes.get(m.group(2), "?") + "/" if m.group(1) else ""
                 names.append(f"{prefix}{m.group(2)}.{m.group(3)}")
     return names
 

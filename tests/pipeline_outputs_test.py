@@ -13,7 +13,9 @@ never from kperf's C++:
 - an accurate fused chain's output is the accurate chain of separate launches' at its shape, bit
   for bit.
 
-Known-bad cases: an output with one element moved must give another error and fail its model.
+Known-bad cases: an output with one element moved must give another error and fail its model,
+and a reported error off by 1e-7 of itself must not pass. A stage output that cannot be written
+(KPERF_FAULT=save) leaves a host_error row with its measurements.
 
 usage: pipeline_outputs_test.py KPERF_BINARY
 Exit 0 on success, 1 on a failed check, 77 without numpy.
@@ -96,11 +98,30 @@ def run_chain(binary, chain, img_path, tmp):
     return json.load(open(out))["results"] if proc.returncode == 0 else []
 
 
+def check_lost_outputs(binary, img_path, tmp):
+    """A stage output that cannot be written (KPERF_FAULT=save) leaves its chain of separate
+    launches a host_error row with its measurements and no row output_file."""
+    out, saved = os.path.join(tmp, "lost.json"), os.path.join(tmp, "lost-outputs")
+    os.makedirs(saved)
+    cmd = [binary, "pipeline", "--pipeline", "blur-edges", "--stage", "1:--wg 8x4",
+           "--stage", "2:--wg 8x4", "--input", img_path, "--size", "61x47", "--warmup", "0",
+           "--reps", "1", "--quiet", "--out", out, "--save-outputs", saved]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ,
+                                                                         KPERF_FAULT="save"))
+    rows = json.load(open(out))["results"] if os.path.exists(out) else []
+    check(len(rows) == 1, f"a lost output: one row, got {len(rows)} (exit {proc.returncode})")
+    for r in rows:
+        check(r["status"] == "host_error" and "--save-outputs: " in r.get("reason", ""),
+              f"a lost output: {r['status']} {r.get('reason', '')!r}")
+        check("output_file" not in r and "time_ns" in r and "final_error" in r,
+              f"a lost output keeps its measurements and names no file: {sorted(r)}")
+
+
 def check_chain(chain, rows, img, counts):
     apps = CHAINS[chain]
     truth = [models.accurate(apps[0], img)[0]]
     truth.append(models.accurate(apps[1], truth[0])[0])
-    accurate_final = {}  # (fused?, last stage's shape) -> the accurate chain's output
+    accurate_final = {}  # (fused?, every stage's shape) -> the accurate chain's output
     for row in (r for r in rows if r["status"] == "ok"):
         stages, label = row["stages"], row["key"]
         check(stages[-1].get("output_file") == row.get("output_file"),
@@ -130,11 +151,12 @@ def check_chain(chain, rows, img, counts):
             read = out.astype(np.float64)
         check(same_error(row["final_error"], stages[-1]["error"]), f"{label}: final_error")
         if row["exact"]:
-            accurate_final[(row["fused"], stages[-1]["wg"])] = np.load(row["output_file"])
-    for (fused, wg), out in accurate_final.items():
-        if fused:
-            check(compare.same_bits(out, accurate_final.get((False, wg))),
-                  f"{chain}: the accurate fused chain at {wg} is not the unfused one's")
+            shapes = tuple(s["wg"] for s in stages)  # a fused row's every stage says the launch's
+            accurate_final[(row["fused"], shapes)] = np.load(row["output_file"])
+    for (fused, shapes), out in accurate_final.items():
+        if fused:  # against the chain of separate launches with every stage at the fused shape
+            check(compare.same_bits(out, accurate_final.get((False, shapes))),
+                  f"{chain}: the accurate fused chain at {shapes} is not the unfused one's")
             counts["fused"] += 1
 
 
@@ -145,6 +167,8 @@ def known_bad(label, k, app, out, truth, error, values, mag, exact, factor):
     bad[3, 5] += 0.01 * (float(np.max(truth)) - float(np.min(truth)))
     check(not same_error(metric(METRIC[app], bad, truth), error),
           f"{label}: stage {k + 1}: a moved element gave the reported error (known-bad)")
+    check(not same_error(metric(METRIC[app], out, truth), error * (1 + 1e-7)),
+          f"{label}: stage {k + 1}: a reported error off by 1e-7 of itself passed (known-bad)")
     ok, _, _ = compare.compare(bad, values, mag, exact, "f32", factor)
     check(not ok, f"{label}: stage {k + 1}: a moved element passed its model (known-bad)")
 
@@ -161,6 +185,7 @@ def main():
         for chain in CHAINS:
             check_chain(chain, run_chain(sys.argv[1], chain, path, tmp), img.astype(np.float64),
                         counts)
+        check_lost_outputs(sys.argv[1], path, tmp)
     # 2 pipelines: 12 chains of separate launches (2 stage outputs each) and 3 fused ones (1 each:
     # stage 1's variants at the last stage's one shape; an input scheme at stage 2 does not fuse).
     check(counts["errors"] >= 2 * (12 * 2 + 3), f"stage errors recomputed: {counts['errors']}")

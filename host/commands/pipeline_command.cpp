@@ -33,7 +33,7 @@ cxxopts::Options pipeline_options() {
   options.add_options()
     ("input", "image, .npy, directory or synthetic:NAME; repeatable (default: synthetic:zoneplate)", cxxopts::value<std::vector<std::string>>())
     ("out", "results JSON path (default: kperf-pipeline-<device>-<time>.json)", cxxopts::value<std::string>())
-    ("save-outputs", "directory for each chain's final output as float32 .npy, named in the row's output_file", cxxopts::value<std::string>());
+    ("save-outputs", "directory for each chain's final output as float32 .npy, named in the row's output_file (each earlier stage's of separate launches in the stage's)", cxxopts::value<std::string>());
   // clang-format on
   add_chain_options(options, "50");
   return options;

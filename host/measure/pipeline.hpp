@@ -106,9 +106,10 @@ class PipelineRunner {
     return run(chain);
   }
   bool device_lost() const { return !lost_by_.empty(); }
-  // Writes an ok chain's final output (read back) into `dir` as float32 .npy, named from `key`,
-  // into its output_file; where that fails (KPERF_FAULT=save too), the chain is a host_error row
-  // that says so, its measurements kept.
+  // Writes an ok chain's outputs that were read back into `dir` as float32 .npy, named from `key`:
+  // the final one into the chain's output_file, each earlier stage's as KEY.stageK.npy into the
+  // stage's; where that fails (KPERF_FAULT=save too), the chain is a host_error row that says so,
+  // its measurements kept.
   void save_output(ChainOutcome& outcome, const std::string& dir, const std::string& key) const;
   // Builds every stage program of `chains` at once on the host's threads; runs then find them.
   void prebuild(const std::vector<std::vector<PipelineStage>>& chains);

@@ -186,7 +186,9 @@ def fused_table(docs):
             u = best.get((f["input"]["name"], variants, False))
             t = f["time_ns"]["median"]
             ratio = f"{u['time_ns']['median'] / t:.2f}x" if u else "-"
+            base = f.get("accurate_time_ns")
+            over = f"{base / t:.2f}x" if base else "-"
             md.append(f"| {f['pipeline']} | {f['input']['name']} | `{' > '.join(variants)}` | "
-                      f"{_time(u) if u else '-'} | {t / 1e3:.1f} us | {ratio} | "
-                      f"{f['accurate_time_ns'] / t:.2f}x | {_pct(f['final_error'])} |")
+                      f"{_time(u) if u else '-'} | {t / 1e3:.1f} us | {ratio} | {over} | "
+                      f"{_pct(f['final_error'])} |")
     return md
