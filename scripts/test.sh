@@ -5,14 +5,14 @@
 #
 # The fast tier (no --full): host unit tests, device tests on PoCL (every app against its double
 # reference, every scheme and axis against its CPU model, NaN poisoning, canaries), command-line
-# and script tests, Oclgrind on a sample of configurations; matrix tests run every app at a
-# sample of their launch shapes, each shape for some variant. --full runs, in this order:
+# and script tests, Oclgrind on a sample of configurations; per-app suites run a sample of the
+# apps, matrix tests a sample of their launch shapes, each shape for some variant; the tests
+# labelled `full` (report and tune scripts end to end) wait for --full. --full runs, in order:
 #   - every test that KPERF_TEST_FULL=1 widens, widened: every launch shape of the matrix tests,
 #     every app of every per-app suite, the whole Oclgrind covering array, every host, command-line
 #     and script test; the device tests it does not change run in the next pass alone;
-#   - every device suite (ctest -L device) at the fast tier's shapes, each per-app suite on a
-#     sample of the apps (KPERF_TEST_SAMPLE_APPS=1: every app runs in several suites), built
-#     with PoCL's optimiser as users build them;
+#   - every device suite (ctest -L device) at the fast tier's shapes and apps, built with PoCL's
+#     optimiser as users build them;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): the host tests and a device
 #     subset that builds every kernel file and every axis once (KPERF_SANITIZE=0 skips it).
 # Every other pass builds the kernels unoptimised on PoCL (POCL_EXTRA_BUILD_FLAGS=
@@ -40,7 +40,7 @@ if [ "${KPERF_TEST_OPTIMISED:-0}" = 0 ]; then
 fi
 
 if [ "$full" = 0 ]; then
-  (cd build && ctest --output-on-failure --parallel 2 "$@")
+  (cd build && ctest --output-on-failure --parallel 2 -LE '^full$' "$@")
   exit 0
 fi
 
@@ -55,9 +55,8 @@ same=$(cd build && ctest -N -L device | sed -n 's/^ *Test *#[0-9]*: //p' | { gre
        sed 's/[][\.*^$()+?{}|/"]/\\&/g' | paste -sd'|')
 (cd build && KPERF_TEST_FULL=1 ctest --output-on-failure --parallel 2 ${same:+-E "^($same)\$"} "$@")
 
-echo "== every device suite at the fast tier's shapes, optimised (a sample of the apps per suite)" >&2
-(cd build && env -u POCL_EXTRA_BUILD_FLAGS KPERF_TEST_SAMPLE_APPS=1 \
-   ctest --output-on-failure --parallel 2 -L device "$@")
+echo "== every device suite at the fast tier's shapes and apps, optimised" >&2
+(cd build && env -u POCL_EXTRA_BUILD_FLAGS ctest --output-on-failure --parallel 2 -L device "$@")
 
 if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   echo "== host tests and a device subset under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)" >&2

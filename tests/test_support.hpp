@@ -109,21 +109,20 @@ inline bool full_matrix() {
   return full && *full && std::string(full) != "0";
 }
 
-// The apps a per-app suite runs: every app, unless KPERF_TEST_SAMPLE_APPS=1 (set by
-// `scripts/test.sh --full` for its optimised pass, where PoCL compiles three times slower) asks
-// for those whose place in the registry plus the suite's salt is a multiple of 3 (gaussian3,
-// sobel5, hotspot; sobel3, inversion; gaussian5, median, bilateral), so that every suite covers
-// apps of different kinds and every app runs in several suites. KPERF_TEST_FULL=1 and
-// KPERF_TEST_EVERY_APP=1 run every app whatever the sample asks.
+// The apps a per-app suite runs in the fast tier: those whose place in the registry plus the
+// suite's salt is a multiple of 3 (gaussian3, sobel5, hotspot; sobel3, inversion; gaussian5,
+// median, bilateral), so that every suite covers apps of different kinds and every app runs in
+// several suites (docs/testing.md lists the pairs left to --full, and why). KPERF_TEST_FULL=1
+// runs every app in every suite.
+// KPERF_TEST_EVERY_APP=1 runs every app without the full matrix (the sanitizer pass's subset
+// picks one app through every per-app suite).
 inline bool app_sampled(const AppDescriptor& app, std::size_t salt) {
   const char* every = std::getenv("KPERF_TEST_EVERY_APP");
-  const char* sample = std::getenv("KPERF_TEST_SAMPLE_APPS");
-  if (full_matrix() || (every && std::string(every) == "1")) return true;
-  return !(sample && std::string(sample) == "1") || (app_index(app) + salt) % 3 == 0;
+  return full_matrix() || (every && std::string(every) == "1") || (app_index(app) + salt) % 3 == 0;
 }
 #define KPERF_SAMPLE_APP(app, salt)           \
   if (!::kperf::test::app_sampled(app, salt)) \
-  GTEST_SKIP() << app.name << ": another suite's app in the sample (KPERF_TEST_SAMPLE_APPS=1)"
+  GTEST_SKIP() << app.name << ": another suite's app in the fast tier (KPERF_TEST_FULL=1 runs it)"
 
 // The launch shapes a matrix test runs per variant. Variants are grouped by `key` (so that
 // variants compared with each other, say the same scheme on two load paths, run the same

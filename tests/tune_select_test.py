@@ -32,7 +32,10 @@ from checks import check, finish, numpy_or_skip
 
 np = numpy_or_skip()
 
-BUDGETS = [0.01, 0.05]
+# 0.4 %: under it the noisy input's error rules out every rung but the accurate kernel, where the
+# smooth input's leaves the loop perforation (0.04-0.06 % there), whichever rungs the load of the
+# machine puts on the front.
+BUDGETS = [0.004, 0.01, 0.05]
 # Bilateral: on PoCL its perforated window loop (--loop-skip 2) is a quarter faster than the
 # accurate kernel whatever the noise of a shared machine, so the ladders hold approximations.
 SPACE = ["--wg", "8x8", "--schemes", "accurate,stencil", "--recon", "nn", "--output", "none",
@@ -277,11 +280,21 @@ def main():
         for e in t["canary"]["estimates"]:
             check(abs(e["estimate"] - e["error"]) <= e["margin"],
                   f"{e['rung']} on {e['input']}: estimate {e['estimate']} within {e['margin']} of {e['error']}")
-        tight = t["choices"][0]["select"]
-        order = tight["ladder"].index
-        check(order(tight["per_input"]["hard"]["rung"]) > order(tight["per_input"]["smooth"]["rung"]),
-              f"the noisy input runs a less aggressive rung: {tight['per_input']}")
+        # The ladders come from fronts timed on this device, so which budget separates the two
+        # inputs can move with the machine's load: the noisy input never runs a more aggressive
+        # rung than the smooth one, and at some budget a less aggressive one.
+        later = []
+        for c in t["choices"]:
+            sel = c["select"]
+            order = sel["ladder"].index
+            hard, smooth = (order(sel["per_input"][n]["rung"]) for n in ("hard", "smooth"))
+            check(hard >= smooth, f"at {c['budget']} the noisy input runs a rung as cautious as "
+                                  f"the smooth one's: {sel['per_input']}")
+            later.append(hard > smooth)
+        check(any(later), f"at some budget the noisy input runs a less aggressive rung: "
+                          f"{[c['select']['per_input'] for c in t['choices']]}")
         # A budget between a rung's estimate and its bound on the noisy input: the margin decides.
+        tight = t["choices"][0]["select"]
         first = tight["ladder"][0]
         e = {(x["rung"], x["input"]): x for x in t["canary"]["estimates"]}[(first, "hard")]
         between = os.path.join(tmp, "between.json")
