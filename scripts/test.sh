@@ -7,7 +7,7 @@
 # reference, every scheme and axis against its CPU model, NaN poisoning, canaries), command-line
 # and script tests, Oclgrind on a sample of configurations; per-app suites run a sample of the
 # apps, matrix tests a sample of their launch shapes, each shape for some variant; the tests
-# labelled `full` (report and tune scripts end to end) wait for --full. --full runs, in order:
+# labelled `full` (report and tune scripts end to end, energy, shards) wait for --full. --full runs, in order:
 #   - every test that KPERF_TEST_FULL=1 widens, widened: every launch shape of the matrix tests,
 #     every app of every per-app suite, the whole Oclgrind covering array, every host, command-line
 #     and script test; the device tests it does not change run in the next pass alone;

@@ -117,8 +117,10 @@ def check_check(binary, source):
         for n in REFERENCES:
             check(f"{n}: perforation-safe" in r.stdout, f"kperf check says {n} is perforation-safe")
         check("FAIL" not in r.stdout, "no failed check for the examples")
+    # The fast tier runs the poison check alone on the unsafe app (9 s against 28 s with PoCL's
+    # cache empty), --full every check; tests/apps/mutants/ shows every other check failing.
     unsafe = os.path.join(source, "tests", "apps", "unsafe_sharpen.cl")
-    r = run([binary, "check", "--app-file", unsafe])
+    r = run([binary, "check", "--app-file", unsafe] + ([] if full else ["--checks", "poison"]))
     check(r.returncode == 1, f"kperf check fails the unsafe app with exit 1 (got {r.returncode})")
     check(re.search(r"^poison\s+rows:2/nn .*FAIL", r.stdout, re.M) is not None,
           "the unsafe app's failure names the poison check and rows:2")
