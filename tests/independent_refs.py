@@ -156,7 +156,12 @@ def main():
     shared = next((d for d in args[2:3] + [os.environ.get("KPERF_TEST_SHARED_DATA")]
                    if d and os.path.isdir(os.path.join(d, "rodinia-hotspot"))), None)
     full = os.environ.get("KPERF_TEST_FULL") == "1"
-    minimum = MINIMUM_FULL if full else MINIMUM
+    minimum = dict(MINIMUM_FULL if full else MINIMUM)
+    if shared is None:
+        # Without Rodinia's inputs (a clone with no ../shared/data) their comparisons are
+        # skipped, with a SKIP line: the synthetic chip's stay counted (15 under
+        # KPERF_TEST_FULL=1, of the 16 with Rodinia's 512 x 512 input).
+        minimum["hotspot"] = min(minimum["hotspot"], 15 if full else MINIMUM["hotspot"])
     if only is not None:
         minimum = {fam: n for fam, n in minimum.items() if fam in only.split(",")}
     tally = compare.Tally(verbose="-v" in sys.argv)
