@@ -436,6 +436,57 @@ std::string on_input(const std::string& key, const std::string& input) {
   return key.substr(0, name + 1) + input + key.substr(size);
 }
 
+// One budget's choice of kperf tune --pipeline, recomputed from the document: its finalists, the
+// stable rule over their rank times, the held-out verdict, the best uniform chain and the best
+// chain approximating the costliest stage alone.
+void expect_choice_follows(const nlohmann::json& c, const nlohmann::json& measured,
+                           const nlohmann::json& rows,
+                           const std::map<std::string, nlohmann::json>& by_key,
+                           const std::vector<std::string>& test_inputs,
+                           const std::string& costliest) {
+  const double budget = c["budget"];
+  ASSERT_FALSE(c["chosen"].is_null()) << budget;
+  // The finalists: the measured chains within the budget, within 10 % of the fastest's screen
+  // time, at most 4.
+  std::vector<nlohmann::json> within;
+  for (const auto& m : measured)
+    if (m["train_error"].get<double>() <= budget) within.push_back(m);
+  std::sort(within.begin(), within.end(), [](const auto& a, const auto& b) {
+    return a["time_ns"].template get<double>() < b["time_ns"].template get<double>();
+  });
+  std::vector<std::string> finalists;
+  for (const auto& m : within)
+    if (m["time_ns"].get<double>() <= 1.1 * within[0]["time_ns"].get<double>() &&
+        finalists.size() < 4)
+      finalists.push_back(m["key"]);
+  ASSERT_EQ(c["finalists"].size(), finalists.size()) << budget;
+  // The stable rule over their rank times: within 3 % of the fastest, the lowest error.
+  double fastest = INFINITY;
+  for (const auto& f : c["finalists"]) {
+    EXPECT_NE(std::find(finalists.begin(), finalists.end(), f["key"]), finalists.end());
+    EXPECT_NEAR(f["rank_time_ns"].get<double>(), rank_median(rows, f["key"]), 1e-6);
+    fastest = std::min(fastest, f["rank_time_ns"].get<double>());
+  }
+  const auto& chosen = c["chosen"];
+  EXPECT_LE(chosen["rank_time_ns"].get<double>(), 1.03 * fastest);
+  for (const auto& f : c["finalists"])
+    if (f["rank_time_ns"].get<double>() <= 1.03 * fastest)
+      EXPECT_LE(chosen["train_error"].get<double>(), f["train_error"].get<double>()) << f["key"];
+  // The verdict from the chosen chain's held-out rows.
+  std::vector<double> held_errors;
+  for (const auto& input : test_inputs)
+    held_errors.push_back(by_key.at(on_input(chosen["key"], input))["final_error"]);
+  EXPECT_EQ(c["test"]["errors"].get<std::vector<double>>(), held_errors);
+  const double held = linear_percentile(held_errors, 95);
+  EXPECT_NEAR(c["test"]["percentile_error"].get<double>(), held, 1e-12);
+  EXPECT_EQ(c["holds"].get<bool>(), held <= budget);
+  // Uniform: the same variant at both stages but the precision, both reading one stored type.
+  const auto& flat = c["best_uniform"]["stages"];
+  EXPECT_EQ(approximation_read(flat[0]["variant"]), approximation_read(flat[1]["variant"]));
+  for (const auto& s : c["best_costliest_stage_alone"]["stages"])
+    if (s["app"] != costliest) EXPECT_EQ(s["variant"], "accurate/none");
+}
+
 // kperf tune --pipeline, recomputed from its document: every training error from the error runs'
 // rows, the finalists of each budget, the stable rule over their rank times, each held-out
 // verdict, the best uniform chain and the best chain approximating the costliest stage alone, and
@@ -501,49 +552,8 @@ TEST(PipelineCli, TuneChoicesFollowFromTheDocument) {
     EXPECT_NEAR(m["train_error"].get<double>(), linear_percentile(errors, 95), 1e-12);
   }
   const std::string costliest = doc["context"]["tune_pipeline"]["costliest_stage"];
-  for (const auto& c : doc["tune"]["choices"]) {
-    const double budget = c["budget"];
-    ASSERT_FALSE(c["chosen"].is_null()) << budget;
-    // The finalists: the measured chains within the budget, within 10 % of the fastest's screen
-    // time, at most 4.
-    std::vector<nlohmann::json> within;
-    for (const auto& m : measured)
-      if (m["train_error"].get<double>() <= budget) within.push_back(m);
-    std::sort(within.begin(), within.end(), [](const auto& a, const auto& b) {
-      return a["time_ns"].template get<double>() < b["time_ns"].template get<double>();
-    });
-    std::vector<std::string> finalists;
-    for (const auto& m : within)
-      if (m["time_ns"].get<double>() <= 1.1 * within[0]["time_ns"].get<double>() &&
-          finalists.size() < 4)
-        finalists.push_back(m["key"]);
-    ASSERT_EQ(c["finalists"].size(), finalists.size()) << budget;
-    // The stable rule over their rank times: within 3 % of the fastest, the lowest error.
-    double fastest = INFINITY;
-    for (const auto& f : c["finalists"]) {
-      EXPECT_NE(std::find(finalists.begin(), finalists.end(), f["key"]), finalists.end());
-      EXPECT_NEAR(f["rank_time_ns"].get<double>(), rank_median(rows, f["key"]), 1e-6);
-      fastest = std::min(fastest, f["rank_time_ns"].get<double>());
-    }
-    const auto& chosen = c["chosen"];
-    EXPECT_LE(chosen["rank_time_ns"].get<double>(), 1.03 * fastest);
-    for (const auto& f : c["finalists"])
-      if (f["rank_time_ns"].get<double>() <= 1.03 * fastest)
-        EXPECT_LE(chosen["train_error"].get<double>(), f["train_error"].get<double>()) << f["key"];
-    // The verdict from the chosen chain's held-out rows.
-    std::vector<double> held_errors;
-    for (const auto& input : test_inputs)
-      held_errors.push_back(by_key.at(on_input(chosen["key"], input))["final_error"]);
-    EXPECT_EQ(c["test"]["errors"].get<std::vector<double>>(), held_errors);
-    const double held = linear_percentile(held_errors, 95);
-    EXPECT_NEAR(c["test"]["percentile_error"].get<double>(), held, 1e-12);
-    EXPECT_EQ(c["holds"].get<bool>(), held <= budget);
-    // Uniform: the same variant at both stages but the precision, both reading one stored type.
-    const auto& flat = c["best_uniform"]["stages"];
-    EXPECT_EQ(approximation_read(flat[0]["variant"]), approximation_read(flat[1]["variant"]));
-    for (const auto& s : c["best_costliest_stage_alone"]["stages"])
-      if (s["app"] != costliest) EXPECT_EQ(s["variant"], "accurate/none");
-  }
+  for (const auto& c : doc["tune"]["choices"])
+    expect_choice_follows(c, measured, rows, by_key, test_inputs, costliest);
   for (const auto& f : doc["tune"]["front"])
     for (const auto& m : measured)
       EXPECT_FALSE(m["time_ns"] < f["time_ns"] && m["train_error"] < f["train_error"]) << m["key"];

@@ -398,6 +398,41 @@ TEST(HostPerforation, AccurateAndStencilAreNotApplicable) {
   EXPECT_EQ(o.rows[2].status, "ok") << o.rows[2].reason;
 }
 
+// Every variant and shape ran in both outcomes and stored the same bits; returns the count.
+int same_outputs(const AppDescriptor& app, const Outcome& x, const Outcome& y,
+                 const std::vector<Variant>& vs, const std::vector<WorkGroup>& shapes,
+                 const std::function<bool(const Variant&, const WorkGroup&)>& ran = {}) {
+  int n = 0;
+  for (const auto& v : vs)
+    for (const auto& wg : shapes) {
+      if (ran && !ran(v, wg)) continue;
+      const ResultRow* a = x.find(app.name, v, wg);
+      const ResultRow* b = y.find(app.name, v, wg);
+      if (!a || !b) {
+        ADD_FAILURE() << "missing row: " << v.label() << " " << v.axes_key();
+        continue;
+      }
+      EXPECT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
+      EXPECT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
+      if (!a->ok() || !b->ok()) continue;
+      const Grid& ga = x.outputs.at(a->key);
+      const Grid& gb = y.outputs.at(b->key);
+      EXPECT_EQ(ga.data.size(), gb.data.size()) << a->key;
+      EXPECT_EQ(std::memcmp(ga.data.data(), gb.data.data(),
+                            std::min(ga.data.size(), gb.data.size()) * sizeof(float)),
+                0)
+          << a->key;
+      ++n;
+    }
+  return n;
+}
+
+// The half-pair build options of this device: its packed min/max where it has them (NVIDIA's
+// compute capability 8.0 and up), else the emulated lanes.
+std::string half_pair_ops(const ClEnv& device) {
+  return device.info().nv_compute_capability >= 80 ? "" : " -DKPERF_HALF_PAIR_OPS=1";
+}
+
 // median selects on packed halves (half_pairs.cl) where a work-item computes an even number of
 // outputs along x, and either every window element is a half value or the outputs are stored as
 // half straight from the selection: lane 1 holds the columns VEC/2 to the right of lane 0's. The
@@ -412,7 +447,7 @@ TEST(HostPerforation, AccurateAndStencilAreNotApplicable) {
 TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor& app = find_app("median");
-  const std::string ops = env->info().nv_compute_capability >= 80 ? "" : " -DKPERF_HALF_PAIR_OPS=1";
+  const std::string ops = half_pair_ops(*env);
   auto spec = [](const std::string& schemes, const std::string& recons,
                  const std::string& precisions, const std::string& outputs) {
     AxesSpec a = axes(schemes, recons, "local,global", precisions);
@@ -427,35 +462,6 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
         spec("accurate,rows:3", "nn", "f16", "rows:2"), spec("rows:2,cols:3", "li", "f16", "none")})
     for (const Variant& v : parse_variants(a)) paired.push_back(v);
   const std::vector<WorkGroup> wgs = {{8, 4, 2, 1}, {4, 2, 4, 3}, {4, 2, 8, 2}};
-  // Every variant and shape ran in both outcomes and stored the same bits; returns the count.
-  auto same_outputs = [&app](
-                          const Outcome& x, const Outcome& y, const std::vector<Variant>& vs,
-                          const std::vector<WorkGroup>& shapes,
-                          const std::function<bool(const Variant&, const WorkGroup&)>& ran = {}) {
-    int n = 0;
-    for (const auto& v : vs)
-      for (const auto& wg : shapes) {
-        if (ran && !ran(v, wg)) continue;
-        const ResultRow* a = x.find(app.name, v, wg);
-        const ResultRow* b = y.find(app.name, v, wg);
-        if (!a || !b) {
-          ADD_FAILURE() << "missing row: " << v.label() << " " << v.axes_key();
-          continue;
-        }
-        EXPECT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
-        EXPECT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
-        if (!a->ok() || !b->ok()) continue;
-        const Grid& ga = x.outputs.at(a->key);
-        const Grid& gb = y.outputs.at(b->key);
-        EXPECT_EQ(ga.data.size(), gb.data.size()) << a->key;
-        EXPECT_EQ(std::memcmp(ga.data.data(), gb.data.data(),
-                              std::min(ga.data.size(), gb.data.size()) * sizeof(float)),
-                  0)
-            << a->key;
-        ++n;
-      }
-    return n;
-  };
   // Each variant at one of the shapes in the fast tier (every shape runs for some variant).
   const test::ShapeSample sample(
       paired, [](const Variant& v) { return v.label() + v.axes_key(); }, wgs, 1, 0);
@@ -474,7 +480,7 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
     const Outcome floats = test::run_through_runner(
         *env, {&app}, paired, wgs, input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {},
         "-DKPERF_HALF_PAIR_OPS=0 -DMEDIAN_EXPECT_PAIRS=0", sample);
-    compared += same_outputs(pairs, floats, paired, wgs, sample);
+    compared += same_outputs(app, pairs, floats, paired, wgs, sample);
   }
   EXPECT_EQ(compared, static_cast<int>(sizes.size()) * expected);
   EXPECT_EQ(expected, test::full_matrix() ? 3 * 2 * 9 : 2 * 9);
@@ -493,10 +499,15 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
       });
   for (const auto& row : kept.rows) EXPECT_EQ(row.status, "ok") << row.key << row.build_log;
   EXPECT_EQ(kept.rows.size(), 7u);
+}
 
-  // The stored-bits path (f16 on the global load path) is the one these builds take, host-packed
-  // rows and rows:2 li (rows mixed on the pairs, kperf_pair_mid) included, and gives the float
-  // selection's outputs; f16in keeps its float window.
+// The stored-bits path (f16 on the global load path) is the one these builds take, host-packed
+// rows and rows:2 li (rows mixed on the pairs, kperf_pair_mid) included, and gives the float
+// selection's outputs; f16in keeps its float window.
+TEST(HalfPairs, MedianStoredBitsPathGivesTheFloatSelection) {
+  KPERF_REQUIRE_DEVICE();
+  const AppDescriptor& app = find_app("median");
+  const std::string ops = half_pair_ops(*env);
   const Grid wide_input = test::random_grid(64, 21, 41);
   const std::vector<WorkGroup> wide_wgs = {{4, 2, 8, 2}, {8, 2, 4, 3}};
   std::vector<Variant> bits_variants = parse_variants(axes("accurate", "nn", "global", "f16"));
@@ -508,7 +519,7 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
   const Outcome bits_floats = test::run_through_runner(
       *env, {&app}, bits_variants, wide_wgs, wide_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false,
       {}, "-DKPERF_HALF_PAIR_OPS=0 -DMEDIAN_EXPECT_BITS=0");
-  EXPECT_EQ(same_outputs(bits, bits_floats, bits_variants, wide_wgs), 5 * 2);
+  EXPECT_EQ(same_outputs(app, bits, bits_floats, bits_variants, wide_wgs), 5 * 2);
   // The no-loads probe takes the stored-bits path too, its bits made from the addresses: a NaN
   // input never reaches the outputs.
   const Outcome probe = test::run_through_runner(
