@@ -217,25 +217,11 @@ class Runner:
                axis_flags(params) + ["--metrics-on", metrics_on, "--out", out_json])
         label = app + " " + " ".join(f"{n}={v}" for n, v in zip(names, values) if v != "-")
         label += f" metrics-on={metrics_on} {grid}"
-        problems = []
         start = time.monotonic()
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-            if proc.returncode != 0 and "outside any configuration" in proc.stderr:
-                # The simulator itself crashed before any kernel ran (seen once in its compiler,
-                # under load, not reproducible): once more, and it counts if it crashes again.
-                print(f"{label}: Oclgrind crashed outside any kernel; running it again",
-                      flush=True)
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-        except subprocess.TimeoutExpired:
-            return label, ["timed out after 900 s"], 900.0
-        diagnostics = open(log).read().strip() if os.path.exists(log) else ""
-        if diagnostics:
-            problems.append("Oclgrind: " + diagnostic_kinds(diagnostics) + "\n    " +
-                            "\n    ".join(diagnostics.splitlines()[:14]))
-        if proc.returncode != 0:
-            problems.append(f"kperf exit {proc.returncode}: {proc.stderr.strip()[-600:]}")
-        else:
+        proc, problems = run_under_oclgrind(cmd, log, label)
+        if proc is None:
+            return label, problems, 900.0
+        if proc.returncode == 0:
             rows = json.load(open(out_json))["results"]
             check(len(rows) == 1, f"{label}: one row expected, got {len(rows)}")
             for r in rows:
@@ -249,6 +235,28 @@ class Runner:
             if os.path.exists(path):
                 os.remove(path)
         return label, problems, time.monotonic() - start
+
+
+def run_under_oclgrind(cmd, log, label):
+    """Runs kperf under Oclgrind (cmd) once, or twice where the simulator itself crashed before
+    any kernel ran (seen once in its compiler, under load, not reproducible; a second crash
+    counts). Returns (the process or None after a timeout, problems: the log's diagnostics and a
+    failed exit)."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0 and "outside any configuration" in proc.stderr:
+            print(f"{label}: Oclgrind crashed outside any kernel; running it again", flush=True)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return None, ["timed out after 900 s"]
+    problems = []
+    diagnostics = open(log).read().strip() if os.path.exists(log) else ""
+    if diagnostics:
+        problems.append("Oclgrind: " + diagnostic_kinds(diagnostics) + "\n    " +
+                        "\n    ".join(diagnostics.splitlines()[:14]))
+    if proc.returncode != 0:
+        problems.append(f"kperf exit {proc.returncode}: {proc.stderr.strip()[-600:]}")
+    return proc, problems
 
 
 def diagnostic_kinds(log):
@@ -274,19 +282,11 @@ def run_fused(runner, pipeline, stages, extra):
     cmd = (["oclgrind", "--log", log, "--num-threads", "1", "--build-options", "-cl-opt-disable",
             "--check-api", "--data-races", "--uninitialized", runner.kperf] + args)
     label = f"fused {pipeline} " + " ".join(f"'{s}'" for s in stages)
-    problems = []
     start = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        return label, ["timed out after 900 s"], 900.0
-    diagnostics = open(log).read().strip() if os.path.exists(log) else ""
-    if diagnostics:
-        problems.append("Oclgrind: " + diagnostic_kinds(diagnostics) + "\n    " +
-                        "\n    ".join(diagnostics.splitlines()[:14]))
-    if proc.returncode != 0:
-        problems.append(f"kperf exit {proc.returncode}: {proc.stderr.strip()[-600:]}")
-    else:
+    proc, problems = run_under_oclgrind(cmd, log, label)
+    if proc is None:
+        return label, problems, 900.0
+    if proc.returncode == 0:
         rows = json.load(open(out_json))["results"]
         ok = [r for r in rows if r["status"] == "ok"]
         check(ok and all(r["fused"] for r in rows), f"{label}: fused chains ran: {len(ok)} ok")
