@@ -9,7 +9,7 @@ keeps every value it published and when. Then:
   and duration cover different spans (an update early or late) fails; the windows' powers
   differ as the sensor's did; joules per launch, average power, dynamic energy and nJ per output
   are what the windows give; and the launches each window counted fit the window: at the row's
-  fastest sample they fill at most 1.5 of it, at its median at least a quarter, so a count off by
+  fastest sample they fill at most 3 of it, at its median at least a quarter, so a count off by
   the launches in a sample (hotspot's --iterations 8) fails; the context has an idle
   power among the sensor's and its update period;
 - `kperf tune --objective energy` ranks by joules per launch and chooses within the budget.
@@ -80,9 +80,12 @@ def check_row_energy(row, ctx, published):
         # The launches fit the window: no more samples of the row's fastest kernel time than
         # the window holds (the queue runs one at a time), and at the median a good part of it
         # (the host keeps about 50 ms of samples queued). Bounds wide enough for a device whose
-        # speed two busy cores change between the timed samples and the windows.
+        # speed two busy cores change between the timed samples and the windows: PoCL's kernels
+        # share the two cores with the other test ctest runs, and one CI run timed hotspot's
+        # samples at 16.3 ms while its windows held 135 launches in 1.25 s (a fill of 1.76 at
+        # the fastest sample). A count 8 times too high or too low still falls outside.
         fill = lambda t: w["launches"] * t * 1e-9 / w["seconds"]
-        check(fill(row["time_ns"]["min"]) <= 1.5 and fill(row["time_ns"]["median"]) >= 0.25,
+        check(fill(row["time_ns"]["min"]) <= 3 and fill(row["time_ns"]["median"]) >= 0.25,
               f"{row['key']}: {w['launches']} launches of {row['time_ns']['min']}-"
               f"{row['time_ns']['median']} ns in {w['seconds']:.3f} s")
     per = sorted(w["joules"] / w["launches"] for w in e["windows"])

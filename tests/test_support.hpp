@@ -114,8 +114,8 @@ inline bool full_matrix() {
 // median, bilateral), so that every suite covers apps of different kinds and every app runs in
 // several suites (docs/testing.md lists the pairs left to --full, and why). KPERF_TEST_FULL=1
 // runs every app in every suite.
-// KPERF_TEST_EVERY_APP=1 runs every app without the full matrix (the sanitizer pass's subset
-// picks one app through every per-app suite).
+// KPERF_TEST_EVERY_APP=1 runs every app without the full matrix (tests/kernel_mutants_test.py
+// runs a mutated kernel's app in whichever suite catches it).
 inline bool app_sampled(const AppDescriptor& app, std::size_t salt) {
   const char* every = std::getenv("KPERF_TEST_EVERY_APP");
   return full_matrix() || (every && std::string(every) == "1") || (app_index(app) + salt) % 3 == 0;
