@@ -269,11 +269,27 @@ def main():
         out = os.path.join(tmp, "select.json")
         args = [binary, "tune", "--apps", "bilateral", "--budget", ",".join(map(str, BUDGETS)),
                 "--train", train, "--test", test] + SPACE + ["--out", out]
-        r = run(args[0], args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32"])
-        check(r.returncode == 0, f"tune --select static,canary: {r.stderr[-500:]}")
-        if r.returncode != 0:
+        # The fronts are timed on this device: on a machine loaded enough (two cores, the widened
+        # pass's heaviest tests beside it) the loop perforation can time no faster than the
+        # accurate kernel, and the tightest budget's ladder then holds the accurate kernel alone,
+        # with nothing for the canary to choose between. Such a tune is timed again, at most
+        # twice; a third fails.
+        for attempt in range(3):
+            r = run(args[0], args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1",
+                                         "--canary-tiles", "32"])
+            check(r.returncode == 0, f"tune --select static,canary: {r.stderr[-500:]}")
+            if r.returncode != 0:
+                return finish("tune_select")
+            doc = json.load(open(out))
+            ladder = doc["tune"]["bilateral"]["choices"][0]["select"]["ladder"]
+            if len(ladder) >= 2:
+                break
+            print(f"attempt {attempt + 1}: the tightest budget's ladder is {ladder} (no "
+                  f"approximation timed faster than the accurate kernel); timing again", flush=True)
+        check(len(ladder) >= 2, f"in three tunes the tightest budget's ladder held an "
+                                f"approximation: {ladder}")
+        if len(ladder) < 2:
             return finish("tune_select")
-        doc = json.load(open(out))
         check(doc["context"]["tune"]["select"]["methods"] == ["static", "canary"], "select context")
         check_selection(doc)
         t = doc["tune"]["bilateral"]
