@@ -72,9 +72,9 @@ if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
         -DKPERF_SANITIZE=ON >/dev/null
   cmake --build build-asan --parallel
   # Host suites whole; every device suite at the fast tier's shapes and apps, optimised as in
-  # the pass before, whose programs PoCL's cache then holds (98 device tests took 56 s so, against
-  # 531 s for all of them with the cache empty: PoCL's compiler runs slower in a sanitized
-  # process); the command line, the tuner's selection and its workers on other devices, shards
+  # the pass before, whose programs PoCL's cache then holds (all 120 took 1 min 23 s so in a
+  # --full run, against 8 min 51 s with the cache empty: PoCL's compiler runs slower in a
+  # sanitized process); the command line, the tuner's selection and its workers on other devices, shards
   # and energy end to end, unoptimised as in the widened pass, whose programs the cache holds.
   # (The photo-tuning script, tune_script, drives the same `kperf tune` as tune_select at more
   # cost; it runs in the widened pass.)
