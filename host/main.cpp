@@ -31,6 +31,7 @@
 #include "results.hpp"
 #include "run_command.hpp"
 #include "runner.hpp"
+#include "strings.hpp"
 #include "supervisor.hpp"
 #include "synthetic.hpp"
 #include "tune_command.hpp"

@@ -36,11 +36,12 @@ TEST(Relax, SingleItemGroupsEqualTheModelAndRowsKeepTheSpread) {
         EXPECT_EQ(single->status, verdict->status);
         continue;
       }
-      ASSERT_EQ(single->status, "ok") << single->key << ": " << single->reason << single->build_log;
+      ASSERT_EQ(single->status, Status::kOk)
+          << single->key << ": " << single->reason << single->build_log;
       EXPECT_TRUE(test::within_tolerance(o.outputs.at(single->key),
                                          model_run(app, v, {1, 1}, model_in, nullptr, 1)))
           << single->key;
-      ASSERT_EQ(group->status, "ok") << group->key << ": " << group->reason;
+      ASSERT_EQ(group->status, Status::kOk) << group->key << ": " << group->reason;
       EXPECT_EQ(group->kernel_axes.at("relax"), "skip");
       ASSERT_EQ(group->error_reps.size(), 5u) << group->key;
       EXPECT_NE(group->key.find("/relax:skip/"), std::string::npos) << group->key;
@@ -56,7 +57,7 @@ TEST(Relax, GlobalPathIsNotApplicable) {
   const Outcome o = test::run_through_runner(*env, {&find_app("gaussian3")}, parse_variants(a),
                                              {{8, 4}}, test::random_grid(16, 16, 3));
   ASSERT_EQ(o.rows.size(), 1u);
-  EXPECT_EQ(o.rows[0].status, "not_applicable");
+  EXPECT_EQ(o.rows[0].status, Status::kNotApplicable);
   EXPECT_NE(o.rows[0].reason.find("no tile"), std::string::npos) << o.rows[0].reason;
 }
 
@@ -92,7 +93,7 @@ TEST(IterationsSkip, RunsFewerStepsOfTheAccurateSolver) {
   const Outcome img = test::run_through_runner(*env, {&find_app("median")}, parse_variants(b),
                                                {{8, 4}}, test::random_grid(16, 16, 4));
   ASSERT_EQ(img.rows.size(), 1u);
-  EXPECT_EQ(img.rows[0].status, "not_applicable");
+  EXPECT_EQ(img.rows[0].status, Status::kNotApplicable);
 }
 
 // Bilateral's own axes at non-default sigmas: loop perforation (every other window tap) and
@@ -150,7 +151,7 @@ TEST(Bilateral, LoopPerforationAndWeightsMatchTheirModels) {
         test::run_through_runner(*env, {&find_app("gaussian5")}, parse_variants(spec), {{8, 4}},
                                  test::random_grid(16, 16, 4));
     ASSERT_EQ(img.rows.size(), 1u);
-    EXPECT_EQ(img.rows[0].status, "not_applicable");
+    EXPECT_EQ(img.rows[0].status, Status::kNotApplicable);
     EXPECT_NE(img.rows[0].reason.find("bilateral"), std::string::npos) << img.rows[0].reason;
   }
 }

@@ -55,7 +55,7 @@ AppInput input_for(const AppDescriptor& app, int w, int h, unsigned seed) {
       const ResultRow* b = want.find(app.name, v, wg);
       if (!a || !b) return ::testing::AssertionFailure() << v.label() << ": a row is missing";
       for (const ResultRow* r : {a, b})
-        if (r->status != "ok")
+        if (r->status != Status::kOk)
           return ::testing::AssertionFailure()
                  << r->key << ": " << r->status << " " << r->reason << r->build_log;
       const auto same = same_bits(got.outputs.at(a->key), want.outputs.at(b->key), a->key);
@@ -103,15 +103,15 @@ TEST_P(LoadPath, BitIdenticalToTheLocalTile) {
       const ResultRow* row = o.find(app.name, v, wg);
       const ResultRow* local = o.find(app.name, on_local(v), wg);
       ASSERT_TRUE(row && local) << v.label() << " " << v.axes_key();
-      if (local->status != "ok") {
-        EXPECT_NE(row->status, "ok") << row->key;
+      if (local->status != Status::kOk) {
+        EXPECT_NE(row->status, Status::kOk) << row->key;
         continue;
       }
       if (v.load_path().reads_image && (app.traits.iterated || !env->info().image_support)) {
-        EXPECT_EQ(row->status, "not_applicable") << row->key;
+        EXPECT_EQ(row->status, Status::kNotApplicable) << row->key;
         continue;
       }
-      ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+      ASSERT_EQ(row->status, Status::kOk) << row->key << ": " << row->reason << row->build_log;
       const Grid& a = o.outputs.at(row->key);
       const Grid& b = o.outputs.at(local->key);
       ASSERT_TRUE(same_bits(a, b, row->key));
@@ -153,8 +153,8 @@ TEST(SeparableApps, KeptRowPassesEqualPassingTheRebuiltWindow) {
         const ResultRow* a = kept.find(app.name, v, wg);
         const ResultRow* b = first.find(app.name, v, wg);
         ASSERT_TRUE(a && b) << v.label();
-        ASSERT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
-        ASSERT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
+        ASSERT_EQ(a->status, Status::kOk) << a->key << ": " << a->reason << a->build_log;
+        ASSERT_EQ(b->status, Status::kOk) << b->key << ": " << b->reason << b->build_log;
         const Grid& got = kept.outputs.at(a->key);
         const Grid& want = first.outputs.at(b->key);
         if (v.recon == Recon::kNn) {
@@ -233,8 +233,9 @@ TEST_P(OutputScheme, FusedEqualsSeparateAndTheModel) {
         EXPECT_EQ(row->status, verdict->status) << row->key;
         continue;
       }
-      if (row->status == "not_applicable" && v.load_path().reads_image) continue;  // PoCL's halves
-      ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+      if (row->status == Status::kNotApplicable && v.load_path().reads_image)
+        continue;  // PoCL's halves
+      ASSERT_EQ(row->status, Status::kOk) << row->key << ": " << row->reason << row->build_log;
       const GridD model = model_run(app, v, wg, in_d, input.power ? &pw : nullptr, iterations);
       EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model, v.precision_info().out))
           << row->key;
@@ -415,8 +416,9 @@ TEST(OutputScheme, SharedFillOverlapsBlocksAndEqualsTheFusedFill) {
         const ResultRow* got = o.find(app.name, v, wg);
         const ResultRow* want = o.find(app.name, fused, wg);
         ASSERT_TRUE(got && want) << v.label();
-        ASSERT_EQ(got->status, "ok") << got->key << ": " << got->reason << got->build_log;
-        ASSERT_EQ(want->status, "ok") << want->key << ": " << want->reason << want->build_log;
+        ASSERT_EQ(got->status, Status::kOk) << got->key << ": " << got->reason << got->build_log;
+        ASSERT_EQ(want->status, Status::kOk)
+            << want->key << ": " << want->reason << want->build_log;
         const Grid& g = o.outputs.at(got->key);
         const Grid& f = o.outputs.at(want->key);
         ASSERT_TRUE(same_bits(g, f, got->key + " vs fused"));
@@ -500,7 +502,7 @@ TEST(OutputScheme, AlignedRowsFillMatchesTheModel) {
   const GridD in_d = to_double(in.data, in.width, in.height);
   int checked = 0;
   for (const auto& r : o.rows) {
-    ASSERT_EQ(r.status, "ok") << r.key << ": " << r.reason << r.build_log;
+    ASSERT_EQ(r.status, Status::kOk) << r.key << ": " << r.reason << r.build_log;
     for (const auto& v : variants)
       if (r.axes == v.axes_key() && r.scheme == v.canonical()) {
         EXPECT_TRUE(test::within_tolerance(

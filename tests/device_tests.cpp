@@ -36,7 +36,7 @@ std::vector<const AppDescriptor*> one_app(const char* name) { return {&find_app(
 
 void expect_all_ok(const Outcome& o) {
   for (const auto& r : o.rows)
-    EXPECT_EQ(r.status, "ok") << r.key << ": " << r.reason << r.build_log;
+    EXPECT_EQ(r.status, Status::kOk) << r.key << ": " << r.reason << r.build_log;
 }
 
 TEST(Gaussian3, MatchesReferenceOnRandomAndPhotoInputs) {
@@ -129,7 +129,7 @@ TEST_P(PerforatedApp, MatchesSchemeModel) {
           EXPECT_EQ(row->status, verdict->status) << row->key;
           continue;
         }
-        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        ASSERT_EQ(row->status, Status::kOk) << row->key << ": " << row->reason << row->build_log;
         const GridD model = model_run(app, v, wg, in_d, power ? &pw : nullptr, iterations);
         EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key), model)) << row->key;
         ++checked;
@@ -162,7 +162,7 @@ TEST(Probes, LoadsOnlyIsTheSchemesInputAndNoLoadsNeverReadsTheInput) {
         const ResultRow* row = o.find(name, v, wg);
         ASSERT_NE(row, nullptr);
         if (check_variant(v, centre.radius, wg)) continue;
-        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        ASSERT_EQ(row->status, Status::kOk) << row->key << ": " << row->reason << row->build_log;
         EXPECT_TRUE(test::within_tolerance(o.outputs.at(row->key),
                                            model_run(centre, v, wg, in_d, nullptr, 1)))
             << row->key;
@@ -198,10 +198,10 @@ TEST(Pipeline, BlocksDownAColumnMatchTheModel) {
         const ResultRow* row = o.find(name, v, wg);
         ASSERT_NE(row, nullptr);
         if (v.skip == 3 && wg.py == 2) {
-          EXPECT_EQ(row->status, "build_failed") << row->key;
+          EXPECT_EQ(row->status, Status::kBuildFailed) << row->key;
           continue;
         }
-        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        ASSERT_EQ(row->status, Status::kOk) << row->key << ": " << row->reason << row->build_log;
         EXPECT_TRUE(
             test::within_tolerance(o.outputs.at(row->key), model_run(app, v, wg, in_d, nullptr, 1)))
             << row->key;
@@ -356,7 +356,7 @@ __kernel void kperf_app(__global const float* in, __global float* out, int width
       test::run_through_runner(*env, one_app("gaussian3"), parse_variants("accurate", "nn"),
                                {{8, 8}}, test::random_grid(16, 16, 5), nullptr, 1, root.string());
   ASSERT_EQ(o.rows.size(), 1u);
-  EXPECT_EQ(o.rows[0].status, "run_failed");
+  EXPECT_EQ(o.rows[0].status, Status::kRunFailed);
   EXPECT_NE(o.rows[0].reason.find("canary"), std::string::npos) << o.rows[0].reason;
 }
 
@@ -372,10 +372,10 @@ TEST(Failures, SyntaxErrorIsABuildFailedRowAndTheSweepGoesOn) {
   const ResultRow* sobel = o.find("sobel3", parse_scheme("accurate"), {8, 8});
   const ResultRow* gauss = o.find("gaussian3", parse_scheme("accurate"), {8, 8});
   ASSERT_TRUE(sobel && gauss);
-  EXPECT_EQ(sobel->status, "build_failed");
+  EXPECT_EQ(sobel->status, Status::kBuildFailed);
   EXPECT_NE(sobel->reason.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << sobel->reason;
   EXPECT_FALSE(sobel->build_log.empty());
-  EXPECT_EQ(gauss->status, "ok");
+  EXPECT_EQ(gauss->status, Status::kOk);
 }
 
 TEST(Validation, RejectedWorkGroupsAreRowsWithReasons) {
@@ -387,7 +387,8 @@ TEST(Validation, RejectedWorkGroupsAreRowsWithReasons) {
                                              test::random_grid(20, 20, 9));
   std::map<std::string, std::string> status;
   for (const auto& r : o.rows)
-    status[r.key.substr(0, r.key.find("/input"))] = r.status + ": " + r.reason;
+    status[r.key.substr(0, r.key.find("/input"))] =
+        std::string(status_name(r.status)) + ": " + r.reason;
   const std::string big = "wg:" + std::to_string(too_big) + "x1";
   EXPECT_EQ(status["gaussian3/stencil/nn/" + big].rfind("invalid_config: work-group", 0), 0u)
       << status["gaussian3/stencil/nn/" + big];
@@ -515,8 +516,8 @@ KPERF_IMAGE_KERNEL(skewed_point)
       for (const WorkGroup wg : wgs) {
         const ResultRow* row = o.find(app.name, v, wg);
         ASSERT_TRUE(row) << v.label();
-        if (row->status == "not_applicable") continue;
-        ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+        if (row->status == Status::kNotApplicable) continue;
+        ASSERT_EQ(row->status, Status::kOk) << row->key << ": " << row->reason << row->build_log;
         EXPECT_EQ(row->reference, "fp64-kernel");
         if (races(v)) {  // a race by design: its rows keep the error of several launches
           EXPECT_EQ(row->error_reps.size(), 5u) << row->key;
@@ -547,7 +548,7 @@ TEST(UserApp, KernelWithoutAnFp64BuildFallsBackToItsFloatTruth) {
   const Outcome o = test::run_through_runner(*env, {&app}, parse_variants("accurate", "nn"),
                                              {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
   ASSERT_EQ(o.rows.size(), 1u);
-  EXPECT_EQ(o.rows[0].status, "ok") << o.rows[0].reason << o.rows[0].build_log;
+  EXPECT_EQ(o.rows[0].status, Status::kOk) << o.rows[0].reason << o.rows[0].build_log;
   EXPECT_EQ(o.rows[0].reference, "device-accurate");
   ASSERT_TRUE(o.rows[0].error);
   EXPECT_EQ(o.rows[0].error->max_abs, 0.0);  // the accurate kernel is its own truth
@@ -568,7 +569,7 @@ TEST(UserApp, KernelThatDoesNotCompileIsBuildFailedRows) {
                                              {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
   ASSERT_EQ(o.rows.size(), 2u);
   for (const ResultRow& r : o.rows) {
-    EXPECT_EQ(r.status, "build_failed") << r.key;
+    EXPECT_EQ(r.status, Status::kBuildFailed) << r.key;
     EXPECT_NE(r.build_log.find("undeclared_name"), std::string::npos) << r.build_log;
   }
   load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
@@ -592,14 +593,14 @@ TEST(UserApp, CompilerMessagesOfABuildThatSucceededAreOnItsRows) {
                                                  {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
   load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
   ASSERT_EQ(noisy.rows.size(), 1u);
-  EXPECT_EQ(noisy.rows[0].status, "ok") << noisy.rows[0].reason << noisy.rows[0].build_log;
+  EXPECT_EQ(noisy.rows[0].status, Status::kOk) << noisy.rows[0].reason << noisy.rows[0].build_log;
   EXPECT_NE(noisy.rows[0].build_log.find("kperf_noisy_message"), std::string::npos)
       << noisy.rows[0].build_log;
   const Outcome silent =
       test::run_through_runner(*env, {&find_app("gaussian3")}, parse_variants("accurate", "nn"),
                                {{8, 8, 1, 1}}, test::random_grid(32, 32, 3));
   ASSERT_EQ(silent.rows.size(), 1u);
-  EXPECT_EQ(silent.rows[0].status, "ok") << silent.rows[0].reason;
+  EXPECT_EQ(silent.rows[0].status, Status::kOk) << silent.rows[0].reason;
   EXPECT_EQ(silent.rows[0].build_log.find("kperf_noisy_message"), std::string::npos)
       << silent.rows[0].build_log;
   if (env->info().vendor.find("NVIDIA") == std::string::npos)
@@ -620,7 +621,7 @@ TEST(Runner, RowsCarryWhatTheDriverReportsOfTheirKernel) {
   const ResultRow* local = nullptr;
   const ResultRow* global = nullptr;
   for (const ResultRow& r : o.rows) {
-    ASSERT_EQ(r.status, "ok") << r.key << ": " << r.reason;
+    ASSERT_EQ(r.status, Status::kOk) << r.key << ": " << r.reason;
     ASSERT_TRUE(r.kernel_info) << r.key;
     EXPECT_GE(r.kernel_info->max_work_group_size, 64u) << r.key;
     (r.load == "local" ? local : global) = &r;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <tuple>
 
+#include "fused_program.hpp"
 #include "pipeline_test_support.hpp"
 #include "test_support.hpp"
 
@@ -17,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::as_grid;
+using test::ChainBench;
 using test::test_options;
 using test::variant_of;
 
@@ -35,14 +37,14 @@ TEST(FusedChain, AccurateEqualsTheUnfusedChainAndTheChainedReferences) {
   KPERF_REQUIRE_DEVICE();
   const int w = 61, h = 47;
   const Grid input = test::random_grid(w, h, 91);
-  PipelineRunner runner(*env, test_options(1));
+  ChainBench runner(*env, test_options(1));
   const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3"),
                       &median = find_app("median");
   const Variant accurate = variant_of("accurate", "nn", "f32");
   for (const WorkGroup wg : {WorkGroup{8, 4, 4, 2}, WorkGroup{16, 2, 1, 3}})
     for (const auto* first : {&g5, &median}) {
       const std::vector<PipelineStage> chain = {{first, accurate, wg}, {&s3, accurate, wg}};
-      const ChainOutcome plain = runner.run(chain, input), one = runner.run(fused(chain), input);
+      const Measurement plain = runner.run(chain, input), one = runner.run(fused(chain), input);
       ASSERT_TRUE(plain.ok() && one.ok()) << first->name << ": " << plain.reason << one.reason;
       EXPECT_EQ(one.stages[0].output.size(), 0u) << "stage 1's outputs stay in local memory";
       EXPECT_EQ(one.stages[1].output, plain.stages[1].output) << first->name;
@@ -99,10 +101,10 @@ std::vector<FusedCase> fused_cases() {
 TEST(FusedChain, PerforatedEqualsTheChainedModelsOverTheFusedTile) {
   KPERF_REQUIRE_DEVICE();
   const int w = 61, h = 47;
-  PipelineRunner runner(*env, test_options(1));
+  ChainBench runner(*env, test_options(1));
   for (const FusedCase& c : fused_cases()) {
     const Grid input = c.small_integers ? small_integers(w, h, 92) : test::random_grid(w, h, 92);
-    const ChainOutcome out = runner.run(c.stages, input);
+    const Measurement out = runner.run(c.stages, input);
     ASSERT_TRUE(out.ok()) << c.name << ": " << out.reason << "\n" << out.stages.back().build_log;
     const Grid got = as_grid(out.stages.back().output, w, h);
     EXPECT_TRUE(test::within_tolerance(got, fused_chain_model(c.stages, input),
@@ -117,14 +119,14 @@ TEST(FusedChain, NoStageReadsWhatItSkips) {
   KPERF_REQUIRE_DEVICE();
   const int w = 61, h = 47;
   const Grid input = test::random_grid(w, h, 93);
-  PipelineOptions opt = test_options(1);
-  PipelineRunner clean(*env, opt);
+  CoreOptions opt = test_options(1);
+  ChainBench clean(*env, opt);
   opt.poison_unread = true;
-  PipelineRunner dirty(*env, opt);
+  ChainBench dirty(*env, opt);
   long skipped = 0;
   for (const FusedCase& c : fused_cases()) {
     if (c.stages[0].variant.is_accurate()) continue;
-    const ChainOutcome a = clean.run(c.stages, input), b = dirty.run(c.stages, input);
+    const Measurement a = clean.run(c.stages, input), b = dirty.run(c.stages, input);
     ASSERT_TRUE(a.ok() && b.ok()) << c.name << ": " << a.reason << b.reason;
     const auto read = elements_read_by_any(c.stages[0].variant, fused_tile_halo(c.stages),
                                            c.stages.back().wg, w, h);
@@ -142,7 +144,7 @@ TEST(FusedChain, ChainsThatCannotFuseAreRowsThatSaySo) {
   const Variant acc = variant_of("accurate", "nn", "f32");
   AxesSpec relaxed;
   relaxed.kernel["relax"] = "skip";
-  PipelineRunner runner(*env, test_options(1));
+  ChainBench runner(*env, test_options(1));
   const Grid input = test::random_grid(32, 32, 94);
   const std::tuple<Variant, Variant, int, const char*> cases[] = {
       {acc, variant_of("rows:2", "nn", "f32"), 2, "an input scheme has no reads to skip"},
@@ -154,8 +156,8 @@ TEST(FusedChain, ChainsThatCannotFuseAreRowsThatSaySo) {
       {variant_of("accurate", "nn", "f16"), variant_of("accurate", "nn", "bf16"), 2,
        "stores f16 and this stage reads bf16"}};
   for (const auto& [first, second, stage, says] : cases) {
-    const ChainOutcome out = runner.run(fused({{&g5, first, wg}, {&s3, second, wg}}), input);
-    EXPECT_EQ(out.status, "not_applicable") << says;
+    const Measurement out = runner.run(fused({{&g5, first, wg}, {&s3, second, wg}}), input);
+    EXPECT_EQ(out.status, Status::kNotApplicable) << says;
     EXPECT_EQ(out.failed_stage, stage - 1) << says;
     EXPECT_NE(out.reason.find("stage " + std::to_string(stage)), std::string::npos) << out.reason;
     EXPECT_NE(out.reason.find(says), std::string::npos) << out.reason;
@@ -173,17 +175,16 @@ TEST(FusedChain, UserAppsAreStages) {
                       &unsharp = add_user_app(apps + "unsharp.cl");
   const int w = 61, h = 47;
   const Grid input = test::random_grid(w, h, 95);
-  ChainTruth truth(env, {&box5, &unsharp}, KPERF_TEST_KERNEL_ROOT);
-  ASSERT_EQ(truth.problem(), "");
-  PipelineRunner runner(*env, test_options(1));
+  TruthSource truth(env, KPERF_TEST_KERNEL_ROOT);
+  ChainBench runner(*env, test_options(1));
   const WorkGroup wg{8, 4, 4, 2};
   const auto chain = fused({{&box5, variant_of("rows:2", "li", "f32"), wg},
                             {&unsharp, variant_of("accurate", "nn", "f32"), wg}});
-  const ChainOutcome out = runner.run(chain, input);
+  const Measurement out = runner.run(chain, input);
   ASSERT_TRUE(out.ok()) << out.reason << "\n" << out.stages.back().build_log;
   EXPECT_TRUE(test::within_tolerance(
       as_grid(out.stages.back().output, w, h),
-      fused_chain_model(chain, input, {}, {truth.evaluator(0), truth.evaluator(1)})));
+      fused_chain_model(chain, input, {}, {truth.evaluator(box5), truth.evaluator(unsharp)})));
 }
 
 // A launch that writes past its output buffer overwrites the canary band around it: the chain is
@@ -211,22 +212,20 @@ TEST(FusedChain, WritesPastTheOutputTripTheCanary) {
       << sobel3.substr(0, sobel3.rfind("KPERF_IMAGE_KERNEL_ROWS"))
       << "#include \"stray_store.cl\"\n"
       << sobel3.substr(sobel3.rfind("KPERF_IMAGE_KERNEL_ROWS"));
-  PipelineOptions opt = test_options(1);
+  CoreOptions opt = test_options(1);
   opt.kernel_root = root.string();
-  PipelineRunner runner(*env, opt);
+  ChainBench runner(*env, opt);
   const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3");
   const Variant acc = variant_of("accurate", "nn", "f32");
   const std::vector<PipelineStage> chain = {{&g5, acc, {8, 4}}, {&s3, acc, {8, 4}}};
   const Grid input = test::random_grid(32, 24, 96);
-  const ChainOutcome plain = runner.run(chain, input), one = runner.run(fused(chain), input);
-  EXPECT_EQ(plain.status, "run_failed") << plain.reason;
+  const Measurement plain = runner.run(chain, input), one = runner.run(fused(chain), input);
+  EXPECT_EQ(plain.status, Status::kRunFailed) << plain.reason;
   EXPECT_EQ(plain.reason,
-            "stage 2 (sobel3) wrote outside its output buffer: a canary band "
-            "around it was overwritten");
-  EXPECT_EQ(one.status, "run_failed") << one.reason << one.stages.back().build_log;
+            "stage 2 (sobel3): kernel wrote outside its output buffer (canary band overwritten)");
+  EXPECT_EQ(one.status, Status::kRunFailed) << one.reason << one.stages.back().build_log;
   EXPECT_EQ(one.reason,
-            "the fused kernel wrote outside its output buffer: a canary band around "
-            "it was overwritten");
+            "the fused kernel: kernel wrote outside its output buffer (canary band overwritten)");
 }
 
 // How the work-items split an earlier stage's region into chunks changes no output: one output
@@ -240,22 +239,22 @@ TEST(FusedChain, ChunkShapesChangeNoOutput) {
   const WorkGroup wg{8, 4, 4, 2};
   const auto chain = fused({{&g5, variant_of("rows:2", "li", "f32"), wg},
                             {&s3, variant_of("accurate", "nn", "f32"), wg}});
-  PipelineRunner plain(*env, test_options(1));
-  const ChainOutcome base = plain.run(chain, input);
+  ChainBench plain(*env, test_options(1));
+  const Measurement base = plain.run(chain, input);
   ASSERT_TRUE(base.ok()) << base.reason;
   for (const char* chunk : {"-DKPERF_FUSE_CHUNK_VEC_1=1 -DKPERF_FUSE_CHUNK_PY_1=1",
                             "-DKPERF_FUSE_CHUNK_VEC_1=8 -DKPERF_FUSE_CHUNK_PY_1=5"}) {
-    PipelineOptions opt = test_options(1);
+    CoreOptions opt = test_options(1);
     opt.extra_build_options = chunk;
-    PipelineRunner runner(*env, opt);
-    const ChainOutcome out = runner.run(chain, input);
+    ChainBench runner(*env, opt);
+    const Measurement out = runner.run(chain, input);
     ASSERT_TRUE(out.ok()) << chunk << ": " << out.reason << out.stages.back().build_log;
     EXPECT_EQ(out.stages.back().output, base.stages.back().output) << chunk;
   }
-  PipelineOptions opt = test_options(1);
+  CoreOptions opt = test_options(1);
   opt.extra_build_options = "-DKPERF_FUSE_CHUNK_PY_1=11";  // the region is 8 + 2 rows
-  PipelineRunner runner(*env, opt);
-  EXPECT_EQ(runner.run(chain, input).status, "build_failed");
+  ChainBench runner(*env, opt);
+  EXPECT_EQ(runner.run(chain, input).status, Status::kBuildFailed);
 }
 
 // The names a fused program prefixes per stage: an app's own file-scope functions, variables and

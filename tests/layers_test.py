@@ -3,7 +3,8 @@
 including file's own folder or to a folder below it. The layers, from the top:
 
     main.cpp      the entry point
-    commands/     parsing, presets, user-facing checks, the fault supervisor
+    commands/     parsing, presets, user-facing checks, what a command prints
+    session/      a command's documents, resume, checkpoints, merged shards, the fault supervisor
     tune/         the tuner's stages and its workers on other GPUs
     check/        the proofs of kperf check
     measure/      the runner, one configuration's timing and outputs, rows, journal, energy
@@ -14,7 +15,7 @@ including file's own folder or to a folder below it. The layers, from the top:
 model and device are side by side (neither includes the other). CMake gives each folder's
 library the include directories of the folders it may use and no others, so an upward include
 fails the build; this test names it. It also holds every source file under host/ and schemes/
-to 700 lines and every host function to 100, counted from the first line of its signature.
+to 700 lines (host/ files to 500) and every host function to 100, counted from the first line of its signature.
 
 usage: layers_test.py SOURCE_DIR
 """
@@ -23,8 +24,9 @@ import re
 import sys
 
 MAY_INCLUDE = {
-    ".": {"commands", "tune", "check", "measure", "model", "device", "util"},
-    "commands": {"tune", "check", "measure", "model", "device", "util"},
+    ".": {"commands", "session", "tune", "check", "measure", "model", "device", "util"},
+    "commands": {"session", "tune", "check", "measure", "model", "device", "util"},
+    "session": {"tune", "check", "measure", "model", "device", "util"},
     "tune": {"measure", "model", "device", "util"},
     "check": {"measure", "model", "device", "util"},
     "measure": {"model", "device", "util"},
@@ -33,6 +35,7 @@ MAY_INCLUDE = {
     "util": set(),
 }
 MAX_FILE_LINES = 700
+MAX_HOST_FILE_LINES = 500
 MAX_FUNCTION_LINES = 100
 
 
@@ -115,8 +118,8 @@ def main():
                 problems.append(f"{path}:{n}: includes {m.group(1)}, which is no host/ header")
             elif target != folder and target not in MAY_INCLUDE[folder]:
                 problems.append(f"{path}:{n}: {folder}/ includes {target}/{m.group(1)}: upward")
-        if len(lines) > MAX_FILE_LINES:
-            problems.append(f"{path}: {len(lines)} lines (at most {MAX_FILE_LINES})")
+        if len(lines) > MAX_HOST_FILE_LINES:
+            problems.append(f"{path}: {len(lines)} lines (at most {MAX_HOST_FILE_LINES} in host/)")
         for first, length in function_lengths(lines):
             if length > MAX_FUNCTION_LINES:
                 problems.append(f"{path}:{first}: a function of {length} lines "

@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "core.hpp"
+#include "fused_model.hpp"
 #include "io.hpp"
-#include "pipeline.hpp"
 #include "schemes.hpp"
 
 namespace kperf::test {
@@ -31,13 +32,35 @@ inline Grid as_grid(const std::vector<float>& values, int w, int h) {
   return g;
 }
 
-// The test kernels, no warm-up, `reps` timed chain runs.
-inline PipelineOptions test_options(int reps) {
-  PipelineOptions opt;
+// The test kernels, no warm-up, `reps` timed chain runs, every stage's output read back, errors
+// where kperf pipeline computes them.
+inline CoreOptions test_options(int reps) {
+  CoreOptions opt;
   opt.kernel_root = KPERF_TEST_KERNEL_ROOT;
   opt.warmup = 0;
   opt.reps = reps;
+  opt.read_outputs = true;
+  opt.metrics_on = "device";
+  opt.ssim = false;
   return opt;
 }
+
+// Chains measured as kperf pipeline measures them, on an input bound without a truth: through the
+// measuring core, every stage's output read back.
+class ChainBench {
+ public:
+  ChainBench(ClEnv& env, CoreOptions options) : core_(env, std::move(options)) {}
+  Measurement run(const Chain& chain, const Grid& input) {
+    std::vector<const AppDescriptor*> apps;
+    for (const PipelineStage& s : chain) apps.push_back(s.app);
+    BoundInput in = bind_input(apps, "input", input);
+    core_.bind(in);
+    return core_.measure(in, chain, chain_key("test", chain, "input", input.width, input.height),
+                         MeasureMode::kTimed);
+  }
+
+ private:
+  Core core_;
+};
 
 }  // namespace kperf::test

@@ -11,9 +11,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "bound_input.hpp"
 #include "cli_support.hpp"
+#include "fused_model.hpp"
 #include "io.hpp"
-#include "pipeline.hpp"
 #include "pipeline_command.hpp"
 #include "pipeline_test_support.hpp"
 #include "test_support.hpp"
@@ -23,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::as_grid;
+using test::ChainBench;
 using test::test_options;
 using test::variant_of;
 
@@ -57,12 +59,12 @@ TEST(Pipeline, StagesEqualTheChainedModelsOfTheirSchemes) {
   KPERF_REQUIRE_DEVICE();
   const int w = 48, h = 40;
   const Grid input = test::random_grid(w, h, 55);
-  PipelineOptions opt = test_options(2);
-  PipelineRunner runner(*env, opt);
+  CoreOptions opt = test_options(2);
+  ChainBench runner(*env, opt);
   for (const ChainCase& c : chain_cases()) {
-    const ChainOutcome out = runner.run(c.stages, input);
+    const Measurement out = runner.run(c.stages, input);
     ASSERT_TRUE(out.ok()) << c.name << ": " << out.reason;
-    ASSERT_EQ(out.total_ns.size(), 2u) << c.name;
+    ASSERT_EQ(out.samples_ns.size(), 2u) << c.name;
     Grid received = input;
     for (std::size_t k = 0; k < c.stages.size(); ++k) {
       const PipelineStage& s = c.stages[k];
@@ -86,14 +88,14 @@ TEST(Pipeline, NoStageReadsWhatItSkips) {
   KPERF_REQUIRE_DEVICE();
   const int w = 48, h = 40;
   const Grid input = test::random_grid(w, h, 56);
-  PipelineOptions opt = test_options(1);
-  PipelineRunner clean(*env, opt);
+  CoreOptions opt = test_options(1);
+  ChainBench clean(*env, opt);
   opt.poison_unread = true;
-  PipelineRunner dirty(*env, opt);
+  ChainBench dirty(*env, opt);
   int skipped_somewhere = 0;
   for (const ChainCase& c : chain_cases()) {
     if (c.stages[0].variant.host_perforate) continue;  // its input is packed on the host
-    const ChainOutcome a = clean.run(c.stages, input), b = dirty.run(c.stages, input);
+    const Measurement a = clean.run(c.stages, input), b = dirty.run(c.stages, input);
     ASSERT_TRUE(a.ok() && b.ok()) << c.name << ": " << a.reason << b.reason;
     for (std::size_t k = 0; k < c.stages.size(); ++k) {
       const auto read =
@@ -115,17 +117,17 @@ TEST(Pipeline, StagesThatCannotConnectAreRowsThatSaySo) {
   KPERF_REQUIRE_DEVICE();
   const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3");
   const WorkGroup wg{8, 4};
-  PipelineOptions opt = test_options(1);
-  PipelineRunner runner(*env, opt);
+  CoreOptions opt = test_options(1);
+  ChainBench runner(*env, opt);
   const Grid input = test::random_grid(32, 32, 57);
   const std::pair<Variant, const char*> cases[] = {
       {variant_of("accurate", "nn", "f16in"), "stores f32 and this stage reads f16"},
       {variant_of("rows:2", "nn", "f32", "local", "none", "host"), "host perforation"},
       {variant_of("accurate", "nn", "f32", "image"), "image load path"}};
   for (const auto& [second, says] : cases) {
-    const ChainOutcome out =
+    const Measurement out =
         runner.run({{&g5, variant_of("accurate", "nn", "f32"), wg}, {&s3, second, wg}}, input);
-    EXPECT_EQ(out.status, "not_applicable") << says;
+    EXPECT_EQ(out.status, Status::kNotApplicable) << says;
     EXPECT_EQ(out.failed_stage, 1);
     EXPECT_NE(out.reason.find("stage 2 (sobel3)"), std::string::npos) << out.reason;
     EXPECT_NE(out.reason.find(says), std::string::npos) << out.reason;
@@ -175,11 +177,13 @@ TEST(Pipeline, UserAppStageEqualsItsModelAndItsTruthIsItsFp64Kernel) {
   const AppDescriptor& s3 = find_app("sobel3");
   const int w = 40, h = 36;
   const Grid input = test::random_grid(w, h, 59);
-  ChainTruth truth(env, {&box5, &s3}, KPERF_TEST_KERNEL_ROOT);
-  ASSERT_EQ(truth.problem(), "");
-  EXPECT_EQ(truth.reference(0), "fp64-kernel");
-  EXPECT_EQ(truth.reference(1), "cpu-fp64");
-  const std::vector<GridD> chained = truth.of(input);
+  TruthSource truth(env, KPERF_TEST_KERNEL_ROOT);
+  BoundInput bound = bind_input({&box5, &s3}, "input", input);
+  ASSERT_TRUE(truth.compute(bound));
+  ASSERT_EQ(bound.truth_problem, "");
+  EXPECT_EQ(bound.references[0], "fp64-kernel");
+  EXPECT_EQ(bound.references[1], "cpu-double");
+  const std::vector<GridD>& chained = bound.truths;
   double worst = 0;
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
@@ -192,14 +196,15 @@ TEST(Pipeline, UserAppStageEqualsItsModelAndItsTruthIsItsFp64Kernel) {
     }
   EXPECT_LT(worst, 1e-7);
   EXPECT_EQ(chained[1].data, reference_run(s3, chained[0], nullptr, 1).data);
-  PipelineRunner runner(*env, test_options(1));
+  ChainBench runner(*env, test_options(1));
   const std::vector<PipelineStage> chain = {{&box5, variant_of("rows:2", "li", "f16"), {8, 4}},
                                             {&s3, variant_of("cols:2", "nn", "f16in"), {8, 4}}};
-  const ChainOutcome out = runner.run(chain, input);
+  const Measurement out = runner.run(chain, input);
   ASSERT_TRUE(out.ok()) << out.reason;
   Grid received = input;
   for (std::size_t k = 0; k < chain.size(); ++k) {
-    const GridD model = chain_model({chain[k]}, received, {}, {truth.evaluator(k)}).back();
+    const GridD model =
+        chain_model({chain[k]}, received, {}, {truth.evaluator(*chain[k].app)}).back();
     const Grid got = as_grid(out.stages[k].output, w, h);
     EXPECT_TRUE(test::within_tolerance(got, model, chain[k].variant.precision_info().out))
         << "stage " << k + 1;
@@ -395,7 +400,7 @@ TEST(PipelineCli, UserAppIsAStage) {
     ASSERT_EQ(row["status"], "ok") << row.dump();
     EXPECT_EQ(row["stages"][0]["app"], "box5");
     EXPECT_EQ(row["stages"][0]["reference"], "fp64-kernel");
-    EXPECT_EQ(row["stages"][1]["reference"], "cpu-fp64");
+    EXPECT_EQ(row["stages"][1]["reference"], "cpu-double");
     if (row["stages"][0]["variant"] == "accurate/none")
       EXPECT_LT(row["final_error"].get<double>(), 1e-5);
     else
@@ -474,9 +479,11 @@ void expect_choice_follows(const nlohmann::json& c, const nlohmann::json& measur
       EXPECT_LE(chosen["train_error"].get<double>(), f["train_error"].get<double>()) << f["key"];
   // The verdict from the chosen chain's held-out rows.
   std::vector<double> held_errors;
-  for (const auto& input : test_inputs)
+  for (const auto& input : test_inputs) {
     held_errors.push_back(by_key.at(on_input(chosen["key"], input))["final_error"]);
-  EXPECT_EQ(c["test"]["errors"].get<std::vector<double>>(), held_errors);
+    EXPECT_EQ(c["test"]["errors"][input]["error"].get<double>(), held_errors.back());
+  }
+  EXPECT_EQ(c["test"]["errors"].size(), held_errors.size());
   const double held = linear_percentile(held_errors, 95);
   EXPECT_NEAR(c["test"]["percentile_error"].get<double>(), held, 1e-12);
   EXPECT_EQ(c["holds"].get<bool>(), held <= budget);

@@ -278,13 +278,13 @@ TEST_P(Precision, HalfStorageEqualsFloatOnRoundedData) {
           ASSERT_TRUE(row && ref) << v.label() << " " << v.axes_key();
           if (!ref->ok()) continue;
           if (app.traits.iterated && std::string(v.precision_info().name) == "f16in") {
-            EXPECT_EQ(row->status, "not_applicable") << row->key;
+            EXPECT_EQ(row->status, Status::kNotApplicable) << row->key;
             continue;
           }
           if (v.load_path().reads_image && (!env->info().image_support ||
                                             row->reason.find("CL_HALF_FLOAT") != std::string::npos))
             continue;  // a device without (correct) half images: a row with the reason
-          ASSERT_EQ(row->status, "ok") << row->key << ": " << row->reason << row->build_log;
+          ASSERT_EQ(row->status, Status::kOk) << row->key << ": " << row->reason << row->build_log;
           const Grid& a = half_run.outputs.at(row->key);
           const Grid& b = float_run.outputs.at(ref->key);
           const StorageType& out = *v.precision_info().out;
@@ -336,14 +336,15 @@ TEST_P(HostPerforation, BitIdenticalToDevicePerforation) {
         const ResultRow* device = o.find(app.name, with(v, v.precision_info().name, false), wg);
         ASSERT_TRUE(host && device) << v.label() << " " << v.axes_key();
         if (app.traits.iterated) {
-          EXPECT_EQ(host->status, "not_applicable") << host->key;
+          EXPECT_EQ(host->status, Status::kNotApplicable) << host->key;
           continue;
         }
         if (!device->ok()) {  // e.g. half images on a device that reads them wrong
           EXPECT_EQ(host->status, device->status) << host->key;
           continue;
         }
-        ASSERT_EQ(host->status, "ok") << host->key << ": " << host->reason << host->build_log;
+        ASSERT_EQ(host->status, Status::kOk)
+            << host->key << ": " << host->reason << host->build_log;
         const Grid& a = o.outputs.at(host->key);
         const Grid& b = o.outputs.at(device->key);
         ASSERT_EQ(std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)), 0)
@@ -392,10 +393,10 @@ TEST(HostPerforation, AccurateAndStencilAreNotApplicable) {
       *env, {&app}, parse_variants(axes("accurate,stencil,rows:2", "nn", "local", "f32", "host")),
       {{8, 4}}, in);
   ASSERT_EQ(o.rows.size(), 3u);
-  EXPECT_EQ(o.rows[0].status, "not_applicable");
+  EXPECT_EQ(o.rows[0].status, Status::kNotApplicable);
   EXPECT_NE(o.rows[0].reason.find("host perforation"), std::string::npos);
-  EXPECT_EQ(o.rows[1].status, "not_applicable");
-  EXPECT_EQ(o.rows[2].status, "ok") << o.rows[2].reason;
+  EXPECT_EQ(o.rows[1].status, Status::kNotApplicable);
+  EXPECT_EQ(o.rows[2].status, Status::kOk) << o.rows[2].reason;
 }
 
 // Every variant and shape ran in both outcomes and stored the same bits; returns the count.
@@ -412,8 +413,8 @@ int same_outputs(const AppDescriptor& app, const Outcome& x, const Outcome& y,
         ADD_FAILURE() << "missing row: " << v.label() << " " << v.axes_key();
         continue;
       }
-      EXPECT_EQ(a->status, "ok") << a->key << ": " << a->reason << a->build_log;
-      EXPECT_EQ(b->status, "ok") << b->key << ": " << b->reason << b->build_log;
+      EXPECT_EQ(a->status, Status::kOk) << a->key << ": " << a->reason << a->build_log;
+      EXPECT_EQ(b->status, Status::kOk) << b->key << ": " << b->reason << b->build_log;
       if (!a->ok() || !b->ok()) continue;
       const Grid& ga = x.outputs.at(a->key);
       const Grid& gb = y.outputs.at(b->key);
@@ -497,7 +498,7 @@ TEST(HalfPairs, MedianSelectsTheFloatSelectionsElements) {
       [](const Variant& v, const WorkGroup& wg) {
         return (v.recon == Recon::kLi) == (wg.vec == 2);
       });
-  for (const auto& row : kept.rows) EXPECT_EQ(row.status, "ok") << row.key << row.build_log;
+  for (const auto& row : kept.rows) EXPECT_EQ(row.status, Status::kOk) << row.key << row.build_log;
   EXPECT_EQ(kept.rows.size(), 7u);
 }
 
@@ -526,7 +527,7 @@ TEST(HalfPairs, MedianStoredBitsPathGivesTheFloatSelection) {
       *env, {&app}, bits_variants, {wide_wgs[0]}, test::random_grid(64, 21, 43, NAN, NAN), nullptr,
       1, KPERF_TEST_KERNEL_ROOT, false, {},
       ops + " -DKPERF_PROBE_NO_LOADS=1 -DMEDIAN_EXPECT_BITS=1");
-  for (const auto& row : probe.rows) EXPECT_EQ(row.status, "ok") << row.key << row.build_log;
+  for (const auto& row : probe.rows) EXPECT_EQ(row.status, Status::kOk) << row.key << row.build_log;
   ASSERT_EQ(probe.outputs.size(), bits_variants.size());
   for (const auto& [key, out] : probe.outputs)
     for (const float x : out.data) ASSERT_TRUE(std::isfinite(x)) << key;
@@ -534,7 +535,7 @@ TEST(HalfPairs, MedianStoredBitsPathGivesTheFloatSelection) {
       *env, {&app}, parse_variants(axes("accurate", "nn", "global", "f16in")), {{4, 2, 8, 2}},
       wide_input, nullptr, 1, KPERF_TEST_KERNEL_ROOT, false, {}, ops + " -DMEDIAN_EXPECT_BITS=0");
   ASSERT_EQ(f16in.rows.size(), 1u);
-  EXPECT_EQ(f16in.rows[0].status, "ok") << f16in.rows[0].build_log;
+  EXPECT_EQ(f16in.rows[0].status, Status::kOk) << f16in.rows[0].build_log;
 }
 
 // --transfers: every repetition has an upload, a download and the launches, each positive;

@@ -8,9 +8,10 @@
 #include <set>
 
 #include "apps.hpp"
+#include "bound_input.hpp"
+#include "fused_model.hpp"
 #include "input_canary.hpp"
 #include "metrics.hpp"
-#include "pipeline.hpp"
 #include "schemes.hpp"
 #include "test_support.hpp"
 

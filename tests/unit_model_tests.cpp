@@ -158,7 +158,7 @@ TEST(KernelAxes, EveryLayerReadsTheRegistry) {
         const auto verdict = check_variant(v, app, {8, 8});
         if (!desc.applies_to(app)) {
           ASSERT_TRUE(verdict) << desc.flag << " on " << app.name;
-          EXPECT_EQ(verdict->status, "not_applicable");
+          EXPECT_EQ(verdict->status, Status::kNotApplicable);
           EXPECT_NE(verdict->reason.find(app.name), std::string::npos) << verdict->reason;
         } else if (verdict) {
           EXPECT_TRUE(desc.check) << desc.flag << " on " << app.name << ": " << verdict->reason;
@@ -439,15 +439,15 @@ TEST(Model, BilinearOutputsAreExactOnPlanes) {
 }
 
 TEST(Model, ApplicabilityVerdicts) {
-  EXPECT_EQ(check_variant(parse_scheme("stencil"), 0, {16, 8})->status, "not_applicable");
+  EXPECT_EQ(check_variant(parse_scheme("stencil"), 0, {16, 8})->status, Status::kNotApplicable);
   EXPECT_FALSE(check_variant(parse_scheme("stencil"), 1, {16, 8}));
   // rows:4 needs a tile height of at least 4: wy 1 + 2r (r = 1) = 3 is too short.
   const auto v = check_variant(parse_scheme("rows:4"), 1, {16, 1});
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->status, "invalid_config");
+  EXPECT_EQ(v->status, Status::kInvalidConfig);
   EXPECT_NE(v->reason.find("height 3"), std::string::npos) << v->reason;
   EXPECT_FALSE(check_variant(parse_scheme("rows:3"), 1, {16, 1}));
-  EXPECT_EQ(check_variant(parse_scheme("cols:4"), 0, {2, 8})->status, "invalid_config");
+  EXPECT_EQ(check_variant(parse_scheme("cols:4"), 0, {2, 8})->status, Status::kInvalidConfig);
 }
 
 TEST(Model, BytesModelCountsDistinctReads) {
@@ -469,7 +469,7 @@ TEST(Validation, FakeDeviceLimits) {
   EXPECT_FALSE(check_launch(g5, accurate, {16, 8}, dev));
   const auto too_many = check_launch(g5, accurate, {32, 16}, dev);
   ASSERT_TRUE(too_many);
-  EXPECT_EQ(too_many->status, "invalid_config");
+  EXPECT_EQ(too_many->status, Status::kInvalidConfig);
   EXPECT_NE(too_many->reason.find("CL_DEVICE_MAX_WORK_GROUP_SIZE 256"), std::string::npos)
       << too_many->reason;
   const auto too_wide = check_launch(g5, accurate, {256, 1}, dev);
@@ -487,7 +487,7 @@ TEST(Validation, FakeDeviceLimits) {
   EXPECT_EQ(tile_local_bytes(find_app("inversion"), accurate, {16, 16, 4, 4}), 0u);
   // Scheme verdicts come first.
   EXPECT_EQ(check_launch(find_app("inversion"), parse_scheme("stencil"), {8, 8}, dev)->status,
-            "not_applicable");
+            Status::kNotApplicable);
 }
 
 TEST(Hotspot, CoefficientsFollowRodinia) {

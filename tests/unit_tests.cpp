@@ -220,7 +220,7 @@ TEST(Results, AnnotateBestWorkGroupAndSpeedups) {
                                  timed_row("accurate", 32, 4, 800), timed_row("rows:2", 16, 8, 500),
                                  timed_row("rows:2", 32, 4, 600)};
   ResultRow failed = timed_row("rows:2", 8, 8, 1);
-  failed.status = "invalid_config";
+  failed.status = Status::kInvalidConfig;
   rows.push_back(failed);
   annotate(rows);
   EXPECT_FALSE(rows[0].best_wg);

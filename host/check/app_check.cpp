@@ -110,8 +110,8 @@ std::string first_difference(const Grid& a, const Grid& b, bool require_finite =
 // The rows of a run that neither ran nor were refused as not applicable fail their check.
 std::optional<std::string> row_problem(const ResultRow* row) {
   if (!row) return "no result row";
-  if (row->ok() || row->status == "not_applicable") return std::nullopt;
-  return row->status + ": " + row->reason;
+  if (row->ok() || row->status == Status::kNotApplicable) return std::nullopt;
+  return std::string(status_name(row->status)) + ": " + row->reason;
 }
 
 class Checker {

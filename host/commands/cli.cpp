@@ -83,15 +83,6 @@ std::vector<WorkGroup> with_outputs_per_item(const std::vector<WorkGroup>& wgs,
   return out;
 }
 
-bool argv_names(int argc, char** argv, std::initializer_list<const char*> flags) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    for (const char* flag : flags)
-      if (arg == flag || arg.rfind(std::string(flag) + "=", 0) == 0) return true;
-  }
-  return false;
-}
-
 std::pair<int, int> parse_size(const std::string& text) {
   long w = 0, h = 0;
   const auto x = text.find('x');

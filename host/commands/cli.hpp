@@ -29,9 +29,6 @@ std::vector<WorkGroup> with_outputs_per_item(const std::vector<WorkGroup>& wgs,
 // "512" -> 512x512, "640x480" -> 640x480 (width x height), each side in 1..65536 and at most
 // kMaxGridElements in all (io.hpp: the kernels index with 32-bit int).
 std::pair<int, int> parse_size(const std::string& text);
-// Whether a command's arguments (argv[2..], before any parsing) give one of `flags`, alone or as
-// FLAG=VALUE: what main() and the supervisor decide before a command parses its options.
-bool argv_names(int argc, char** argv, std::initializer_list<const char*> flags);
 
 // Non-negative (min 0) or positive (min 1) integer option values.
 int parse_count(const std::string& option, const std::string& text, int min_value, int max_value);

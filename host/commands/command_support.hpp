@@ -1,6 +1,5 @@
-// What the subcommands share: exit codes, the usage error, where kernels live,
-// the device and its binary cache opened from options, and the context block
-// every JSON document carries.
+// What the subcommands share in reading their options: where kernels live, the user apps, the
+// output paths, the device and its binary cache, interrupts.
 #pragma once
 
 #include <cxxopts.hpp>
@@ -14,16 +13,11 @@
 
 #include "apps.hpp"
 #include "cl_env.hpp"
+#include "documents.hpp"
 #include "exit_codes.hpp"
 #include "kernel_root.hpp"
 
 namespace kperf {
-
-// A bad command line or input: one line on stderr, no output written.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // --kernel-dir or the default beside the binary, checked by check_kernel_root.
 std::string kernel_root_option(const cxxopts::ParseResult &args);
@@ -33,7 +27,6 @@ std::vector<const AppDescriptor *> load_apps(const cxxopts::ParseResult &args,
                                              const std::string &kernel_root);
 // Throws UsageError when `root` lacks kernels/ or schemes/.
 void check_kernel_root(const std::string &root);
-std::string iso_time_utc();
 // Lower-case alphanumerics and single dashes, at most 48 characters (for file
 // names).
 std::string slug(const std::string &text);
@@ -70,8 +63,6 @@ std::string binary_cache_dir(const cxxopts::ParseResult &args, const DeviceInfo 
 // off, or when --kernel-dir, --app-file or --app-dir bring sources that the digest does not
 // cover. Read from argv, before any OpenCL call.
 std::string persistent_jit_cache_dir(int argc, char **argv);
-// The context's "binary_cache": its directory with this process's hits and stores, or false.
-nlohmann::ordered_json binary_cache_json(const ClEnv &env, const std::string &dir);
 
 // SIGINT and SIGTERM set interrupt_requested(): the runner stops after the
 // configuration in flight and the command writes what finished.
@@ -80,37 +71,5 @@ void catch_interrupts();
 // The line a command prints when `rows` rows (or chains) are reference_failed: their truth is
 // non-finite on a finite input (SPEC 15). The command then exits with kExitFaulted.
 void report_broken_truths(std::size_t rows);
-
-// date, host, version, git sha, build type, command line, device, and the sources the run built
-// (add_sources of built_sources).
-nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env,
-                                    const std::string &kernel_root);
-// Every file the programs of this command built (every process of it: program_sources.hpp), and
-// those of the rows a --resume kept, by path -> SHA-256 of its contents. A path is relative to
-// `kernel_root` (kernels/gaussian3.cl, schemes/kperf_tile.cl), else to the working directory (a
-// user app), else absolute.
-std::map<std::string, std::string> built_sources(const std::string &kernel_root);
-// The context's "sources" (path -> SHA-256) and "sources_sha256" (sources_sha256() of them).
-void add_sources(nlohmann::ordered_json &ctx, const std::map<std::string, std::string> &sources);
-
-// What a document's rows were measured under beyond their keys: the device, its driver and
-// platform, kperf's version, the kernel sources (a hash of every kernel and scheme file) and
-// `options` (every option that changes what a row measures). A --resume that would add rows
-// measured under another fingerprint is refused: the lists a key already names (apps, schemes,
-// every axis, launch shapes, inputs, sizes) may grow, nothing else may change.
-nlohmann::ordered_json make_fingerprint(const ClEnv &env, const std::string &kernel_root,
-                                        nlohmann::ordered_json options);
-// The dotted names of the fields that differ between two fingerprints (absent counts as differing).
-std::vector<std::string> fingerprint_differences(const nlohmann::json &a, const nlohmann::json &b);
-// The document at `path` that `command` (kperf run / kperf tune) may --resume: a kperf document
-// of its `kind` ("run" or "tune") whose fingerprint equals `fingerprint`. Anything else is a
-// UsageError naming the problem (what differs), and the file is left as it is.
-nlohmann::json read_resumable(const std::string &path, const std::string &kind,
-                              const nlohmann::ordered_json &fingerprint);
-// The context's record of an error that ended a run early: its message and what kind it was.
-nlohmann::ordered_json error_json(const std::exception &e);
-// Throws `e` again with `note` after its message, keeping what decides the exit status (usage and
-// input errors stay exit 2, the rest exit 1).
-[[noreturn]] void rethrow_with_note(const std::exception &e, const std::string &note);
 
 }  // namespace kperf

@@ -10,12 +10,12 @@
 #include <set>
 
 #include "axis_options.hpp"
+#include "chain_measurer.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "fault_journal.hpp"
 #include "inputs.hpp"
 #include "metrics.hpp"
-#include "pipeline.hpp"
 #include "results.hpp"
 #include "strings.hpp"
 #include "supervisor.hpp"
@@ -112,47 +112,6 @@ std::vector<StageSpace> stage_spaces(const std::string& pipeline, std::size_t st
   return spaces;
 }
 
-bool exact_chain(const std::vector<PipelineStage>& chain) {
-  return std::all_of(chain.begin(), chain.end(),
-                     [](const PipelineStage& s) { return is_exact(s.variant); });
-}
-
-// Every chain of the product of the stages' spaces, plus the accurate chains at every product of
-// the stages' shapes (the baseline: the accurate chain, each stage at its best shape); fused, at
-// every shape of the last stage.
-std::vector<std::vector<PipelineStage>> chains_of(const std::vector<const AppDescriptor*>& apps,
-                                                  const std::vector<StageSpace>& spaces,
-                                                  const std::vector<bool>& fuse) {
-  std::vector<std::vector<PipelineStage>> all;
-  const Variant accurate = default_variant();
-  for (const bool fused : fuse) {
-    std::vector<std::vector<PipelineStage>> chains = {{}};
-    for (std::size_t k = 0; k < apps.size(); ++k) {
-      std::vector<Variant> variants = spaces[k].variants;
-      if (std::none_of(variants.begin(), variants.end(),
-                       [&](const Variant& v) { return v.id() == accurate.id(); }))
-        variants.insert(variants.begin(), accurate);
-      // A fused chain has one launch shape, the last stage's.
-      const std::vector<WorkGroup> shapes =
-          fused && k + 1 < apps.size() ? std::vector<WorkGroup>{WorkGroup{}} : spaces[k].shapes;
-      std::vector<std::vector<PipelineStage>> next;
-      for (const auto& prefix : chains)
-        for (const auto& v : variants)
-          for (const auto& wg : shapes) {
-            auto chain = prefix;
-            chain.push_back({apps[k], v, wg, fused});
-            next.push_back(std::move(chain));
-          }
-      chains = std::move(next);
-    }
-    for (auto& chain : chains) {
-      for (PipelineStage& s : chain) s.wg = fused ? chain.back().wg : s.wg;
-      all.push_back(std::move(chain));
-    }
-  }
-  return all;
-}
-
 std::vector<bool> parse_fuse_list(const std::string& text) {
   std::vector<bool> out;
   for (const std::string& value : split_list(text)) {
@@ -167,210 +126,41 @@ std::vector<bool> parse_fuse_list(const std::string& text) {
   return out;
 }
 
-const nlohmann::ordered_json* fastest_exact(const nlohmann::ordered_json& rows,
-                                            const std::string& input) {
-  const nlohmann::ordered_json* best[2] = {nullptr, nullptr};  // unfused, fused
-  for (const auto& r : rows) {
-    if (r["status"] != "ok" || !r["exact"].get<bool>() || r["input"]["name"] != input ||
-        !r.contains("time_ns"))
-      continue;
-    const nlohmann::ordered_json*& b = best[r.value("fused", false) ? 1 : 0];
-    if (!b || r["time_ns"]["median"].get<double>() < (*b)["time_ns"]["median"].get<double>())
-      b = &r;
-  }
-  return best[0] ? best[0] : best[1];
-}
-
-ChainMeasurer::ChainMeasurer(PipelineRunner& runner, ChainTruth& truth, std::string pipeline)
-    : runner_(runner), truth_(truth), pipeline_(std::move(pipeline)) {}
-
-void ChainMeasurer::bind(const std::string& name, Grid grid, bool with_truth) {
-  input_name_ = name;
-  grid_ = std::move(grid);
-  truth_grids_.clear();
-  truth_problem_.clear();
-  if (!with_truth) {
-    runner_.set_input(name, grid_);
-    return;
-  }
-  if (!truth_.problem().empty()) {
-    truth_status_ = "build_failed";
-    truth_problem_ = truth_.problem();
-    runner_.set_input(name, grid_);
-    return;
-  }
-  // A user app's truth kernel runs on the device: its fault is every chain's on this input.
-  const nlohmann::ordered_json workload = {{"app", pipeline_}, {"input", name}};
-  if (const auto reason = journaled_workload_fault(workload)) {
-    truth_status_ = "device_fault";
-    truth_problem_ = *reason;
-    faulted_ = true;
-    runner_.set_input(name, grid_);
-    return;
-  }
-  journal_begin_workload(workload, "truth kernels");
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    truth_grids_ = truth_.of(grid_);
-  } catch (const cl::Error& e) {
-    truth_status_ = "device_fault";
-    truth_problem_ = "the chained truth's kernels raised " + describe(e);
-    faulted_ = true;
-    nlohmann::ordered_json fault = workload;
-    fault["reason"] = truth_problem_;
-    journal_workload_fault(fault);
-    if (supervised()) exit_for_restart();
-  }
-  journal_end();
-  truth_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  check_truth();
-  runner_.set_input(name, grid_, truth_grids_.empty() ? nullptr : &truth_grids_);
-}
-
-// A stage's truth that is non-finite on a finite input is broken (SPEC 15): every chain on this
-// input is a reference_failed row naming the first such stage.
-void ChainMeasurer::check_truth() {
-  if (truth_grids_.empty() || count_nonfinite(grid_.data) != 0) return;
-  for (std::size_t k = 0; k < truth_grids_.size(); ++k) {
-    const std::vector<double>& t = truth_grids_[k].data;
-    const auto bad = std::count_if(t.begin(), t.end(), [](double x) { return !std::isfinite(x); });
-    if (bad == 0) continue;
-    truth_status_ = "reference_failed";
-    truth_problem_ =
-        "stage " + std::to_string(k + 1) + ": " +
-        broken_truth_reason(bad, static_cast<std::int64_t>(t.size()), truth_.reference(k));
-    truth_grids_.clear();
-    return;
-  }
-}
-
-nlohmann::ordered_json ChainMeasurer::measure(const std::vector<PipelineStage>& chain,
-                                              const nlohmann::ordered_json& fields,
-                                              PipelineRunner::Mode mode) {
-  const std::string key = chain_key(pipeline_, chain, input_name_, grid_.width, grid_.height);
-  if (const auto done = journaled_row(key, fields)) {
-    faulted_ = faulted_ || done->value("status", std::string()) == "device_fault";
-    return nlohmann::ordered_json::parse(done->dump());
-  }
-  ChainOutcome outcome;
-  outcome.stages.resize(chain.size());
-  auto unmeasured = [&](const std::string& status, const std::string& reason) {
-    outcome.status = status;
-    outcome.reason = reason;
-    return row_of(chain, outcome, fields);
-  };
-  if (!truth_problem_.empty()) return unmeasured(truth_status_, "the truth: " + truth_problem_);
-  if (!journal_stop().empty()) return unmeasured("device_fault", "not measured: " + journal_stop());
-  journal_begin(row_of(chain, outcome, fields), "chain runs");
-  outcome = runner_.run(chain, mode, fields.value("stage", std::string()));
-  if (!save_dir_.empty() && outcome.ok() && !outcome.stages.back().output.empty())
-    runner_.save_output(outcome, save_dir_, key);
-  const nlohmann::ordered_json row = row_of(chain, outcome, fields);
-  journal_row(row);
-  journal_end();
-  if (outcome.status == "device_fault") {
-    faulted_ = true;
-    if (supervised() && runner_.device_lost()) exit_for_restart();
-  }
-  return row;
-}
-
-// One chain's row: every stage's time and its error against the chained truth, the chain's time and
-// the last stage's error.
-nlohmann::ordered_json ChainMeasurer::row_of(const std::vector<PipelineStage>& chain,
-                                             const ChainOutcome& outcome,
-                                             const nlohmann::ordered_json& fields) const {
-  const int width = grid_.width, height = grid_.height;
-  nlohmann::ordered_json row = {
-      {"key", chain_key(pipeline_, chain, input_name_, width, height)},
-      {"pipeline", pipeline_},
-      {"input", {{"name", input_name_}, {"width", width}, {"height", height}}},
-      {"status", outcome.status},
-      {"fused", is_fused(chain)},
-      {"exact", exact_chain(chain)}};
-  for (auto it = fields.begin(); it != fields.end(); ++it) row[it.key()] = it.value();
-  if (!outcome.ok()) row["reason"] = outcome.reason;
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array(), between = stages;
-  for (std::size_t k = 0; k < chain.size(); ++k) {
-    const PipelineStage& s = chain[k];
-    const StageOutcome& so = outcome.stages[k];
-    nlohmann::ordered_json j = {{"app", s.app->name},
-                                {"variant", s.variant.id()},
-                                {"family", s.variant.family()},
-                                {"wg", wg_label(s.wg.x, s.wg.y, s.wg.vec, s.wg.py)},
-                                {"precision", s.variant.precision_info().name},
-                                {"metric", metric_name(s.app->primary_metric)},
-                                {"reference", truth_.reference(k)}};
-    if (!so.samples_ns.empty()) j["time_ns"] = stats_json(summarize(so.samples_ns));
-    if (so.errors) {
-      j["error"] = so.errors->value(s.app->primary_metric);
-      j["errors"] = to_json(*so.errors);
-    }
-    if (!so.build_log.empty()) j["build_log"] = so.build_log;
-    if (!so.output_file.empty()) j["output_file"] = so.output_file;
-    stages.push_back(std::move(j));
-    if (k + 1 < chain.size()) between.push_back(intermediate_type(s.variant).name);
-  }
-  row["stages"] = std::move(stages);
-  row["intermediate"] = std::move(between);
-  if (!outcome.total_ns.empty()) {
-    row["time_ns"] = stats_json(summarize(outcome.total_ns));
-    row["samples_ns"] = outcome.total_ns;
-  }
-  if ((outcome.ok() || outcome.output_lost) && row["stages"].back().contains("error"))
-    row["final_error"] = row["stages"].back()["error"];
-  if (!outcome.output_file.empty()) row["output_file"] = outcome.output_file;
-  return row;
-}
-
 namespace {
 
-// The accurate chain's best time per input (every stage exact, at the shapes that made the fastest
-// such chain; of separate launches where there is one), and every row's speedup against it.
-void add_speedups(nlohmann::ordered_json& rows) {
-  std::map<std::string, double> best;
-  for (const auto& r : rows) {
-    const std::string input = r["input"]["name"];
-    if (best.count(input)) continue;
-    if (const auto* base = fastest_exact(rows, input)) best[input] = (*base)["time_ns"]["median"];
-  }
-  for (auto& r : rows) {
-    const auto it = best.find(r["input"]["name"].get<std::string>());
-    if (r["status"] == "ok" && it != best.end() && r.contains("time_ns")) {
-      r["accurate_time_ns"] = it->second;
-      r["speedup"] = it->second / r["time_ns"]["median"].get<double>();
+void print_rows(const std::vector<ChainRow>& rows) {
+  std::printf("%-64s %10s %8s %10s  %s\n", "chain", "time us", "speedup", "final err",
+              "stage errors");
+  for (const ChainRow& r : rows) {
+    if (!r.ok() || !r.time) continue;
+    std::string chain = r.fused ? "fused: " : "", errors;
+    for (const StageRow& s : r.stages) {
+      chain += (chain.empty() || chain == "fused: " ? "" : " > ") + s.variant + "@" + s.wg;
+      if (!s.error) continue;
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s%.3g%%", errors.empty() ? "" : " ", 100 * *s.error);
+      errors += buf;
     }
+    std::printf("%-64s %10.1f %7.2fx %9.3g%%  %s\n", chain.c_str(), r.time->median / 1e3,
+                r.speedup.value_or(0.0), 100 * r.final_error.value_or(NAN), errors.c_str());
   }
 }
 
-void print_rows(const nlohmann::ordered_json& rows) {
-  std::printf("%-64s %10s %8s %10s  %s\n", "chain", "time us", "speedup", "final err",
-              "stage errors");
-  for (const auto& r : rows) {
-    if (r["status"] != "ok") continue;
-    std::string chain = r.value("fused", false) ? "fused: " : "", errors;
-    for (const auto& s : r["stages"]) {
-      chain += (chain.empty() || chain == "fused: " ? "" : " > ") +
-               s["variant"].get<std::string>() + "@" + s["wg"].get<std::string>();
-      if (!s.contains("error")) continue;
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%s%.3g%%", errors.empty() ? "" : " ",
-                    100 * s["error"].get<double>());
-      errors += buf;
-    }
-    std::printf("%-64s %10.1f %7.2fx %9.3g%%  %s\n", chain.c_str(),
-                r["time_ns"]["median"].get<double>() / 1e3, r.value("speedup", 0.0),
-                100 * r["final_error"].get<double>(), errors.c_str());
+// The exit status: the fault status where a chain faulted the device or a truth is broken.
+int chain_run_end(const std::vector<ChainRow>& rows, bool faulted) {
+  std::size_t faults = 0, broken = 0;
+  for (const ChainRow& r : rows) {
+    faults += r.status == Status::kDeviceFault;
+    broken += r.status == Status::kReferenceFailed;
   }
+  if (broken) report_broken_truths(broken);
+  if (!faulted) return broken ? kExitFaulted : 0;
+  std::fprintf(stderr, "kperf: %zu chain%s lost to a device fault (device_fault rows)\n", faults,
+               faults == 1 ? "" : "s");
+  return kExitFaulted;
 }
 
 }  // namespace
-
-nlohmann::ordered_json fuse_json(const std::vector<bool>& fuse) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (bool f : fuse) list.push_back(f ? "all" : "none");
-  return list;
-}
 
 void add_chain_options(cxxopts::Options& options, const char* reps_default) {
   // clang-format off
@@ -404,12 +194,15 @@ ChainRequest read_chain_request(const cxxopts::ParseResult& args,
   }
   req.spaces = stage_spaces(req.name, req.apps.size(), stage_values);
   req.size = parse_size(text("size"));
-  req.opt.pipeline = req.name;
   req.opt.kernel_root = kernel_root;
   if (args.count("cl-options")) req.opt.extra_build_options = text("cl-options");
   req.opt.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
   req.opt.reps = parse_count("reps", text("reps"), 1, 1000000);
   req.opt.cold = args.count("cold") > 0;
+  // Chains' errors go where the truth is: on the device wherever it computes in double; the
+  // primary metric alone, as the search needs.
+  req.opt.metrics_on = "device";
+  req.opt.ssim = false;
   req.fuse = parse_fuse_list(text("fuse"));
   return req;
 }
@@ -439,13 +232,9 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   auto given = [&](const char* name) { return args.count(name) > 0; };
   auto text = [&](const char* name) { return args[name].as<std::string>(); };
   if (!given("pipeline")) throw UsageError("kperf pipeline needs --pipeline NAME or APP,APP");
-  const ChainRequest req = read_chain_request(args, stage_values);
-  const std::string& pipeline = req.name;
-  const std::string& kernel_root = req.opt.kernel_root;
-  const std::vector<const AppDescriptor*>& apps = req.apps;
-  const std::vector<StageSpace>& spaces = req.spaces;
-  const PipelineOptions& opt = req.opt;
-  const std::pair<int, int> size = req.size;
+  ChainRequest req = read_chain_request(args, stage_values);
+  req.opt.read_outputs = true;
+  const CoreOptions& opt = req.opt;
   const std::vector<ImageSource> inputs =
       expand_inputs(given("input") ? args["input"].as<std::vector<std::string>>()
                                    : std::vector<std::string>{"synthetic:zoneplate"});
@@ -454,62 +243,35 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
 
   ClEnv env(choose_device_entry(text("device")));
   const std::string binary_cache = binary_cache_dir(args, env.info());
-  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, kernel_root);
+  if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, opt.kernel_root);
   const std::string out_path = out_path_or_default(args, "kperf-pipeline", env.info().name);
   require_writable(out_path);
-  const auto chains = chains_of(apps, spaces, req.fuse);
-  PipelineRunner runner(env, opt);
-  runner.prebuild(chains);
-  ChainTruth truth(&env, apps, kernel_root, opt.params, opt.extra_build_options);
-  ChainMeasurer measurer(runner, truth, pipeline);
+  const std::vector<Chain> chains = chains_of(req.apps, req.spaces, req.fuse);
+  Core core(env, opt);
+  prebuild_chains(env, core, chains);
+  TruthSource truths(&env, opt.kernel_root, opt.params, opt.extra_build_options);
+  ChainMeasurer measurer(core, truths, req.name, req.apps);
   if (given("save-outputs")) measurer.save_outputs_to(text("save-outputs"));
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::vector<ChainRow> rows;
   for (const ImageSource& src : inputs) {
-    measurer.bind(src.name, load_image_source(src, size));
-    for (const auto& chain : chains)
-      rows.push_back(measurer.measure(chain, nlohmann::ordered_json::object()));
+    measurer.bind(src.name, load_image_source(src, req.size));
+    for (const Chain& chain : chains) rows.push_back(measurer.measure(chain));
   }
-  add_speedups(rows);
-  nlohmann::ordered_json ctx = base_context(command_line, env, kernel_root);
-  nlohmann::ordered_json stage_names = nlohmann::ordered_json::array();
-  for (const auto* app : apps) stage_names.push_back(app->name);
-  ctx["pipeline"] = {{"name", pipeline},
-                     {"stages", stage_names},
-                     {"warmup", opt.warmup},
-                     {"reps", opt.reps},
-                     {"cold", opt.cold},
-                     {"fuse", fuse_json(req.fuse)},
-                     {"truth",
-                      "each stage's reference (a built-in's in double on the CPU, a user app's "
-                      "accurate kernel in double) applied to the previous stage's truth"},
-                     {"method",
-                      "each chain run launches every stage in order on one queue, each stage "
-                      "reading the previous stage's output buffer on the device; a stage's time is "
-                      "its launches' profiling events, the chain's their sum, per run; medians "
-                      "over --reps runs after --warmup; a fused chain (fused: true) is one launch, "
-                      "timed as the chain alone. Errors: each stage's output against the "
-                      "chained truth at that stage, by the stage app's primary metric (a fused "
-                      "chain's last stage alone); outputs from one run into NaN-poisoned buffers "
-                      "in canary bands. speedup: against the fastest accurate f32 chain of "
-                      "separate launches on the same input (of fused ones where there is none)"}};
+  add_chain_speedups(rows);
+  nlohmann::ordered_json ctx = base_context(command_line, env, opt.kernel_root);
+  ctx["pipeline"] = pipeline_block(req);
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
-  nlohmann::ordered_json doc = {{"schema_version", kSchemaVersion},
-                                {"kind", "pipeline"},
-                                {"pipeline_schema_version", 1},
-                                {"context", ctx},
-                                {"results", rows}};
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (const ChainRow& r : rows) results.push_back(to_json(r));
+  const nlohmann::ordered_json doc = {{"schema_version", kSchemaVersion},
+                                      {"kind", "pipeline"},
+                                      {"pipeline_schema_version", kPipelineSchemaVersion},
+                                      {"context", ctx},
+                                      {"results", results}};
   write_file_atomic(out_path, doc.dump(1) + "\n");
   print_rows(rows);
   std::fprintf(stderr, "done: %zu chains written to %s\n", rows.size(), out_path.c_str());
-  const auto faulted = std::count_if(rows.begin(), rows.end(),
-                                     [](const auto& r) { return r["status"] == "device_fault"; });
-  const auto broken = std::count_if(
-      rows.begin(), rows.end(), [](const auto& r) { return r["status"] == "reference_failed"; });
-  if (broken) report_broken_truths(static_cast<std::size_t>(broken));
-  if (!measurer.faulted()) return broken ? kExitFaulted : 0;
-  std::fprintf(stderr, "kperf: %td chain%s lost to a device fault (device_fault rows)\n", faulted,
-               faulted == 1 ? "" : "s");
-  return kExitFaulted;
+  return chain_run_end(rows, measurer.faulted());
 }
 
 }  // namespace kperf

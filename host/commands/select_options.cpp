@@ -41,26 +41,6 @@ SelectOptions read_select_options(const cxxopts::ParseResult& args) {
   return s;
 }
 
-nlohmann::ordered_json select_context(const SelectOptions& s, double reach, const char* rungs) {
-  return {{"methods", {"static", "canary"}},
-          {"ladder", s.ladder},
-          {"ladder_reach", reach},
-          {"canary",
-           {{"fraction", s.settings.fraction},
-            {"min_tiles", s.settings.min_tiles},
-            {"confidence", s.settings.confidence}}},
-          {"method",
-           std::string("ladder: per budget, the static choice and the front's ") + rungs +
-               " (neither exact nor racing) whose training error is within ladder_reach times "
-               "the budget, nearest the budget on a log scale first, at most `ladder` of them, "
-               "fastest first, then the accurate one. ladder stage: every rung and every static "
-               "choice timed (as the search times) with its error on every held-out input. "
-               "canary: per held-out input, the fastest rung whose estimate plus margin is within "
-               "the budget runs; holds: the test percentile of the true errors of the rungs that "
-               "ran; speedup_net: the median over inputs of the accurate time over the rung's "
-               "time plus the canary's wall time"}};
-}
-
 namespace {
 
 double number(const nlohmann::ordered_json& j, const char* key) {

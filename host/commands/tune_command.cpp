@@ -27,6 +27,7 @@
 #include "supervisor.hpp"
 #include "tune.hpp"
 #include "tune_device_list.hpp"
+#include "tune_session.hpp"
 
 namespace kperf {
 
@@ -213,36 +214,6 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   return cfg;
 }
 
-// What changes a row's measurement: the timing, the build, the inputs and their size (the axes
-// and shapes searched, budgets and percentile only change which rows are measured).
-nlohmann::ordered_json tune_fingerprint(const ClEnv &env, const TuneConfig &cfg,
-                                        const nlohmann::ordered_json &devices) {
-  auto names = [](const std::vector<ImageSource> &sources) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto &s : sources) list.push_back(s.name);
-    return list;
-  };
-  nlohmann::ordered_json measured = {
-      {"warmup", cfg.warmup},
-      {"reps", cfg.reps},
-      {"cl_options", cfg.extra_build_options},
-      {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
-                        : nlohmann::ordered_json(nullptr)},
-      {"train", names(cfg.train)},
-      {"test", names(cfg.test)}};
-  // Named only when not the kernel, so documents from before --objective still resume.
-  if (cfg.cold) measured["cache"] = "cold";
-  if (cfg.end_to_end) measured["objective"] = "end-to-end";
-  if (cfg.energy_objective) measured["objective"] = "energy";
-  // Which device measured a row (its position in --devices) decides its scale.
-  if (cfg.multi_device()) measured["devices"] = devices;
-  if (cfg.energy_spec != "none")
-    measured["energy"] = {{"source", cfg.energy ? cfg.energy->source() : "none"},
-                          {"window_s", cfg.energy_options.window_s},
-                          {"reps", cfg.energy_options.reps}};
-  return make_fingerprint(env, cfg.kernel_root, std::move(measured));
-}
-
 // The launch shapes searched: --wg, --vec and --py, or the device's defaults.
 std::vector<WorkGroup> tune_shapes(const cxxopts::ParseResult &args, bool cpu_device) {
   auto given = [&](const char *name) { return args.count(name) > 0; };
@@ -272,109 +243,6 @@ std::unique_ptr<EnergyCounter> set_up_on_device(const cxxopts::ParseResult &args
       open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
   cfg.energy = energy.get();
   return energy;
-}
-
-// The rows of the tune document --resume continues, and what its sessions spent.
-std::vector<TuneRow> resumed_tune_rows(const std::string &path,
-                                       const nlohmann::ordered_json &fingerprint,
-                                       nlohmann::ordered_json &earlier_harness) {
-  std::vector<TuneRow> rows;
-  const nlohmann::json old = read_resumable(path, "tune", fingerprint);
-  try {
-    if (old["context"].contains("harness")) earlier_harness = old["context"]["harness"];
-    for (const auto &j : old.at("results")) rows.push_back(tune_row_from_json(j));
-  } catch (const nlohmann::json::exception &e) {
-    throw UsageError("--resume: " + path + " has a row kperf cannot read (" + e.what() + ")");
-  }
-  return rows;
-}
-
-// What was searched, on which inputs, and how.
-nlohmann::ordered_json search_context(const TuneConfig &cfg, const std::string &train_dir,
-                                      const std::string &test_dir,
-                                      const nlohmann::ordered_json &devices) {
-  auto inputs_json = [](const std::vector<ImageSource> &sources, const std::string &dir) {
-    nlohmann::ordered_json names = nlohmann::ordered_json::array();
-    for (const auto &s : sources) names.push_back(s.name);
-    return nlohmann::ordered_json{{"dir", dir}, {"inputs", names}};
-  };
-  nlohmann::ordered_json budgets = cfg.budgets;
-  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
-  for (const auto &s : cfg.shapes) shapes.push_back(wg_label(s.x, s.y, s.vec, s.py));
-  nlohmann::ordered_json space = {
-      {"schemes", cfg.axes.schemes},          {"recon", cfg.axes.recons},
-      {"perforate", cfg.axes.perforates},     {"load", cfg.axes.loads},
-      {"output", cfg.axes.outputs},           {"output_recon", cfg.axes.output_recons},
-      {"output_fill", cfg.axes.output_fills}, {"precision", cfg.axes.precisions}};
-  for (const KernelAxis &axis : kernel_axes())
-    if (const auto list = cfg.axes.kernel.find(axis.flag); list != cfg.axes.kernel.end())
-      space[axis.field] = list->second;
-  return {{"budgets", budgets},
-          {"percentile", cfg.percentile},
-          {"objective", cfg.energy_objective ? "energy"
-                        : cfg.end_to_end     ? "end-to-end"
-                                             : "kernel"},
-          {"energy", cfg.energy_spec == "none" ? nlohmann::ordered_json(nullptr)
-                     : cfg.energy ? nlohmann::ordered_json{{"source", cfg.energy->source()},
-                                                           {"counter", cfg.energy->describe()}}
-                                  : nlohmann::ordered_json{{"source", nullptr},
-                                                           {"reason", cfg.energy_absent_reason}}},
-          {"train", inputs_json(cfg.train, train_dir)},
-          {"test", inputs_json(cfg.test, test_dir)},
-          {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
-                            : nlohmann::ordered_json(nullptr)},
-          {"space", space},
-          {"shapes", shapes},
-          {"max_combinations", cfg.max_combinations},
-          {"screen_combinations", cfg.screen_combinations},
-          {"sweep", cfg.sweep_every_shape ? "every" : "climb"},
-          {"cache",
-           {{"mode", cfg.cache},
-            {"cold", cfg.cold},
-            {"flush_bytes", cfg.flush_bytes},
-            {"method", cfg.cold ? "clEnqueueFillBuffer of flush_bytes before every timed sample"
-                                : "back-to-back launches"}}},
-          {"rank",
-           {{"finalist_band", TuneConfig::kFinalistBand},
-            {"max_finalists", TuneConfig::kMaxFinalists},
-            {"rounds", std::min(TuneConfig::kRankRounds, cfg.rank_reps())},
-            {"reps", cfg.rank_reps()},
-            {"tie_tolerance", cfg.tie_tolerance}}},
-          {"devices", devices},
-          {"outputs_dir", cfg.outputs_dir},
-          {"method",
-           "probe: every single-axis variant (atom) at its largest valid block on every training "
-           "input, error only; pruned when the percentile training error exceeds the largest "
-           "budget. sweep (climb): the survivors timed on the first training input at their "
-           "probe shape and the accurate kernel's fastest (a combination also at its atoms' "
-           "fastest), then at the neighbours of their fastest shape (one of work-group, vec, py "
-           "changed) until none is faster; the accurate kernel and Paraprox's baseline at every "
-           "shape (sweep every: every survivor at every shape). combinations: the cross product "
-           "of each axis group's Pareto-optimal atoms, predicted (time ratios multiplied, errors "
-           "added), within the largest budget, fastest predicted first, probed and swept like "
-           "the atoms (screen, with screen_combinations: that many timed at their probe shape "
-           "on the first training input, the max_combinations fastest measured go on). "
-           "confirm: each survivor's fastest shape on every training input. points: each "
-           "survivor at its probe and best shapes. rank: per budget, the points within it whose "
-           "sweep time is within finalist_band of the fastest (at most max_finalists) timed "
-           "again with both baselines at their best shapes, interleaved in rounds on the first "
-           "training input; of the finalists within tie_tolerance of the fastest, the lowest "
-           "training error is chosen, and the choice's speedups are the rank stage's. test: the "
-           "choice on every held-out input, holds when the same percentile is within the "
-           "budget. Relaxed (racing) variants count the worst of several launches. Every timed "
-           "stage times as cache says: cold flushes the device's cache before each sample."}};
-}
-
-// The context's "tune" block: what was searched, on which inputs, and how; with --select canary,
-// the ladders and the canary too.
-nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &train_dir,
-                                    const std::string &test_dir,
-                                    const nlohmann::ordered_json &devices) {
-  nlohmann::ordered_json block = search_context(cfg, train_dir, test_dir, devices);
-  if (cfg.select_canary)
-    block["select"] =
-        select_context({true, cfg.ladder, cfg.canary}, TuneConfig::kLadderReach, "configurations");
-  return block;
 }
 
 // Per budget, the canary's selections beside the static choice.
@@ -411,34 +279,9 @@ void print_choices(const nlohmann::ordered_json &summary) {
     }
 }
 
-// Verdicts that could not be measured (holds: null), with their reasons.
-std::vector<std::string> unmeasured_verdicts(const nlohmann::ordered_json &summary) {
-  std::vector<std::string> out;
-  for (const auto &[app, j] : summary.items())
-    for (const auto &c : j["choices"])
-      if (c.contains("holds") && c["holds"].is_null())
-        out.push_back(app + " at " + std::to_string(c["budget"].get<double>()) + ": " +
-                      c["verdict"].get<std::string>());
-  return out;
-}
-
 }  // namespace
 
 namespace {
-
-// The rows the earlier measuring processes finished before a fault (the faulting ones among
-// them), added to those of --resume.
-void add_journal_rows(std::vector<TuneRow> &resumed) {
-  std::set<std::string> have;
-  auto id = [](const TuneRow &r) {
-    return r.stage + "|" + std::to_string(r.device) + "|" + r.row.key;
-  };
-  for (const auto &r : resumed) have.insert(id(r));
-  for (const auto &j : journal_rows()) {
-    TuneRow r = tune_row_from_json(j);
-    if (have.insert(id(r)).second) resumed.push_back(std::move(r));
-  }
-}
 
 // The choices, the last lines of a finished tune, and its exit status.
 int report_tune_end(const nlohmann::ordered_json &summary, std::size_t rows, std::size_t builds,
@@ -480,18 +323,6 @@ std::vector<std::string> tune_devices_of(const cxxopts::ParseResult &args, int a
 std::string default_outputs_dir(const std::string &out_path) {
   return (fs::path(out_path).parent_path() / (fs::path(out_path).stem().string() + "-outputs"))
       .string();
-}
-
-// The harness block: the phases, wall time, builds and rows, and what earlier sessions spent.
-nlohmann::ordered_json tune_harness(nlohmann::ordered_json phases,
-                                    std::chrono::steady_clock::time_point start, std::size_t builds,
-                                    std::size_t rows, const nlohmann::ordered_json &earlier) {
-  phases["wall_s"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  phases["builds"] = builds;
-  phases["rows"] = rows;
-  if (!earlier.is_null()) phases["resumed_from"] = earlier;
-  return phases;
 }
 
 }  // namespace

@@ -9,17 +9,15 @@
 #include <set>
 #include <sstream>
 
+#include "chain.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
-#include "pipeline.hpp"
-#include "runner.hpp"
+#include "launch_checks.hpp"
 #include "sha256.hpp"
 
 namespace kperf {
 
 namespace fs = std::filesystem;
-
-bool is_fused(const std::vector<PipelineStage>& chain) { return !chain.empty() && chain[0].fused; }
 
 int fused_tile_halo(const std::vector<PipelineStage>& chain) {
   int halo = 0;
@@ -257,7 +255,7 @@ std::optional<std::pair<int, Verdict>> check_fused_launch(const std::vector<Pipe
   if (bytes > dev.local_mem_size)
     return std::make_pair(
         -1,
-        Verdict{"invalid_config",
+        Verdict{Status::kInvalidConfig,
                 "the fused kernel's tile and stage outputs need " + std::to_string(bytes) +
                     " bytes of local memory; device has " + std::to_string(dev.local_mem_size)});
   return std::nullopt;

@@ -8,22 +8,11 @@
 #include <vector>
 
 #include "apps.hpp"
+#include "chain.hpp"
 #include "cl_env.hpp"
 #include "schemes.hpp"
 
 namespace kperf {
-
-struct PipelineStage {
-  const AppDescriptor* app = nullptr;
-  Variant variant;
-  WorkGroup wg;
-  // The stage runs inside the chain's one fused launch (every stage of a fused chain says so, and
-  // each has the launch's shape as its wg).
-  bool fused = false;
-};
-
-// Whether `chain` is computed in one fused launch.
-bool is_fused(const std::vector<PipelineStage>& chain);
 
 // The halo of the fused chain's first tile: the sum of its stages' radii.
 int fused_tile_halo(const std::vector<PipelineStage>& chain);

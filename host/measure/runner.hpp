@@ -1,39 +1,30 @@
-// The benchmark runner: walks inputs x apps x variants x work-groups, times each
-// configuration with profiling events, checks its output, and turns every outcome (including
-// failures) into a result row.
+// The benchmark runner of kperf run, tune and check: walks inputs x apps x variants x launch
+// shapes, measures each configuration as a chain of one through the measuring core (core.hpp),
+// and turns every outcome (failures included) into a result row, journaled for the supervisor.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "app_truth.hpp"
 #include "apps.hpp"
+#include "bound_input.hpp"
 #include "cl_env.hpp"
-#include "device_metrics.hpp"
+#include "copy_bandwidth.hpp"
+#include "core.hpp"
 #include "energy.hpp"
+#include "energy_probe.hpp"
 #include "inputs.hpp"
 #include "io.hpp"
 #include "results.hpp"
 #include "schemes.hpp"
 
 namespace kperf {
-
-// Truths kept across the Runners of one kperf tune (each of its stages makes one), so that an
-// input's reference is computed once per tune rather than once per stage. Keyed by app, input,
-// size and iterations; it stops taking grids past `max_bytes`.
-struct TruthCache {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const GridD>> grids;
-  std::size_t bytes = 0, max_bytes = 0, hits = 0;
-};
 
 struct RunConfig {
   std::vector<const AppDescriptor*> apps;
@@ -79,12 +70,10 @@ struct RunConfig {
   EnergyCounter* energy = nullptr;
   bool energy_requested = false;
   EnergyOptions energy_options;
-  std::string energy_absent_reason;  // why energy is null on every row
-  nlohmann::ordered_json
-      shard_json;  // --shard: the context's shard block (null: no shard)  // false: inputs poisoned
-                   // on purpose (kperf check) pass silently
-  bool ssim = true;            // false: SSIM left NaN (error-only passes of the tuner)
-  std::string progress_label;  // printed before the progress bar
+  std::string energy_absent_reason;   // why energy is null on every row
+  nlohmann::ordered_json shard_json;  // --shard: the context's shard block (null: no shard)
+  bool ssim = true;                   // false: SSIM left NaN (error-only passes of the tuner)
+  std::string progress_label;         // printed before the progress bar
   // Where error metrics are computed: "auto" (the device when it is a GPU with double precision),
   // "device" (wherever supported) or "host".
   std::string metrics_on = "auto";
@@ -101,30 +90,6 @@ struct RunConfig {
   std::function<bool(const AppDescriptor&, const Variant&, const WorkGroup&)> only;
 };
 
-// Why `app` under variant `v` cannot launch as `wg` on a device with these limits (scheme
-// validity, CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_MAX_WORK_ITEM_SIZES, local memory), judged
-// before anything is built. The kernel's own CL_KERNEL_WORK_GROUP_SIZE is checked after building.
-std::optional<Verdict> check_launch(const AppDescriptor& app, const Variant& v, WorkGroup wg,
-                                    const DeviceInfo& dev);
-// Why a work-group of this shape cannot launch on the device (CL_DEVICE_MAX_WORK_GROUP_SIZE,
-// CL_DEVICE_MAX_WORK_ITEM_SIZES): check_launch's part that any kernel shares.
-std::optional<Verdict> check_work_group(WorkGroup wg, const DeviceInfo& dev);
-// Local memory the tile of this launch needs, as kperf_tile.cl lays it out (0 without a tile).
-std::size_t tile_local_bytes(const AppDescriptor& app, const Variant& v, WorkGroup wg);
-
-struct Workload;
-struct DeviceUpload;
-struct DeviceBuffers;
-struct LaunchStep;
-struct SampleLaunches;
-struct PreparedConfig;
-
-// Set by SIGINT/SIGTERM; the runner stops after the configuration in flight.
-std::atomic<bool>& interrupt_requested();
-
-// The bytes --cold fills before every timed sample on a device.
-std::size_t cold_flush_bytes(const DeviceInfo& dev);
-
 class Runner {
  public:
   Runner(ClEnv& env, RunConfig config);
@@ -136,15 +101,15 @@ class Runner {
   void run(const std::function<void(ResultRow)>& sink);
 
   // Copy bandwidth measured per input size, for the JSON context.
-  nlohmann::ordered_json copy_json() const;
-  double largest_copy_gbps() const;
+  nlohmann::ordered_json copy_json() const { return copies_.json(); }
+  double largest_copy_gbps() const { return copies_.largest_gbps(); }
   // --cold: bytes written before each timed sample to evict the cache (0 when warm).
-  std::size_t flush_bytes() const { return flush_bytes_; }
+  std::size_t flush_bytes() const { return core_.flush_bytes(); }
   // Where the harness's wall time went, in seconds per phase (compile, reference, upload,
   // timed_launches, transfers, download, metrics, verify, save_outputs, copy_bandwidth).
   nlohmann::ordered_json phases_json() const;
   // Where the error metrics were computed, and why not on the device.
-  nlohmann::ordered_json metrics_json() const;
+  nlohmann::ordered_json metrics_json() const { return core_.metrics_json(); }
   // Programs compiled by worker processes, and the most processes at once.
   nlohmann::ordered_json compile_workers_json() const {
     return {{"processes", worker_processes_}, {"programs", worker_programs_}};
@@ -155,143 +120,42 @@ class Runner {
   bool stopped() const { return stopped_; }
   // The context's energy block: the source and what it reads, idle power, the counter's update
   // period, the window; null without --energy.
-  nlohmann::ordered_json energy_json() const;
+  nlohmann::ordered_json energy_json() const { return energy_.json(); }
   std::size_t total_configs() const { return total_; }
 
  private:
-  std::unique_ptr<DeviceBuffers> buffers_;
-  std::size_t worker_processes_ = 0, worker_programs_ = 0;
-  // Programs a compile worker died building: never prebuilt in this process (prebuild()).
-  std::set<std::pair<std::string, std::string>> crashed_builds_;
-  std::optional<DeviceMetrics> device_metrics_;
-  std::string metrics_reason_;
-  struct CopyResult {
-    int width, height;
-    double scalar_gbps, vec4_gbps;
-    std::string status;
-    // Copies of halves at the half precisions' stored sizes (copy.cl): raw, through float and
-    // back, half to float. Context only: the roofline stays the float copy's.
-    double half_gbps = 0, half_convert_gbps = 0, half_to_float_gbps = 0;
-    // --cold: a cache flush before each timed copy, as before each timed sample of a kernel
-    // (`flushes` of them, all the copies' together).
-    bool cold = false;
-    long flushes = 0;
-  };
-
+  struct Workload;  // one app on one input (runner.cpp)
   void run_workload(Workload& w, const std::function<void(ResultRow)>& sink);
-  void prepare_buffers(Workload& w);
   // The inputs of an app that takes none from --input: the --temp/--power files, or made at
   // `size` by the app.
-  void load_own_inputs(Workload& w, std::optional<std::pair<int, int>> size) const;
+  Grid load_own_inputs(const AppDescriptor& app, std::optional<std::pair<int, int>> size,
+                       std::optional<Grid>& power, std::string& name) const;
   // Builds these programs (in worker processes when configured), timed as "compile".
   void prebuild(const std::vector<std::pair<std::string, std::string>>& jobs);
-  ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);
   // Calls `visit` for each of the workload's configurations in the sweep's order, but those a
   // resumed file holds (counted as done) and those whose device_fault row the journal holds
   // (handed on as they are); an interrupt throws Abandoned, the journal's stop Stopped.
-  void for_each_pending(
-      const Workload& w,
-      const std::function<void(const Variant&, WorkGroup, const std::string&)>& visit);
+  void for_each_pending(const Workload& w,
+                        const std::function<void(const Variant&, WorkGroup)>& visit);
   // The row as the journal keeps it: its JSON with the run's journal fields.
   nlohmann::ordered_json journal_json(const ResultRow& row) const;
   // The workload as the journal names it: the run's journal fields, app, input and size.
   nlohmann::ordered_json workload_json(const Workload& w) const;
-  // Whether the device still runs commands after an error: a queue that finishes and a buffer
-  // that round-trips; else `why` says what failed.
-  bool device_responds(std::string& why);
-  // KPERF_FAULT=crash:KEY / lose-queue:KEY: the configurations whose key contains KEY fault at
-  // their first timed launch, as PoCL (a signal) and NVIDIA (an invalidated queue) do.
-  void injected_launch_fault(const std::string& key);
-  // The sink run() was given: rows journaled already (replayed faults) go straight to it.
-  const std::function<void(ResultRow)>* raw_sink_ = nullptr;
-  bool lost_ = false;           // a configuration faulted the device: no more device work
-  bool injected_loss_ = false;  // KPERF_FAULT=lose-queue made the device "stop responding"
-  bool stopped_ = false;
+  // Sets up one configuration; false when it cannot run (its measurement says why).
+  bool prepare_config(Workload& w, const Variant& v, WorkGroup wg, Prepared& p, ResultRow& row);
+  ResultRow run_config(Workload& w, const Variant& v, WorkGroup wg);
   // --rounds: every configuration of the workload set up, then timed in rounds, then finished.
   void run_in_rounds(Workload& w, const std::function<void(ResultRow)>& sink);
-  // Builds and sets up one configuration; false when it cannot run (p.row then says why).
-  bool prepare_config(Workload& w, const Variant& v, WorkGroup wg, PreparedConfig& p);
   // After the timed samples: energy, transfers, the error, verification, the saved output and
-  // the bandwidth.
-  void finish_config(Workload& w, PreparedConfig& p);
-  // Runs one part of a configuration; a device or host failure ends the row with its status:
-  // device_fault (and no further device work: lost_) where the device no longer responds after
-  // the error, run_failed where it does.
-  bool attempt(ResultRow& row, const std::function<void()>& part);
-  // The launches of one sample: the app kernel with its arguments on each output buffer (an
-  // iterated app ping-pongs between two), each with its fill kernel under a two-launch output.
-  std::vector<LaunchStep> launch_steps(Workload& w, const Variant& v, const cl::Program& program,
-                                       cl::Kernel kernel, DeviceUpload& input);
+  // the bandwidth; the measurement then goes into the row.
+  void finish_config(Workload& w, Prepared& p, ResultRow& row);
   void add_bandwidth(const Workload& w, const Variant& v, WorkGroup wg, ResultRow& row);
-  // Why a configuration cannot run, judged before building (scheme, device limits, memory).
-  std::optional<Verdict> static_check(const Workload& w, const Variant& v, WorkGroup wg) const;
-  std::string build_options(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
-  // Timing one configuration (config_timing.cpp): the launches of a sample, the outputs reset
-  // before it, warm-up and timed batches, and with --transfers the end-to-end repetitions.
-  SampleLaunches sample_launches(const Variant& v, const Workload& w,
-                                 std::vector<LaunchStep>& steps, const cl::NDRange& global,
-                                 const cl::NDRange& local, int launches) const;
-  void reset_outputs(const Workload& w, const Variant& v, const SampleLaunches& sample);
-  // One untimed sample from freshly reset outputs (the output measured after timing).
-  void rerun_sample(const Workload& w, const Variant& v, const SampleLaunches& sample);
-  // Warm-up, then `samples` timed samples appended to the row's (with --max-cv, more batches).
-  void time_samples(const Workload& w, const Variant& v, ResultRow& row,
-                    const SampleLaunches& sample, int samples);
-  void time_transfers(Workload& w, const Variant& v, ResultRow& row, const SampleLaunches& sample,
-                      DeviceUpload& input);
-  // The output of a configuration (config_outputs.cpp): its error against the truth (several
-  // launches for racing variants), --verify against the CPU model, --save-outputs. False when
-  // the row failed (a guard band overwritten); `output` holds the downloaded output, if any.
-  // others_ran: other configurations launched since this one's samples (--rounds).
-  bool measure_errors(Workload& w, const Variant& v, ResultRow& row, const SampleLaunches& sample,
-                      bool others_ran, std::vector<float>& output);
-  std::optional<ErrorMetrics> measure_once(Workload& w, const Variant& v, ResultRow& row,
-                                           const SampleLaunches& sample, bool rerun,
-                                           std::vector<float>& output);
-  std::vector<float> download_output(Workload& w, const Variant& v, ResultRow& row,
-                                     const SampleLaunches& sample, bool rerun);
-  // The workload's truth: a built-in's C++ reference, a user app's own kernel in fp64 (AppTruth);
-  // a truth kernel that does not build marks the workload's configurations build_failed.
-  void compute_truth(Workload& w, int iterations);
-  void prepare_truth(Workload& w, int iterations);
-  // With skip_keys: whether some input still needs (app, v, wg), as far as is known before the
-  // inputs are read (image apps at given sizes); false where unknown, left to the workload.
-  bool still_to_measure(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
-  // The truth cache (RunConfig::truth_cache): fills w's truth from it, or keeps w's truth in it.
-  bool cached_truth(Workload& w, int iterations);
-  void keep_truth(const Workload& w, int iterations);
-  // Evaluates a user app's model tiles with its truth kernel (empty for built-ins).
-  GridEvaluator model_evaluator(const AppDescriptor& app);
-  AppTruth& truth_for(const AppDescriptor& app);
-  std::map<std::string, std::unique_ptr<AppTruth>> truths_;
-  std::set<std::string> warned_truth_;
-  // --energy: windows of back-to-back samples after the timed ones (energy.hpp), and the idle
-  // power they are set against, measured once per run.
-  void measure_energy(const Workload& w, ResultRow& row, const SampleLaunches& sample);
-  void measure_idle_power();
-  double idle_power_w_ = 0;
-  double counter_period_s_ = 0;
-  std::string idle_problem_;
   void verify_against_model(const Workload& w, const Variant& v, ResultRow& row,
                             const std::vector<float>& output);
   void save_output(const Workload& w, ResultRow& row, std::vector<float> output);
-  // The device input of variant v for this workload (converted and/or packed), made on first use.
-  DeviceUpload& input_for(Workload& w, const Variant& v);
-  double copy_gbps_for(int width, int height);
-  // Empty when the device reads CL_R / CL_HALF_FLOAT images correctly, else why not (probed
-  // once with known values).
-  const std::string& half_image_problem();
-  std::optional<std::string> half_image_problem_;
-  std::map<std::string, double> phase_s_;
-  // Pinned (CL_MEM_ALLOC_HOST_PTR, mapped once) memory that outputs are read into: a pageable
-  // download of a fresh vector per configuration cost 0.5 s at 8192^2 on the H100.
-  unsigned char* staging(std::size_t bytes);
-  cl::Buffer stage_;
-  unsigned char* stage_ptr_ = nullptr;
-  std::size_t stage_bytes_ = 0;
-  cl::Buffer flush_;
-  std::size_t flush_bytes_ = 0;
-  const std::string& kernel_source(const std::string& file);
+  // With skip_keys: whether some input still needs (app, v, wg), as far as is known before the
+  // inputs are read (image apps at given sizes); false where unknown, left to the workload.
+  bool still_to_measure(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
   void tick(const std::string& label);
   bool selected(const AppDescriptor& app, const Variant& v, const WorkGroup& wg) const {
     return !cfg_.only || cfg_.only(app, v, wg);
@@ -299,11 +163,26 @@ class Runner {
 
   ClEnv& env_;
   RunConfig cfg_;
-  std::map<std::string, std::string> sources_;
-  std::vector<CopyResult> copies_;
+  Core core_;
+  TruthSource truths_;
+  CopyBandwidth copies_;
+  EnergyProbe energy_;
+  std::map<std::string, double> phase_s_;  // the runner's own phases (reference, verify, ...)
+  // The sink run() was given: rows journaled already (replayed faults) go straight to it.
+  const std::function<void(ResultRow)>* raw_sink_ = nullptr;
+  std::size_t worker_processes_ = 0, worker_programs_ = 0;
+  // Programs a compile worker died building: never prebuilt in this process (prebuild()).
+  std::set<std::pair<std::string, std::string>> crashed_builds_;
   std::size_t total_ = 0, done_ = 0;
   double start_s_ = 0;
-  bool interrupted_ = false;
+  bool interrupted_ = false, stopped_ = false;
 };
+
+// A row naming the configuration: app, every axis, launch shape, input; nothing measured yet.
+ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
+                       const std::string& input_name, int width, int height, int iterations);
+// The measurement of a chain of one into its row: status, reason, times, errors, build log,
+// kernel figures.
+void fill_row(const Measurement& m, ResultRow& row);
 
 }  // namespace kperf

@@ -125,4 +125,32 @@ GridD fused_model_run(const std::vector<const AppDescriptor*>& apps,
   return out;
 }
 
+std::vector<GridD> chain_model(const Chain& chain, const Grid& input, const AppParams& params,
+                               const std::vector<GridEvaluator>& evaluators) {
+  std::vector<GridD> models;
+  GridD current = to_double(input.data, input.width, input.height);
+  for (std::size_t k = 0; k < chain.size(); ++k) {
+    const PipelineStage& s = chain[k];
+    // The stage reads its input at its input type; the model holds the value the buffer holds.
+    const StorageType& in = *s.variant.precision_info().in;
+    for (double& x : current.data) x = in.round(static_cast<double>(static_cast<float>(x)));
+    current = model_run(*s.app, s.variant, s.wg, current, nullptr, 1, params,
+                        k < evaluators.size() ? evaluators[k] : GridEvaluator{});
+    models.push_back(current);
+  }
+  return models;
+}
+
+GridD fused_chain_model(const Chain& chain, const Grid& input, const AppParams& params,
+                        const std::vector<GridEvaluator>& evaluators) {
+  std::vector<const AppDescriptor*> apps;
+  std::vector<Variant> variants;
+  for (const PipelineStage& s : chain) {
+    apps.push_back(s.app);
+    variants.push_back(s.variant);
+  }
+  return fused_model_run(apps, variants, chain.back().wg,
+                         to_double(input.data, input.width, input.height), params, evaluators);
+}
+
 }  // namespace kperf

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "apps.hpp"
+#include "chain_stage.hpp"
+#include "io.hpp"
 #include "schemes.hpp"
 
 namespace kperf {
@@ -19,5 +21,16 @@ GridD fused_model_run(const std::vector<const AppDescriptor*>& apps,
                       const std::vector<Variant>& variants, WorkGroup launch, const GridD& input,
                       const AppParams& params = {},
                       const std::vector<GridEvaluator>& evaluators = {});
+
+// The chained CPU models: each stage's model_run on the previous model's output rounded to the
+// stored intermediate type, as the device hands it on. A user app's stage needs its evaluator
+// (model_run's), by stage.
+std::vector<GridD> chain_model(const Chain& chain, const Grid& input, const AppParams& params = {},
+                               const std::vector<GridEvaluator>& evaluators = {});
+
+// The CPU model of a fused chain's output (fused_model_run), a user app's stage evaluated by its
+// evaluator, by stage.
+GridD fused_chain_model(const Chain& chain, const Grid& input, const AppParams& params = {},
+                        const std::vector<GridEvaluator>& evaluators = {});
 
 }  // namespace kperf

@@ -20,6 +20,10 @@ std::optional<std::string> canary_problem(const CanaryStage& stage) {
            "its neighbourhood";
   if (races(stage.variant))
     return stage.variant.id() + " races: the model keeps the barrier it relaxes";
+  if (stage.fused)
+    return std::string(
+        "a fused chain: the canary models each stage in its own launch over its own tile, and the "
+        "fused kernel computes them over one tile with every stage's halo");
   return std::nullopt;
 }
 

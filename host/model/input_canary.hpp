@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "apps.hpp"
+#include "chain_stage.hpp"
 #include "io.hpp"
 #include "metrics.hpp"
 #include "schemes.hpp"
@@ -29,14 +30,12 @@ struct CanarySettings {
 };
 
 // One stage of what a canary models: an app at a variant and launch shape.
-struct CanaryStage {
-  const AppDescriptor* app = nullptr;
-  Variant variant;
-  WorkGroup wg;
-};
+using CanaryStage = PipelineStage;
 
 // Why the canary cannot model a stage (nothing when it can): a racing variant (the model keeps
-// the barrier a relaxed one drops), an iterated app or one with a second input.
+// the barrier a relaxed one drops), an iterated app or one with a second input, a stage of a fused
+// chain (the canary models each stage in its own launch, over its own tile; the fused kernel's
+// first tile carries every stage's halo, so the estimate would be of another computation).
 std::optional<std::string> canary_problem(const CanaryStage& stage);
 
 // The estimate of a whole-grid error from sampled tiles.

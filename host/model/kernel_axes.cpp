@@ -13,7 +13,7 @@ namespace {
 std::optional<Verdict> needs_tile(const AppDescriptor& app, const Variant& v) {
   if (uses_local_tile(app, v)) return std::nullopt;
   return Verdict{
-      "not_applicable",
+      Status::kNotApplicable,
       "--relax skip removes the barrier after the tile fill and this kernel has no tile"};
 }
 
@@ -107,8 +107,8 @@ std::optional<Verdict> check_kernel_axes(const Variant& v, const AppDescriptor& 
     if (!v.kernel_value(i)) continue;
     const KernelAxis& axis = axes[i];
     if (!axis.applies_to(app))
-      return Verdict{"not_applicable", std::string(axis.absent_reason) + "; " + app.name +
-                                           " has none (" + axis.apps + " has)"};
+      return Verdict{Status::kNotApplicable, std::string(axis.absent_reason) + "; " + app.name +
+                                                 " has none (" + axis.apps + " has)"};
     if (axis.check)
       if (auto verdict = axis.check(app, v)) return verdict;
   }
@@ -146,6 +146,11 @@ std::vector<std::string> kernel_axes_families(const Variant& v) {
   for (std::size_t i = 0; i < axes.size(); ++i)
     if (v.kernel_value(i) && axes[i].family) out.push_back(axes[i].family);
   return out;
+}
+
+bool is_exact(const Variant& v) {
+  return v.is_accurate() && v.output.none() && v.precision_info().exact() && kernel_axes_exact(v) &&
+         v.iterations_skip == 0;
 }
 
 }  // namespace kperf

@@ -67,6 +67,9 @@ const char* kernel_value_name(const Variant& v, const std::string& flag);
 bool races(const Variant& v);
 // Whether every kernel-axis value of the variant keeps the accurate outputs.
 bool kernel_axes_exact(const Variant& v);
+// No approximation at all: every element loaded and computed, f32 storage, barriers kept (the
+// load path may differ: it changes no value).
+bool is_exact(const Variant& v);
 // The tuner's families of the variant's non-default kernel-axis values.
 std::vector<std::string> kernel_axes_families(const Variant& v);
 

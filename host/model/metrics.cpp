@@ -219,6 +219,8 @@ std::pair<nlohmann::ordered_json, const char*> number(const char* name, double v
   return {nullptr, kNotFinite};
 }
 
+}  // namespace
+
 // A metric read back: a number, null (NaN, or the infinity its note names), or the strings
 // "nan", "inf", "-inf" that documents before SPEC 15 hold.
 double read_number(const nlohmann::json& j) {
@@ -232,8 +234,6 @@ double read_number(const nlohmann::json& j) {
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
-
-}  // namespace
 
 nlohmann::ordered_json to_json(const ErrorMetrics& e) {
   // mre is NaN only where no element pair was finite (errors_from_sums).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -51,5 +52,12 @@ std::array<double, 11> ssim_window();
 
 nlohmann::ordered_json to_json(const ErrorMetrics& e);
 ErrorMetrics errors_from_json(const nlohmann::json& j);
+// A number read back from a document: a number, null (NaN), or the strings "nan", "inf", "-inf"
+// that documents before SPEC 15 hold.
+double read_number(const nlohmann::json& j);
+// A number as a document writes it: itself where finite, else null (JSON has no NaN).
+inline nlohmann::ordered_json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
 
 }  // namespace kperf

@@ -39,6 +39,12 @@ nlohmann::ordered_json stats_json(const TimingStats& t) {
           {"max", t.max},       {"stddev", t.stddev}, {"cv", t.cv}};
 }
 
+TimingStats stats_from_json(const nlohmann::json& t) {
+  return TimingStats{t.at("median").get<double>(), t.at("mean").get<double>(),
+                     t.at("min").get<double>(),    t.at("max").get<double>(),
+                     t.at("stddev").get<double>(), t.at("cv").get<double>()};
+}
+
 nlohmann::ordered_json axis_defaults_json() {
   // The structural axes' fields (a numeric one defaults to 0; output_fill's absence depends on
   // the output scheme and is documented, not tabled), then the kernel axes' values[0].
@@ -128,7 +134,7 @@ nlohmann::ordered_json to_json(const ResultRow& r) {
   j["block"] = {r.wg_x * r.vec, r.wg_y * r.py};
   j["input"] = {{"name", r.input_name}, {"width", r.width}, {"height", r.height}};
   j["iterations"] = r.iterations;
-  j["status"] = r.status;
+  j["status"] = status_name(r.status);
   if (!r.ok()) j["reason"] = r.reason;
   if (!r.build_log.empty()) j["build_log"] = r.build_log;
   if (r.kernel_info)
@@ -184,10 +190,7 @@ namespace {
 // The timing fields of a measured row (time_ns and its samples) and its transfer samples.
 void read_timing_json(const nlohmann::json& j, ResultRow& r) {
   if (j.contains("time_ns")) {
-    const auto& t = j.at("time_ns");
-    r.time = TimingStats{t.at("median").get<double>(), t.at("mean").get<double>(),
-                         t.at("min").get<double>(),    t.at("max").get<double>(),
-                         t.at("stddev").get<double>(), t.at("cv").get<double>()};
+    r.time = stats_from_json(j.at("time_ns"));
     r.samples_ns = j.at("samples_ns").get<std::vector<std::uint64_t>>();
     if (j.contains("round_start_ns"))
       r.round_start_ns = j.at("round_start_ns").get<std::vector<std::uint64_t>>();
@@ -259,7 +262,7 @@ ResultRow row_from_json(const nlohmann::json& j) {
   r.width = j.at("input").at("width").get<int>();
   r.height = j.at("input").at("height").get<int>();
   r.iterations = j.value("iterations", 1);
-  r.status = j.at("status").get<std::string>();
+  r.status = parse_status(j.at("status").get<std::string>());
   r.reason = j.value("reason", std::string());
   r.build_log = j.value("build_log", std::string());
   if (j.contains("kernel")) {
@@ -385,7 +388,7 @@ std::string summary_table(const std::vector<ResultRow>& rows) {
   std::map<std::string, std::size_t> not_ok;
   for (const auto& r : rows) {
     if (!r.ok()) {
-      ++not_ok[r.status];
+      ++not_ok[status_name(r.status)];
       continue;
     }
     if (!r.best_wg) continue;

@@ -11,6 +11,7 @@
 
 #include "metrics.hpp"
 #include "stats.hpp"
+#include "status.hpp"
 
 namespace kperf {
 
@@ -39,7 +40,7 @@ struct ResultRow {
   std::string input_name;
   int width = 0, height = 0;
   int iterations = 1;  // hotspot launches per sample
-  std::string status = "ok";
+  Status status = Status::kOk;
   std::string reason, build_log;
   // What the driver reports of the built kernel (clGetKernelWorkGroupInfo), on every row whose
   // kernel was created: the largest work-group it can launch (what rejects a launch shape as
@@ -101,12 +102,12 @@ struct ResultRow {
   // (kperf merge keeps it apart from the results).
   bool shard_baseline = false;
 
-  bool ok() const { return status == "ok"; }
+  bool ok() const { return status == Status::kOk; }
   // The configuration crashed or faulted the device (SPEC 14): its reason holds the driver's words.
-  bool device_faulted() const { return status == "device_fault"; }
+  bool device_faulted() const { return status == Status::kDeviceFault; }
   // The truth it would be measured against is non-finite on a finite input (SPEC 15): nothing was
   // measured, and the command exits with the fault status.
-  bool reference_failed() const { return status == "reference_failed"; }
+  bool reference_failed() const { return status == Status::kReferenceFailed; }
 };
 
 // The reason of a reference_failed row: how many of the truth's elements are non-finite on a
@@ -126,7 +127,8 @@ std::string wg_label(int wg_x, int wg_y, int vec, int py);
 nlohmann::ordered_json to_json(const ResultRow& row);
 // A row's time_ns block: median, mean, min, max, stddev and cv of the samples.
 nlohmann::ordered_json stats_json(const TimingStats& t);
-ResultRow row_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+TimingStats stats_from_json(const nlohmann::json& t);  // throws nlohmann::json::exception
+ResultRow row_from_json(const nlohmann::json& j);      // throws nlohmann::json::exception
 // Each approximation axis's field and the value a row has when the field is absent (rows written
 // before the axis existed, and kernel axes of apps they do not apply to): the context's
 // "axis_defaults", which readers such as report.py apply instead of keeping their own table. An

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps.hpp"
+#include "status.hpp"
 #include "storage_types.hpp"
 
 namespace kperf {
@@ -61,12 +62,6 @@ struct TileD {
   std::vector<double> v;
   double& at(int ty, int tx) { return v[static_cast<std::size_t>(ty) * w + tx]; }
   double at(int ty, int tx) const { return v[static_cast<std::size_t>(ty) * w + tx]; }
-};
-
-// Why a configuration cannot run: status "not_applicable" or "invalid_config" and a reason.
-struct Verdict {
-  std::string status;
-  std::string reason;
 };
 
 struct SchemeDescriptor {

@@ -22,7 +22,7 @@ double iterations_skip_of(const Variant& v) { return v.iterations_skip; }
 using Choices = std::vector<std::function<void(Variant&)>>;
 
 std::optional<Verdict> not_applicable(std::string reason) {
-  return Verdict{"not_applicable", std::move(reason)};
+  return Verdict{Status::kNotApplicable, std::move(reason)};
 }
 
 std::optional<Verdict> load_verdict(const Variant& v, const AppDescriptor& app) {

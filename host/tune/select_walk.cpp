@@ -24,8 +24,6 @@ double median(std::vector<double> values) {
   return values.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(values, 50);
 }
 
-Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
-
 }  // namespace
 
 std::vector<std::size_t> ladder_rule(const std::vector<FrontPoint>& points,

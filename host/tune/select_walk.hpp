@@ -25,6 +25,14 @@ std::vector<std::size_t> ladder_rule(const std::vector<FrontPoint>& points,
                                      std::optional<std::size_t> static_choice, double budget,
                                      double reach, std::size_t k);
 
+// --select's options: whether per-input canaries choose beside the static choice, the ladder's
+// length, the canary's settings.
+struct SelectOptions {
+  bool canary = false;     // --select lists canary (static is always chosen)
+  std::size_t ladder = 4;  // --ladder K: configurations besides the accurate one
+  CanarySettings settings;
+};
+
 // A rung of a ladder: its name in the document and the stages its canary models.
 struct LadderRung {
   std::string label;

@@ -17,6 +17,7 @@
 #include "cl_env.hpp"
 #include "energy.hpp"
 #include "input_canary.hpp"
+#include "kernel_axes.hpp"
 #include "results.hpp"
 #include "runner.hpp"
 #include "schemes.hpp"
@@ -44,9 +45,6 @@ std::vector<std::size_t> pareto_indices(const std::vector<FrontPoint> &points);
 std::string variant_id(const Variant &v);
 // The same identity read back from a row's key.
 std::string variant_id(const ResultRow &row);
-// No approximation at all: every element loaded and computed, f32 storage,
-// barriers kept (the load path may differ: it changes no value).
-bool is_exact(const Variant &v);
 // The approximation family (SYprox Table 3 and kperf's extra axes): "accurate",
 // "input perforation", "host perforation", "output approximation", "mixed
 // precision", "launch perforation", a kernel axis's family ("relaxed barrier",

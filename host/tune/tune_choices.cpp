@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "choice.hpp"
 #include "fault_journal.hpp"
 #include "kernel_axes.hpp"
 #include "stats.hpp"
@@ -217,9 +218,7 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
     cj["budget"] = c.budget;
     if (broken) {
       cj["chosen"] = nullptr;
-      cj["holds"] = nullptr;
-      cj["verdict"] =
-          "unmeasured: reference_failed on " + broken->row.input_name + ": " + broken->row.reason;
+      add_broken_truth_verdict(cj, broken->row.input_name, broken->row.reason);
       list.push_back(cj);
       continue;
     }
@@ -240,46 +239,22 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
       }
     if (c.ranked_time) ranked_json(app, c, cj);
     cj["exact"] = is_exact(s.v);
-    std::vector<double> errors;
-    nlohmann::ordered_json per = nlohmann::ordered_json::object();
+    std::vector<HeldOutError> errors;
     std::string problem;
     for (const auto &src : cfg_.test) {
       const TuneRow *found =
           find("test", app.name, c.point->id, shape_label(c.point->wg), src.name);
       const ResultRow *r = found ? &found->row : nullptr;
       if (!r || !r->ok() || !r->error) {
-        problem = (r ? r->status + ": " + r->reason : "not measured") + " on " + src.name;
+        problem = (r ? std::string(status_name(r->status)) + ": " + r->reason : "not measured") +
+                  " on " + src.name;
         break;
       }
       double e = r->error->value(app.primary_metric);
       for (double rep : r->error_reps) e = std::max(e, rep);
-      errors.push_back(e);
-      per[src.name] = {{"error", e}, {"output_file", r->output_file}, {"key", r->key}};
+      errors.push_back({src.name, e, r->key, r->output_file});
     }
-    if (!problem.empty()) {
-      // Not a NO: nothing says whether it holds.
-      cj["test"] = {{"problem", problem}};
-      cj["holds"] = nullptr;
-      cj["verdict"] = "unmeasured: " + problem;
-    } else {
-      const double p = percentile(errors, cfg_.percentile);
-      const double mx = *std::max_element(errors.begin(), errors.end());
-      cj["test"] = {{"errors", per},
-                    {"mean", std::accumulate(errors.begin(), errors.end(), 0.0) /
-                                 static_cast<double>(errors.size())},
-                    {"percentile_error", p},  // at --percentile (tune_schema_version 2)
-                    {"max", mx}};
-      cj["holds"] = p <= c.budget;
-      cj["max_within_budget"] = mx <= c.budget;
-      char text[256];
-      std::snprintf(
-          text, sizeof text, "%s: test p%g error %.4g %% %s the %.4g %% budget (max %.4g %%)",
-          is_exact(s.v) ? "no approximation within the budget beats the accurate "
-                          "kernel; accurate chosen"
-                        : "approximation chosen",
-          cfg_.percentile, 100 * p, p <= c.budget ? "within" : "ABOVE", 100 * c.budget, 100 * mx);
-      cj["verdict"] = text;
-    }
+    add_held_out_verdict(cj, errors, problem, c.budget, cfg_.percentile, is_exact(s.v));
     list.push_back(cj);
   }
   return list;

@@ -12,20 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "phases.hpp"
 #include "tune.hpp"
 
 namespace kperf::tune_detail {
 
-inline double now_s() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
 inline std::string shape_label(const WorkGroup &wg) { return wg_label(wg.x, wg.y, wg.vec, wg.py); }
-
-inline nlohmann::ordered_json number_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-}
 
 // What a stage request calls its inputs.
 inline constexpr std::pair<StageInputs, const char *> kStageInputNames[] = {

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "choice.hpp"
 #include "tune_internal.hpp"
 
 namespace kperf {
@@ -100,16 +101,10 @@ std::vector<WorkGroup> Tuner::climb_shapes(const AppDescriptor &app, const std::
 }
 
 std::vector<Tuner::Point> Tuner::finalists(const std::vector<Point> &points, double budget) {
-  std::vector<Point> within;
-  for (const auto &p : points)
-    if (p.error <= budget) within.push_back(p);
-  std::stable_sort(within.begin(), within.end(),
-                   [](const Point &a, const Point &b) { return a.time < b.time; });
+  std::vector<FrontPoint> front;
+  for (const auto &p : points) front.push_back({p.time, p.error});
   std::vector<Point> out;
-  for (const auto &p : within)
-    if (out.size() < TuneConfig::kMaxFinalists &&
-        p.time <= within.front().time * (1 + TuneConfig::kFinalistBand))
-      out.push_back(p);
+  for (std::size_t i : finalist_indices(front, budget)) out.push_back(points[i]);
   return out;
 }
 

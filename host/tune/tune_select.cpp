@@ -141,7 +141,8 @@ void Tuner::canary_json(const AppDescriptor &app, const std::vector<Choice> &cho
       RungMeasure &on = here[label];
       if (!t || !t->row.ok() || !t->row.error) {
         on.problem =
-            (t ? t->row.status + ": " + t->row.reason : "not measured") + " on " + src.name;
+            (t ? std::string(status_name(t->row.status)) + ": " + t->row.reason : "not measured") +
+            " on " + src.name;
         on.barred = t && (t->row.device_faulted() || t->row.reference_failed());
         continue;
       }

@@ -271,7 +271,7 @@ std::optional<WorkGroup> Tuner::probe_shape(const AppDescriptor &app, const Vari
   long best_area = -1;
   for (const auto &wg : cfg_.shapes) {
     if (const auto verdict = check_launch(app, v, wg, env_.info())) {
-      if (why.empty()) why = verdict->status + ": " + verdict->reason;
+      if (why.empty()) why = std::string(status_name(verdict->status)) + ": " + verdict->reason;
       continue;
     }
     const WorkGroup b = block_of(v, wg);
@@ -311,7 +311,7 @@ std::vector<double> Tuner::train_errors(const std::string &stage, const AppDescr
       return errors;
     }
     if (!r->ok() || !r->error) {
-      problem = r->status + " on " + src.name + ": " + r->reason;
+      problem = std::string(status_name(r->status)) + " on " + src.name + ": " + r->reason;
       return errors;
     }
     // A relaxed barrier races: its error is the worst of several launches.
@@ -370,7 +370,7 @@ void Tuner::judge_sweeps(const std::string &origin_prefix) {
         if (!r->ok() || !t) {
           if (reasons.empty())
             reasons = r->ok() ? "no accurate baseline on device " + std::to_string(found->device)
-                              : r->status + ": " + r->reason;
+                              : std::string(status_name(r->status)) + ": " + r->reason;
           continue;
         }
         if (!s.best || t->median < s.best_time) s.best = wg, s.best_time = t->median;
@@ -401,7 +401,7 @@ void Tuner::judge_screen() {
         s.problem = !found ? "not timed"
                     : found->row.ok()
                         ? "no accurate baseline on device " + std::to_string(found->device)
-                        : found->row.status + ": " + found->row.reason;
+                        : std::string(status_name(found->row.status)) + ": " + found->row.reason;
         s.pruned_at = "screen";
         continue;
       }

@@ -15,12 +15,12 @@
 #include <sstream>
 #include <vector>
 
-#include "cli.hpp"
 #include "compile_workers.hpp"
 #include "fault_journal.hpp"
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_root.hpp"
+#include "strings.hpp"
 
 extern char** environ;
 

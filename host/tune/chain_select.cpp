@@ -1,6 +1,6 @@
 // kperf tune --pipeline --select canary (SPEC 15): the chains' ladders, the ladder stage on the
-// held-out inputs, and the walks of their canaries.
-#include "pipeline_select.hpp"
+// held-out inputs, and the walks of their canaries (chain_select.hpp).
+#include "chain_select.hpp"
 
 #include <map>
 #include <set>
@@ -12,40 +12,32 @@ namespace kperf {
 namespace {
 
 using Json = nlohmann::ordered_json;
-using Mode = PipelineRunner::Mode;
 
 // A rung's measure from its ladder row on one input.
-RungMeasure measure_of(const Json& row) {
+RungMeasure measure_of(const ChainRow& row) {
   RungMeasure m;
-  const std::string status = row["status"].get<std::string>();
-  if (status == "ok" && row.contains("final_error") && row.contains("time_ns")) {
-    m.error = row["final_error"].get<double>();
-    m.time = row["time_ns"]["median"].get<double>();
+  if (row.ok() && row.final_error && row.time) {
+    m.error = *row.final_error;
+    m.time = row.time->median;
     return m;
   }
-  m.barred = status == "device_fault" || status == "reference_failed";
-  m.problem = status + ": " + row.value("reason", std::string("no error or time")) + " on " +
-              row["input"]["name"].get<std::string>();
+  m.barred = row.status == Status::kDeviceFault || row.status == Status::kReferenceFailed;
+  m.problem = std::string(status_name(row.status)) + ": " +
+              (row.reason.empty() ? std::string("no error or time") : row.reason) + " on " +
+              row.input_name;
   return m;
 }
 
 }  // namespace
 
-std::string chain_label(const std::vector<PipelineStage>& chain) {
-  std::string label;
-  for (const PipelineStage& s : chain) label += (label.empty() ? "" : " > ") + stage_label(s);
-  return label;
-}
-
-std::vector<Json> select_chains(ChainMeasurer& m, ChainTruth& truth, const ChainLadderInput& in,
-                                const SelectOptions& s, Json& rows, Json& canary) {
+std::vector<Json> select_chains(ChainMeasurer& m, TruthSource& truths, const ChainLadderInput& in,
+                                const SelectOptions& s, std::vector<ChainRow>& rows, Json& canary) {
   const auto& chains = *in.chains;
   // Per budget its rungs (indices into chains), fastest first, the accurate chain last.
   std::vector<bool> usable;
   for (std::size_t i : in.measured) {
     bool ok = !exact_chain(chains[i]);
-    for (const PipelineStage& st : chains[i])
-      ok = ok && !canary_problem({st.app, st.variant, st.wg});
+    for (const PipelineStage& st : chains[i]) ok = ok && !canary_problem(st);
     usable.push_back(ok);
   }
   std::map<std::string, LadderRung> rungs;
@@ -54,7 +46,7 @@ std::vector<Json> select_chains(ChainMeasurer& m, ChainTruth& truth, const Chain
   auto add = [&](std::size_t chain) {
     const std::string label = chain_label(chains[chain]);
     LadderRung r{label, {}, exact_chain(chains[chain]), false};
-    for (const PipelineStage& st : chains[chain]) r.stages.push_back({st.app, st.variant, st.wg});
+    r.stages = chains[chain];
     rungs.emplace(label, r);
     chain_of.emplace(label, chain);
     return label;
@@ -78,9 +70,9 @@ std::vector<Json> select_chains(ChainMeasurer& m, ChainTruth& truth, const Chain
   for (const ImageSource& src : in.test) {
     m.bind(src.name, load_image_source(src, in.size));
     for (const auto& [label, chain] : chain_of) {
-      Json row = m.measure(chains[chain], {{"stage", "ladder"}}, Mode::kTimed);
+      ChainRow row = m.measure(chains[chain], "ladder");
       measures[src.name][label] = measure_of(row);
-      if (row["status"] == "device_fault" && rungs.count(label)) rungs.at(label).faulted = true;
+      if (row.status == Status::kDeviceFault && rungs.count(label)) rungs.at(label).faulted = true;
       rows.push_back(std::move(row));
     }
   }
@@ -88,9 +80,9 @@ std::vector<Json> select_chains(ChainMeasurer& m, ChainTruth& truth, const Chain
   CanaryInput cin;
   cin.settings = s.settings;
   bool device = false;
-  for (std::size_t k = 0; k < chains.front().size(); ++k) {
-    cin.evaluators.push_back(truth.evaluator(k));
-    device = device || !chains.front()[k].app->point;
+  for (const PipelineStage& st : chains.front()) {
+    cin.evaluators.push_back(truths.evaluator(*st.app));
+    device = device || st.app->user();
   }
   Json estimates = Json::array();
   for (const ImageSource& src : in.test) {
