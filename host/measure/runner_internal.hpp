@@ -30,7 +30,7 @@ struct Stopped {};    // the journal says to measure nothing more (fault_journal
 // "lose-queue:KEY" and "cl-error:KEY" (Runner::injected_launch_fault, and chains in
 // pipeline.cpp), "interrupt-after:N", "term-after:N" and "kill-after:N" (injected_stop_after_row).
 // Elsewhere: "crash-build:TEXT" (cl_env.cpp), "hang-compile:TEXT" (compile_workers.cpp),
-// "slow-spawn" (supervisor.cpp).
+// "hang-stage:NAME" (tune_devices.cpp), "slow-spawn" (supervisor.cpp).
 bool fault(const std::string& kind);
 bool fault_at(const std::string& kind, std::atomic<long>& count);
 // The text after "KIND:" in KPERF_FAULT when it names that kind, else nullopt.
