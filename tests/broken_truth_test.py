@@ -14,10 +14,15 @@ computes NaN there on a finite input.
   above 128) gives reference_failed rows naming that stage; exit 4.
 - kperf tune --pipeline: no chain is chosen from broken training inputs; exit 4.
 - Every document above holds its error metrics as numbers or null, never strings (SPEC 15).
+- The check of that visits every error field: sound pipeline and pipeline-tune documents (on
+  inputs below 128) have their stages' scalar errors, final_error and the tune's training and
+  held-out errors visited, and copies of them with one such field set to the string "nan" (the
+  known-bad cases) fail the check naming that field.
 
 usage: broken_truth_test.py KPERF_BINARY SOURCE_DIR
 Exit 0 on success, 1 on a failed check, 77 when numpy is unavailable.
 """
+import copy
 import json
 import os
 import subprocess
@@ -37,20 +42,40 @@ def run(binary, args):
     return subprocess.run([binary] + args, capture_output=True, text=True)
 
 
-def metric_strings(node, path="$"):
-    """Paths of every error metric in a document that is neither a number nor null."""
-    bad = []
+# Scalar error fields (pipeline stages' `error`, `final_error`, the tunes' training and held-out
+# errors, a canary's estimate for an input) and lists of errors; a held-out or select block's
+# `max` and `mean` beside its `percentile_error`. A canary block's `margin` is words, not a number.
+SCALAR_ERRORS = ("error", "final_error", "train_error", "percentile_error", "estimate")
+ERROR_LISTS = ("errors", "train_errors", "error_reps")
+
+
+def error_fields(node, path="$"):
+    """(path, value) of every error value in a document: the metrics of error objects (run rows,
+    pipeline stages' `errors`), and every scalar error field and list of errors of run, tune,
+    pipeline and pipeline-tune documents."""
     if isinstance(node, dict):
         for key, value in node.items():
+            at = f"{path}.{key}"
             if key in ("error", "errors") and isinstance(value, dict):
-                bad += [f"{path}.{key}.{m}" for m in METRICS
-                        if m in value and value[m] is not None
-                        and not isinstance(value[m], (int, float))]
-            bad += metric_strings(value, f"{path}.{key}")
+                yield from ((f"{at}.{m}", value[m]) for m in METRICS if m in value)
+            elif isinstance(value, list) and key in ERROR_LISTS:
+                yield from ((f"{at}[{i}]", v) for i, v in enumerate(value)
+                            if not isinstance(v, (dict, list)))
+            elif not isinstance(value, (dict, list)) and (
+                    key in SCALAR_ERRORS or (key in ("max", "mean") and "percentile_error" in node)):
+                yield at, value
+            elif key == "error_spread" and isinstance(value, dict):
+                yield from ((f"{at}.{m}", v) for m, v in value.items())
+            yield from error_fields(value, at)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            bad += metric_strings(value, f"{path}[{i}]")
-    return bad
+            yield from error_fields(value, f"{path}[{i}]")
+
+
+def metric_strings(node):
+    """Paths of every error value in a document that is neither a number nor null."""
+    return [path for path, value in error_fields(node)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)))]
 
 
 def load(path, what):
@@ -149,6 +174,50 @@ def check_tune(binary, app, tmp):
     return bright_train, bright_test
 
 
+def check_the_check(binary, app, tmp, dim_train):
+    """The metric check catches a string in every scalar error field of pipeline documents."""
+    image, dim_test = os.path.join(tmp, "dim.npy"), folder(tmp, "dimtest", (17, 18), 120)
+    docs = {}
+    for name, args in (("pipeline", ["pipeline", "--input", image]),
+                       ("pipeline-tune", ["tune", "--budget", "0.05", "--train", dim_train,
+                                          "--test", dim_test, "--size", "40x32"])):
+        out = os.path.join(tmp, f"sound-{name}.json")
+        r = run(binary, args[:1] + ["--pipeline", "nan_truth,sobel3", "--app-file", app]
+                + args[1:] + STAGES + ["--out", out] + QUICK)
+        check(r.returncode == 0, f"sound {name}: exit 0 ({r.stderr.strip()[-300:]})")
+        docs[name] = load(out, f"sound {name}")
+    rows = [row for row in docs["pipeline"]["results"] if row["status"] == "ok"]
+    check(len(rows) == 2, f"sound pipeline: both chains ok ({len(rows)})")
+    bad_cases = []
+    for i, row in enumerate(rows[:1]):
+        bad_cases.append(("pipeline", f"$.results[{i}].final_error",
+                          lambda d, i=i: d["results"][i].update(final_error="nan")))
+        for k in range(len(row["stages"])):
+            bad_cases.append(("pipeline", f"$.results[{i}].stages[{k}].error",
+                              lambda d, i=i, k=k: d["results"][i]["stages"][k].update(error="nan")))
+    tune = docs["pipeline-tune"].get("tune", {})
+    check(tune.get("front") and tune.get("choices") and "test" in tune["choices"][0],
+          "sound pipeline-tune: a front and a tested choice")
+    if tune.get("front") and tune.get("choices") and "test" in tune["choices"][0]:
+        first_test = next(iter(tune["choices"][0]["test"]["errors"]))
+        bad_cases += [
+            ("pipeline-tune", "$.tune.front[0].train_error",
+             lambda d: d["tune"]["front"][0].update(train_error="nan")),
+            ("pipeline-tune", "$.tune.front[0].train_errors[0]",
+             lambda d: d["tune"]["front"][0]["train_errors"].__setitem__(0, "nan")),
+            ("pipeline-tune", "$.tune.choices[0].test.percentile_error",
+             lambda d: d["tune"]["choices"][0]["test"].update(percentile_error="nan")),
+            ("pipeline-tune", f"$.tune.choices[0].test.errors.{first_test}.error",
+             lambda d: d["tune"]["choices"][0]["test"]["errors"][first_test].update(error="nan")),
+            ("pipeline-tune", "$.tune.choices[0].test.max",
+             lambda d: d["tune"]["choices"][0]["test"].update(max="nan"))]
+    for kind, path, spoil in bad_cases:
+        bad = copy.deepcopy(docs[kind])
+        spoil(bad)
+        found = metric_strings(bad)
+        check(found == [path], f"known-bad {kind} document: the check names {path} ({found[:3]})")
+
+
 def check_pipelines(binary, app, box5, tmp, train, test):
     image = os.path.join(tmp, "bright.npy")
     for chain, stage in (("nan_truth,sobel3", 1), ("box5,nan_truth", 2)):
@@ -185,6 +254,7 @@ def main():
         check_run(binary, app, tmp)
         train, test = check_tune(binary, app, tmp)
         check_pipelines(binary, app, box5, tmp, train, test)
+        check_the_check(binary, app, tmp, os.path.join(tmp, "dimtrain"))
     return finish("broken_truth")
 
 

@@ -12,7 +12,9 @@
 #include "device_metrics.hpp"
 #include "kernel_axes.hpp"
 #include "metrics.hpp"
+#include "program_sources.hpp"
 #include "schemes.hpp"
+#include "sha256.hpp"
 #include "storage.hpp"
 #include "synthetic.hpp"
 #include "test_support.hpp"
@@ -335,6 +337,29 @@ TEST(BinaryCache, PathOfAPairIsWhereBuildStoresItWhateverTheDeviceDefines) {
     env.build(source, "-cl-std=CL1.2");
     EXPECT_EQ(env.binary_cache_stores(), 1u);
     EXPECT_TRUE(std::filesystem::exists(path)) << "build() stored the program elsewhere";
+    return;
+  }
+  FAIL() << "the test device is not among enumerate_devices()";
+}
+
+// context.builds: the ledger holds each program with the options the compiler got, the device's
+// defines (NVIDIA's -DKPERF_NV_SM, faked here) included, so that builds_sha256 changes with them.
+TEST(Provenance, LedgerRecordsTheOptionsWithTheDeviceDefines) {
+  ClEnv* shared = test::test_env();
+  if (!shared) GTEST_SKIP() << "no OpenCL device";
+  for (const DeviceEntry& e : enumerate_devices()) {
+    if (e.info.name != shared->info().name || e.info.platform_name != shared->info().platform_name)
+      continue;
+    ClEnv env(e);
+    env.set_nv_compute_capability_for_tests(90);
+    const std::string source =
+        "// the ledger's test\n__kernel void k(__global float* x) { x[0] = KPERF_NV_SM; }";
+    env.build(source, "-cl-std=CL1.2 -DKPERF_LEDGER_TEST=1");
+    std::vector<std::string> options;
+    for (const ProgramSources& p : recorded_program_sources())
+      if (p.source_sha256 == sha256_hex(source)) options.push_back(p.options);
+    EXPECT_EQ(options,
+              std::vector<std::string>{"-cl-std=CL1.2 -DKPERF_LEDGER_TEST=1 -DKPERF_NV_SM=90"});
     return;
   }
   FAIL() << "the test device is not among enumerate_devices()";

@@ -11,6 +11,11 @@ tests' OpenCL device (PoCL in CI).
 - A compile worker that hangs on a program (KPERF_FAULT=hang-compile:TEXT) is killed after
   KPERF_COMPILE_TIMEOUT seconds: that configuration is a build_failed row saying so, every other
   row equals a run without the hang.
+- kperf tune --devices on two PoCL devices, its stage worker hung in the probe
+  (KPERF_FAULT=hang-stage:probe): the tune waits KPERF_STAGE_TIMEOUT seconds, kills the worker
+  (no process of it is left), and goes on: every configuration of that share is a run_failed row
+  saying why, the other device's app is tuned and chosen as usual, exit 0. Skipped, and said so,
+  where PoCL gives no two devices.
 
 usage: process_test.py KPERF_BINARY
 Exit 0 on success, 1 on a failed check.
@@ -175,6 +180,64 @@ def check_compile_timeout(binary, tmp):
     check(took < 120, f"a hung compile worker did not hold the run: {took:.0f} s")
 
 
+def check_hung_stage_worker(binary, tmp):
+    env = clean_env({"POCL_DEVICES": "pthread pthread"})
+    if "0:1" not in subprocess.run([binary, "devices"], capture_output=True, text=True,
+                                   env=env).stdout:
+        print("process_test: SKIP hung stage worker: PoCL gives no two devices here",
+              file=sys.stderr)
+        return
+    np = numpy_or_skip()
+    rng = np.random.default_rng(5)
+    scratch = os.path.join(tmp, "hung-stage")
+    dirs = {}
+    for split in ("train", "test"):
+        dirs[split] = os.path.join(scratch, split)
+        os.makedirs(dirs[split])
+        np.save(os.path.join(dirs[split], f"{split}.npy"),
+                (255 * rng.random((48, 64))).astype(np.float32))
+    out = os.path.join(scratch, "tune.json")
+    # Two apps on two devices: gaussian3 at home on the first, median on the second, whose worker
+    # hangs in the probe.
+    proc = subprocess.Popen(
+        [binary, "tune", "--apps", "gaussian3,median", "--budget", "0.5", "--train", dirs["train"],
+         "--test", dirs["test"], "--wg", "8x8,16x4", "--schemes", "accurate,rows:2", "--recon",
+         "nn", "--load", "local", "--output", "none", "--precision", "f32", "--perforate",
+         "device", "--relax", "none", "--warmup", "0", "--reps", "2", "--quiet", "--devices",
+         "all", "--out", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=dict(env, KPERF_FAULT="hang-stage:probe", KPERF_STAGE_TIMEOUT="3", TMPDIR=scratch),
+        start_new_session=True)
+    start = time.time()
+    try:
+        _, err = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the tune and every process it started
+        _, err = proc.communicate()
+        check(False, f"a hung stage worker held the tune past 240 s: {err[-500:]}")
+        return
+    took = time.time() - start
+    left = [p for p, (_, argv, _) in processes().items()
+            if len(argv) > 2 and argv[1] == "__tune-stage" and argv[2].startswith(scratch)]
+    check(not left, f"the hung stage worker was killed: processes {left} are left")
+    check(proc.returncode == 0, f"a hung stage worker: exit 0, got {proc.returncode}: {err[-500:]}")
+    check("did not finish its share of stage probe" in err,
+          f"a hung stage worker: one line says so: {err[-500:]}")
+    if proc.returncode != 0:
+        return
+    doc = json.load(open(out))
+    hung = [r for r in doc["results"] if r["app"] == "median" and r["stage"] == "probe"]
+    check(hung and all(r["status"] == "run_failed" and r.get("device_slot") == 1 and
+                       "did not finish its share of stage probe within 3 s" in r["reason"]
+                       for r in hung),
+          f"a hung stage worker: its share's configurations are run_failed rows saying why: "
+          f"{[(r['key'], r['status'], r.get('reason', '')[:80]) for r in hung][:3]}")
+    check(not any(r["status"] == "ok" for r in doc["results"] if r["app"] == "median"),
+          "a hung stage worker: nothing of its app measured")
+    chosen = doc["tune"]["gaussian3"]["choices"][0]["chosen"]
+    check(chosen is not None, "a hung stage worker: the other device's app is tuned and chosen")
+    check(took < 120, f"a hung stage worker did not hold the tune: {took:.0f} s")
+
+
 HUNG = "cols:2/nn/wg:8x8"  # the configuration whose program hangs its compile worker
 HUNG_OPTIONS = "scheme_cols.cl -DSKIP=2 -DRECON_LI=0 -DWG_X=8 -DWG_Y=8"
 
@@ -188,6 +251,7 @@ def main():
         check_signal_while_starting(binary, tmp)
         check_compile_timeout(binary, tmp)
         check_stage_workers(binary, tmp)
+        check_hung_stage_worker(binary, tmp)
     return finish("process_test")
 
 

@@ -8,7 +8,13 @@ in CI), with the kernels copied to a scratch kernel root:
 - an edit of one included scheme file changes sources_sha256 and that file's entry alone; an
   edit of a scheme file the run does not build changes nothing.
 - a run restarted after a fault lists what its first process built too (the ledger), and a
-  --resume keeps the sources of the rows it resumes.
+  --resume keeps the sources and builds of the rows it resumes.
+- context.builds lists every program built with its options as the compiler got them, and
+  context.builds_sha256 is docs/json.md's recipe over sources and builds: two runs that differ
+  only in --cl-options, or only in --bilateral-sigmas, have equal sources_sha256 and different
+  builds_sha256.
+- a fused pipeline's program text, which no file holds (`text:SHA-256` in sources), is written
+  to $KPERF_DUMP_PROGRAMS as SHA-256.cl, and `sha256sum` of that file reproduces the digest.
 - cmake/git_sha.cmake adds -dirty only for an edit or a new file under host/, kernels/ or
   schemes/, not for one elsewhere.
 
@@ -40,6 +46,25 @@ def kperf(binary, args, env_extra=None):
 def digest(sources):
     lines = "".join(f"{sha}  {path}\n" for path, sha in sorted(sources.items()))
     return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def builds_digest(ctx):
+    """docs/json.md's recipe for context.builds_sha256."""
+    lines = [f"{sha}  {path}\n" for path, sha in sorted(ctx["sources"].items())]
+    lines += [f"{b['source']}  {b['options']}\n" for b in ctx["builds"]]
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def docs_recipe(source_dir, doc, root, dump):
+    """The two digests docs/json.md's recipe prints for `doc`, running its block as written."""
+    text = open(os.path.join(source_dir, "docs", "json.md")).read()
+    section = text[text.index("### Reproducing `sources_sha256` and `builds_sha256`"):]
+    block = section[section.index("```python\n") + len("```python\n"):]
+    block = block[:block.index("```")]
+    r = subprocess.run([sys.executable, "-", doc, root, dump], input=block, capture_output=True,
+                       text=True)
+    check(r.returncode == 0, f"docs/json.md's recipe runs: {r.stderr[-300:]}")
+    return r.stdout.split()
 
 
 def sha_of(path):
@@ -89,6 +114,71 @@ def check_edits(binary, root, tmp, first):
               "an edit of a scheme file the run does not build changes nothing")
 
 
+def check_builds(binary, root, tmp, first, source_dir):
+    check(first.get("builds_sha256") is not None and first["builds_sha256"] == builds_digest(first),
+          "builds_sha256 is the SHA-256 of sources' lines, then builds' lines")
+    recipe = docs_recipe(source_dir, os.path.join(tmp, "first.json"), root, tmp)
+    check(recipe == [first["sources_sha256"], first.get("builds_sha256")],
+          f"docs/json.md's recipe gives the run's two digests from the files ({recipe})")
+    app_builds = [b for b in first.get("builds", []) if b["source"] == "kernels/gaussian3.cl"]
+    check(len(app_builds) == 2 and all("-DWG_X=8" in b["options"] and "-I schemes" in b["options"]
+                                       for b in app_builds),
+          f"builds: gaussian3's two programs with their options, -I relative to the kernel root "
+          f"({app_builds[:1]})")
+    for name, args, same in (
+            ("cl-options", RUN + ["--cl-options", "-DKPERF_UNUSED=1"], first),
+            ("bilateral", RUN[:2] + ["bilateral"] + RUN[3:], None)):
+        ctx, _ = context_of(binary, root, os.path.join(tmp, f"{name}.json"), args)
+        if ctx is None:
+            return
+        if same is None:
+            same, _ = context_of(binary, root, os.path.join(tmp, f"{name}-other.json"),
+                                 args + ["--bilateral-sigmas", "30,3"])
+            if same is None:
+                return
+        check(ctx.get("sources_sha256") == same.get("sources_sha256"),
+              f"{name}: the two runs built the same files (equal sources_sha256)")
+        check(ctx.get("builds_sha256") is not None and
+              ctx.get("builds_sha256") != same.get("builds_sha256"),
+              f"{name}: the two runs' builds differ (builds_sha256 {ctx.get('builds_sha256')} and "
+              f"{same.get('builds_sha256')})")
+        check(ctx.get("builds_sha256") == builds_digest(ctx) if "builds" in ctx else False,
+              f"{name}: builds_sha256 by the recipe")
+    ctx = json.load(open(os.path.join(tmp, "cl-options.json")))["context"]
+    check(all("-DKPERF_UNUSED=1" in b["options"] for b in ctx.get("builds", [])
+              if b["source"] == "kernels/gaussian3.cl"),
+          "--cl-options: every build of the app carries it")
+
+
+def check_dumped_fused_text(binary, root, tmp, source_dir):
+    dump, out = os.path.join(tmp, "programs"), os.path.join(tmp, "fused.json")
+    ctx, r = context_of(binary, root, out,
+                        ["pipeline", "--pipeline", "blur-edges", "--fuse", "all", "--input",
+                         "synthetic:smooth", "--size", "40", "--warmup", "0", "--reps", "1",
+                         "--quiet"], {"KPERF_DUMP_PROGRAMS": dump})
+    if ctx is None:
+        return
+    texts = [p[len("text:"):] for p in ctx["sources"] if p.startswith("text:")]
+    check(len(texts) >= 1, f"the fused chain's program is a text: entry ({sorted(ctx['sources'])})")
+    for sha in texts:
+        check(any(b["source"] == "text:" + sha for b in ctx.get("builds", [])),
+              f"text:{sha[:12]}...: its build and options are in builds")
+    listed = subprocess.run("sha256sum *.cl", shell=True, cwd=dump, capture_output=True,
+                            text=True) if os.path.isdir(dump) else None
+    digests = dict(line.split("  ", 1)[::-1] for line in listed.stdout.splitlines()) \
+        if listed and listed.returncode == 0 else {}
+    for sha in texts:
+        check(digests.get(f"{sha}.cl") == sha,
+              f"sha256sum {os.path.basename(dump)}/*.cl reproduces text:{sha[:12]}... ({digests})")
+    for b in ctx.get("builds", []):
+        sha = ctx["sources"].get(b["source"])
+        check(digests.get(f"{sha}.cl") == sha, f"the dump holds {b['source']}'s text too")
+    recipe = docs_recipe(source_dir, out, root, dump)
+    check(recipe == [ctx["sources_sha256"], ctx.get("builds_sha256")],
+          f"docs/json.md's recipe gives the fused pipeline's two digests from the files and the "
+          f"dumped text ({recipe})")
+
+
 def check_restart_and_resume(binary, root, tmp):
     # The crash in inversion's workload restarts the measuring process, which builds only what
     # is still to measure: gaussian3's kernel is in the ledger of the first process alone.
@@ -106,6 +196,8 @@ def check_restart_and_resume(binary, root, tmp):
     if first is not None and resumed is not None:
         check(resumed["sources"] == first["sources"],
               "a --resume with nothing left to build keeps the sources of the rows it resumes")
+        check(resumed.get("builds") == first.get("builds") and "builds" in first,
+              "a --resume with nothing left to build keeps the builds of the rows it resumes")
 
 
 def check_git_sha_rule(source_dir, tmp):
@@ -159,7 +251,9 @@ def main():
         first, _ = context_of(binary, root, os.path.join(tmp, "first.json"))
         if first is not None:
             check_sources(first, root)
+            check_builds(binary, root, tmp, first, source_dir)
             check_edits(binary, root, tmp, first)
+        check_dumped_fused_text(binary, root, tmp, source_dir)
         check_restart_and_resume(binary, root, tmp)
     return finish("provenance")
 

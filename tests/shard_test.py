@@ -59,8 +59,9 @@ def check_derived(doc):
 
 
 def check_merged_sources(merged, shards):
-    """The merged run built what its shards built: the union of their sources, with its digest
-    (SPEC 15: the SHA-256 of sha256sum's lines in path order)."""
+    """The merged run built what its shards built: the union of their sources and of their builds,
+    with their digests (SPEC 15 and docs/json.md: the SHA-256 of sha256sum's lines in path order;
+    then of the builds' lines)."""
     union = {}
     for s in shards:
         union.update(s["context"]["sources"])
@@ -69,6 +70,12 @@ def check_merged_sources(merged, shards):
     lines = "".join(f"{sha}  {path}\n" for path, sha in sorted(union.items()))
     check(merged["context"].get("sources_sha256") == hashlib.sha256(lines.encode()).hexdigest(),
           "the merged sources_sha256 is the digest of the union")
+    builds = sorted({(b["source"], b["options"]) for s in shards for b in s["context"]["builds"]})
+    check([(b["source"], b["options"]) for b in merged["context"].get("builds", [])] == builds,
+          "the merged builds are the union of the shards', sorted")
+    lines += "".join(f"{source}  {options}\n" for source, options in builds)
+    check(merged["context"].get("builds_sha256") == hashlib.sha256(lines.encode()).hexdigest(),
+          "the merged builds_sha256 is the digest of the unions")
 
 
 def main():

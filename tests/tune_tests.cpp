@@ -3,7 +3,9 @@
 // variant identities and the proposed combinations.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
+#include <string>
 
 #include "select_walk.hpp"
 #include "tune.hpp"
@@ -222,6 +224,26 @@ TEST(Tune, StableChoiceTakesTheLowestErrorWithinTheTolerance) {
   EXPECT_EQ(stable_choice({{101, 0.02}, {100, 0.02}}, 0.03), std::optional<std::size_t>(1));
   EXPECT_EQ(stable_choice({{100, 0.02}, {101, 0.02}}, 0.03), std::optional<std::size_t>(0));
   EXPECT_EQ(stable_choice({}, 0.03), std::nullopt);
+}
+
+// A stage worker's time limit: ten minutes and one per configuration of its share, far beyond a
+// share's measurement; KPERF_STAGE_TIMEOUT replaces it where it is a number above 0.
+TEST(Tune, StageWorkerLimitGrowsWithItsShareUnlessTheEnvironmentSetsIt) {
+  const char *set = std::getenv("KPERF_STAGE_TIMEOUT");
+  const std::string saved = set ? set : "";
+  ::unsetenv("KPERF_STAGE_TIMEOUT");
+  EXPECT_EQ(stage_timeout_s(0), 600);
+  EXPECT_EQ(stage_timeout_s(12), 600 + 12 * 60);
+  ::setenv("KPERF_STAGE_TIMEOUT", "2.5", 1);
+  EXPECT_EQ(stage_timeout_s(12), 2.5);
+  for (const char *bad : {"0", "-1", "soon", ""}) {
+    ::setenv("KPERF_STAGE_TIMEOUT", bad, 1);
+    EXPECT_EQ(stage_timeout_s(1), 660) << bad;
+  }
+  if (set)
+    ::setenv("KPERF_STAGE_TIMEOUT", saved.c_str(), 1);
+  else
+    ::unsetenv("KPERF_STAGE_TIMEOUT");
 }
 
 }  // namespace

@@ -616,6 +616,23 @@ TEST(Provenance, SourcesDigestIsSha256sumOfSortedLines) {
   EXPECT_NE(sources_sha256({{"kernels/a.cl", a}}), sources_sha256({{"kernels/c.cl", a}}));
 }
 
+// The digest of context.builds: sources_sha256's lines, then "<source>  <options>" per build in
+// order; other options, or another text under the same options, change it.
+TEST(Provenance, BuildsDigestIsSourcesLinesThenBuildLines) {
+  const std::string a = sha256_hex("A"), b = sha256_hex("B");
+  const std::map<std::string, std::string> sources = {{"kernels/a.cl", a}, {"schemes/b.cl", b}};
+  const std::set<std::pair<std::string, std::string>> builds = {
+      {"kernels/a.cl", "-I schemes -DWG_X=8"}, {"kernels/a.cl", "-I schemes -DWG_X=16"}};
+  EXPECT_EQ(builds_sha256(sources, builds),
+            sha256_hex(a + "  kernels/a.cl\n" + b + "  schemes/b.cl\n" +
+                       "kernels/a.cl  -I schemes -DWG_X=16\nkernels/a.cl  -I schemes -DWG_X=8\n"));
+  EXPECT_NE(builds_sha256(sources, builds),
+            builds_sha256(sources, {{"kernels/a.cl", "-I schemes -DWG_X=8 -DKPERF_NV_SM=90"},
+                                    {"kernels/a.cl", "-I schemes -DWG_X=16"}}));
+  EXPECT_NE(builds_sha256(sources, builds),
+            builds_sha256({{"kernels/a.cl", b}, {"schemes/b.cl", b}}, builds));
+}
+
 // Includes are found as the preprocessor finds them: a macro's file from -D before the source's
 // own default, the including file's folder before the -I folders, each file once.
 TEST(Provenance, ProgramSourcesFollowIncludesAndFileMacros) {

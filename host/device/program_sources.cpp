@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -201,7 +202,28 @@ SourceFiles& source_files() {
 }
 
 std::string ledger_line(const ProgramSources& p) {
-  return nlohmann::json{{"source", p.source_sha256}, {"includes", p.includes}}.dump() + "\n";
+  const nlohmann::json line = {
+      {"source", p.source_sha256}, {"options", p.options}, {"includes", p.includes}};
+  return line.dump() + "\n";
+}
+
+// $KPERF_DUMP_PROGRAMS: the text as DIR/<SHA-256>.cl, once per process (under the ledger's
+// lock), written beside and renamed: processes writing one text at once never leave half a file.
+void dump_program(const std::string& source, const std::string& sha256) {
+  static const std::string dir = [] {
+    const char* d = std::getenv("KPERF_DUMP_PROGRAMS");
+    return std::string(d ? d : "");
+  }();
+  static std::set<std::string> dumped;
+  if (dir.empty() || !dumped.insert(sha256).second) return;
+  try {
+    fs::create_directories(dir);
+    write_file_atomic(dir + "/" + sha256 + ".cl", source);
+  } catch (const std::exception& e) {
+    static bool warned = false;
+    if (!warned) std::fprintf(stderr, "warning: KPERF_DUMP_PROGRAMS: %s\n", e.what());
+    warned = true;
+  }
 }
 
 }  // namespace
@@ -210,7 +232,7 @@ ProgramSources program_sources(const std::string& source, const std::string& opt
   std::lock_guard<std::mutex> lock(ledger_mutex());
   const BuildSetting setting = parse_options(options);
   const ParsedFile& top = source_files().text(source);
-  ProgramSources out{top.sha256, {}};
+  ProgramSources out{top.sha256, {}, options};
   std::map<std::string, std::string> macros = setting.macros;
   walk(source_files(), top, fs::path(), setting, macros, out);
   return out;
@@ -235,8 +257,10 @@ const std::string& program_sources_ledger() {
 void forget_inherited_sources_ledger() { ::unsetenv(kLedgerVariable); }
 
 void record_program_sources(const std::string& source, const std::string& options) {
-  const std::string line = ledger_line(program_sources(source, options));
+  const ProgramSources p = program_sources(source, options);
+  const std::string line = ledger_line(p);
   std::lock_guard<std::mutex> lock(ledger_mutex());
+  dump_program(source, p.source_sha256);
   static std::set<std::string> written;
   if (!written.insert(line).second) return;
   // One write() of the whole line with O_APPEND: lines from several processes do not interleave.
@@ -261,7 +285,8 @@ std::vector<ProgramSources> recorded_program_sources() {
     try {
       const nlohmann::json j = nlohmann::json::parse(line);
       out.push_back({j.at("source").get<std::string>(),
-                     j.at("includes").get<std::map<std::string, std::string>>()});
+                     j.at("includes").get<std::map<std::string, std::string>>(),
+                     j.at("options").get<std::string>()});
     } catch (const nlohmann::json::exception&) {
       // a line cut short by a process that died writing it: its program is on another line or
       // was never built
@@ -273,6 +298,14 @@ std::vector<ProgramSources> recorded_program_sources() {
 std::string sources_sha256(const std::map<std::string, std::string>& sources) {
   Sha256 hash;
   for (const auto& [path, sha] : sources) hash.update(sha + "  " + path + "\n");
+  return hash.hex();
+}
+
+std::string builds_sha256(const std::map<std::string, std::string>& sources,
+                          const std::set<std::pair<std::string, std::string>>& builds) {
+  Sha256 hash;
+  for (const auto& [path, sha] : sources) hash.update(sha + "  " + path + "\n");
+  for (const auto& [source, options] : builds) hash.update(source + "  " + options + "\n");
   return hash.hex();
 }
 

@@ -3,8 +3,8 @@
 // configuration or chain set up runs out of host memory), "workload:N" (the Nth workload's input
 // fails to load), "crash:KEY", "lose-queue:KEY" and "cl-error:KEY" (injected_launch_fault),
 // "interrupt-after:N", "term-after:N" and "kill-after:N" (injected_stop_after_row). Elsewhere:
-// "crash-build:TEXT" (cl_env.cpp), "hang-compile:TEXT" (compile_workers.cpp), "slow-spawn"
-// (supervisor.cpp).
+// "crash-build:TEXT" (cl_env.cpp), "hang-compile:TEXT" (compile_workers.cpp), "hang-stage:NAME"
+// (tune_devices.cpp), "slow-spawn" (supervisor.cpp).
 #pragma once
 
 #include <atomic>

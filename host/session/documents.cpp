@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <set>
 
 #include "gzip.hpp"
 #include "io.hpp"
@@ -36,10 +37,14 @@ nlohmann::ordered_json binary_cache_json(const ClEnv &env, const std::string &di
 
 namespace {
 
-// The sources of the rows a --resume keeps, which earlier processes built.
+// The sources and builds of the rows a --resume keeps, which earlier processes built.
 std::map<std::string, std::string> &resumed_sources() {
   static std::map<std::string, std::string> sources;
   return sources;
+}
+std::set<std::pair<std::string, std::string>> &resumed_builds() {
+  static std::set<std::pair<std::string, std::string>> builds;
+  return builds;
 }
 
 // A file's name in context.sources: its path under the kernel root (kernels/..., schemes/...),
@@ -52,12 +57,10 @@ std::string source_key(const fs::path &file, const fs::path &kernel_root) {
   return file.generic_string();
 }
 
-}  // namespace
-
-std::map<std::string, std::string> built_sources(const std::string &kernel_root) {
-  const fs::path root = fs::absolute(kernel_root).lexically_normal();
-  // A program's top-level text is a file read whole: an app's kernel file, kernels/copy.cl, ...
-  std::map<std::string, std::string> file_of;  // SHA-256 of the contents -> key
+// A program's top-level text is a file read whole: an app's kernel file, kernels/copy.cl, ...
+// By the SHA-256 of its contents, the name context.sources gives each such file.
+std::map<std::string, std::string> top_level_files(const fs::path &root) {
+  std::map<std::string, std::string> out;
   std::vector<fs::path> candidates;
   std::error_code ec;
   for (const auto &e : fs::directory_iterator(root / "kernels", ec))
@@ -65,21 +68,79 @@ std::map<std::string, std::string> built_sources(const std::string &kernel_root)
   for (const AppDescriptor &app : app_registry())
     if (app.user()) candidates.push_back(fs::absolute(app.kernel_file).lexically_normal());
   for (const fs::path &f : candidates)
-    file_of.emplace(sha256_hex(read_file(f.string())), source_key(f, root));
-  std::map<std::string, std::string> sources = resumed_sources();
-  for (const ProgramSources &p : recorded_program_sources()) {
-    const auto top = file_of.find(p.source_sha256);
-    // A text no file holds (none of kperf's builds today) is named by its digest.
-    sources[top != file_of.end() ? top->second : "text:" + p.source_sha256] = p.source_sha256;
-    for (const auto &[path, sha] : p.includes) sources[source_key(path, root)] = sha;
+    out.emplace(sha256_hex(read_file(f.string())), source_key(f, root));
+  return out;
+}
+
+// A program's name in context.sources: its file's, or "text:<SHA-256>" for a text no file holds
+// (a fused chain's, which the host writes: measure/fused_program.cpp).
+std::string program_name(const ProgramSources &p, const std::map<std::string, std::string> &files) {
+  const auto top = files.find(p.source_sha256);
+  return top != files.end() ? top->second : "text:" + p.source_sha256;
+}
+
+// Build options as context.builds names them: each -I folder as context.sources names files
+// (schemes, not /home/me/kperf/build/schemes), so that two checkouts of one tree that built the
+// same programs list the same builds. The rest stays as the compiler got it.
+std::string portable_options(const std::string &options, const fs::path &root) {
+  std::string out;
+  bool folder_next = false;
+  std::size_t at = 0;
+  while (at < options.size()) {
+    const std::size_t start = options.find_first_not_of(" \t\n", at);
+    out.append(options, at, start == std::string::npos ? std::string::npos : start - at);
+    if (start == std::string::npos) break;
+    at = std::min(options.find_first_of(" \t\n", start), options.size());
+    std::string word = options.substr(start, at - start);
+    const bool joined = !folder_next && word.size() > 2 && word.rfind("-I", 0) == 0;
+    if (folder_next || joined) {
+      const std::string folder = joined ? word.substr(2) : word;
+      word = (joined ? "-I" : "") + source_key(fs::absolute(folder).lexically_normal(), root);
+    }
+    folder_next = word == "-I";
+    out += word;
   }
-  return sources;
+  return out;
+}
+
+}  // namespace
+
+BuiltPrograms built_programs(const std::string &kernel_root) {
+  const fs::path root = fs::absolute(kernel_root).lexically_normal();
+  const std::map<std::string, std::string> files = top_level_files(root);
+  BuiltPrograms out{resumed_sources(), resumed_builds()};
+  for (const ProgramSources &p : recorded_program_sources()) {
+    const std::string name = program_name(p, files);
+    out.sources[name] = p.source_sha256;
+    for (const auto &[path, sha] : p.includes) out.sources[source_key(path, root)] = sha;
+    out.builds.emplace(name, portable_options(p.options, root));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> built_sources(const std::string &kernel_root) {
+  return built_programs(kernel_root).sources;
 }
 
 void add_sources(nlohmann::ordered_json &ctx, const std::map<std::string, std::string> &sources) {
   ctx["sources"] = nlohmann::ordered_json::object();
   for (const auto &[path, sha] : sources) ctx["sources"][path] = sha;
   ctx["sources_sha256"] = sources_sha256(sources);
+}
+
+void add_builds(nlohmann::ordered_json &ctx, const std::map<std::string, std::string> &sources,
+                const std::set<std::pair<std::string, std::string>> &builds) {
+  ctx["builds"] = nlohmann::ordered_json::array();
+  for (const auto &[source, options] : builds)
+    ctx["builds"].push_back({{"source", source}, {"options", options}});
+  ctx["builds_sha256"] = builds_sha256(sources, builds);
+}
+
+std::set<std::pair<std::string, std::string>> builds_of(const nlohmann::json &ctx) {
+  std::set<std::pair<std::string, std::string>> builds;
+  for (const auto &b : ctx.at("builds"))
+    builds.emplace(b.at("source").get<std::string>(), b.at("options").get<std::string>());
+  return builds;
 }
 
 nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env,
@@ -106,7 +167,9 @@ nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv
       user_apps.push_back(std::move(a));
     }
   if (!user_apps.empty()) ctx["user_apps"] = std::move(user_apps);
-  add_sources(ctx, built_sources(kernel_root));
+  const BuiltPrograms built = built_programs(kernel_root);
+  add_sources(ctx, built.sources);
+  add_builds(ctx, built.sources, built.builds);
   return ctx;
 }
 
@@ -180,6 +243,11 @@ nlohmann::json read_resumable(const std::string &path, const std::string &kind,
   if (doc["context"].contains("sources") && doc["context"]["sources"].is_object())
     for (const auto &[file, sha] : doc["context"]["sources"].items())
       if (sha.is_string()) resumed_sources()[file] = sha.get<std::string>();
+  try {
+    if (doc["context"].contains("builds")) resumed_builds() = builds_of(doc["context"]);
+  } catch (const nlohmann::json::exception &) {
+    throw UsageError("--resume: " + path + ": context.builds is not a list of {source, options}");
+  }
   return doc;
 }
 

@@ -5,8 +5,10 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cl_env.hpp"
@@ -23,17 +25,31 @@ std::string iso_time_utc();
 // The context's "binary_cache": its directory with this process's hits and stores, or false.
 nlohmann::ordered_json binary_cache_json(const ClEnv &env, const std::string &dir);
 
-// date, host, version, git sha, build type, command line, device, and the sources the run built
-// (add_sources of built_sources).
+// date, host, version, git sha, build type, command line, device, and the sources and builds of
+// the programs the run built (add_sources and add_builds of built_programs).
 nlohmann::ordered_json base_context(const std::string &command_line, const ClEnv &env,
                                     const std::string &kernel_root);
-// Every file the programs of this command built (every process of it: program_sources.hpp), and
-// those of the rows a --resume kept, by path -> SHA-256 of its contents. A path is relative to
-// `kernel_root` (kernels/gaussian3.cl, schemes/kperf_tile.cl), else to the working directory (a
-// user app), else absolute.
-std::map<std::string, std::string> built_sources(const std::string &kernel_root);
+// What the programs of this command built (every process of it: program_sources.hpp), and those
+// of the rows a --resume kept.
+struct BuiltPrograms {
+  // Every file read, by path -> SHA-256 of its contents. A path is relative to the kernel root
+  // (kernels/gaussian3.cl, schemes/kperf_tile.cl), else to the working directory (a user app),
+  // else absolute; a program's text that no file holds (a fused chain's) is "text:<SHA-256>".
+  std::map<std::string, std::string> sources;
+  // Every program: its text named as in `sources`, and its options as the compiler got them (the
+  // device's defines included), each -I folder named as `sources` names files.
+  std::set<std::pair<std::string, std::string>> builds;
+};
+BuiltPrograms built_programs(const std::string &kernel_root);
+std::map<std::string, std::string> built_sources(const std::string &kernel_root);  // its sources
 // The context's "sources" (path -> SHA-256) and "sources_sha256" (sources_sha256() of them).
 void add_sources(nlohmann::ordered_json &ctx, const std::map<std::string, std::string> &sources);
+// The context's "builds" ({source, options} in the set's order) and "builds_sha256"
+// (builds_sha256() of `sources` and them).
+void add_builds(nlohmann::ordered_json &ctx, const std::map<std::string, std::string> &sources,
+                const std::set<std::pair<std::string, std::string>> &builds);
+// A document context's "builds" as a set; throws nlohmann::json::exception when malformed.
+std::set<std::pair<std::string, std::string>> builds_of(const nlohmann::json &ctx);
 
 // What a document's rows were measured under beyond their keys: the device, its driver and
 // platform, kperf's version, the kernel sources (a hash of every kernel and scheme file) and

@@ -127,6 +127,23 @@ std::optional<std::map<std::string, std::string>> merged_sources(const std::vect
   return sources;
 }
 
+// The merged run's builds: the union of its shards' (a program two shards built is one build).
+// nullopt when a shard recorded none (written before context.builds).
+std::optional<std::set<std::pair<std::string, std::string>>> merged_builds(
+    const std::vector<Shard>& shards) {
+  std::set<std::pair<std::string, std::string>> builds;
+  for (const Shard& s : shards) {
+    if (!s.doc["context"].contains("builds")) return std::nullopt;
+    try {
+      const auto mine = builds_of(s.doc["context"]);
+      builds.insert(mine.begin(), mine.end());
+    } catch (const nlohmann::json::exception&) {
+      throw UsageError(s.path + ": context.builds is not a list of {source, options}");
+    }
+  }
+  return builds;
+}
+
 // Per app, input and size: the accurate kernel's best median on each device, and how far apart
 // they lie (max / min - 1).
 nlohmann::ordered_json baseline_spread(const std::vector<ResultRow>& rows) {
@@ -191,11 +208,13 @@ MergedRun merge_shards(const std::vector<std::string>& paths, const std::string&
   annotate(rows);
 
   const auto sources = merged_sources(shards);
+  const auto builds = merged_builds(shards);
   nlohmann::ordered_json ctx = shards.front().doc["context"];
   ctx.erase("shard");
-  ctx.erase("sources");
-  ctx.erase("sources_sha256");
+  for (const char* field : {"sources", "sources_sha256", "builds", "builds_sha256"})
+    ctx.erase(field);
   if (sources) add_sources(ctx, *sources);
+  if (sources && builds) add_builds(ctx, *sources, *builds);
   ctx.erase("harness");
   ctx["fingerprint"] = without_shard(ctx["fingerprint"]);
   ctx["command_line"] = command_line;

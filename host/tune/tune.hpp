@@ -290,6 +290,11 @@ class Tuner {
                                             const Plan &share, std::size_t d, bool timed, bool save,
                                             const std::string &baseline_stage,
                                             const TuneSpace &space) const;
+  // The units a worker's request names (run_share's plan), and the rows of a worker killed past
+  // its time limit (tune_lost_share.cpp): every configuration of its share that it did not return,
+  // run_failed with `result.lost` as the reason, added to `result.rows`.
+  Plan plan_of_request(const nlohmann::json &request) const;
+  void add_unmeasured(const StageWorker &worker, StageWorker::Result &result);
   // The part of a stage measured in this process.
   bool measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
                const std::set<std::string> &skip_keys, const Checkpoint &checkpoint);

@@ -13,7 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
+#include <sstream>
+#include <thread>
 
 #include "cl_env.hpp"
 #include "compile_workers.hpp"
@@ -42,7 +45,42 @@ int lock_file(const std::string &path, bool keep) {
   return fd;
 }
 
+// Waits for `pid` until `deadline`, polling (waitpid has no time limit): false when it still runs
+// then. A pid that cannot be waited for (already reaped) counts as ended.
+bool wait_until(pid_t pid, int &status, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// $KPERF_STAGE_TIMEOUT where it is a number above 0.
+std::optional<double> stage_timeout_from_environment() {
+  const char *text = std::getenv("KPERF_STAGE_TIMEOUT");
+  if (!text) return std::nullopt;
+  char *end = nullptr;
+  const double s = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(s > 0)) return std::nullopt;
+  return s;
+}
+
+// The limit in words, for the rows of a killed worker: where it came from.
+std::string limit_words(double limit_s) {
+  std::ostringstream out;
+  out << limit_s << " s"
+      << (stage_timeout_from_environment() ? " (KPERF_STAGE_TIMEOUT)"
+                                           : " (10 min and 1 min per configuration of its share; "
+                                             "KPERF_STAGE_TIMEOUT sets another)");
+  return out.str();
+}
+
 }  // namespace
+
+double stage_timeout_s(std::size_t configurations) {
+  return stage_timeout_from_environment().value_or(600 + 60 * static_cast<double>(configurations));
+}
 
 void hold_stage_slot() {
   const char *path = std::getenv("KPERF_STAGE_LOCK");
@@ -53,8 +91,16 @@ void hold_stage_slot() {
   ::unsetenv("KPERF_STAGE_LOCK");
 }
 
-StageWorker::StageWorker(nlohmann::ordered_json request, int slot, const std::string &selector)
+StageWorker::StageWorker(nlohmann::ordered_json request, int slot, const std::string &selector,
+                         std::size_t inputs)
     : slot_(slot), selector_(selector) {
+  std::size_t configurations = 0;
+  for (const auto &unit : request.value("units", nlohmann::ordered_json::array()))
+    configurations += unit.value("shapes", nlohmann::ordered_json::array()).size() * inputs;
+  limit_s_ = stage_timeout_s(configurations);
+  deadline_ = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(limit_s_));
   // A worker that an earlier measuring process of this tune started for this slot holds its lock
   // until it and its children are gone (they end with that process: process.hpp); its files are
   // rewritten, and a new worker started, only after.
@@ -67,6 +113,7 @@ StageWorker::StageWorker(nlohmann::ordered_json request, int slot, const std::st
   std::remove(rows_path_.c_str());
   request["device"] = selector;
   request["rows"] = rows_path_;
+  request_ = request;
   {
     std::ofstream out(request_path_, std::ios::trunc);
     out << request.dump();
@@ -99,6 +146,9 @@ StageWorker::~StageWorker() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);
   int status = 0;
+  // A hung worker does not answer SIGTERM: it has ten seconds, then SIGKILL.
+  if (wait_until(pid_, status, std::chrono::steady_clock::now() + std::chrono::seconds(10))) return;
+  ::kill(pid_, SIGKILL);
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
 }
@@ -108,9 +158,14 @@ StageWorker::Result StageWorker::finish(bool stop) {
   const std::string who = "the tune's worker on device " + selector_ + " (--devices position " +
                           std::to_string(slot_) + ")";
   int status = 0;
+  bool killed = false;
   if (pid_ > 0) {
     if (stop) ::kill(pid_, SIGTERM);
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    killed = !wait_until(pid_, status, deadline_);
+    if (killed) {
+      ::kill(pid_, SIGKILL);
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
     }
     pid_ = -1;
   }
@@ -124,6 +179,11 @@ StageWorker::Result StageWorker::finish(bool stop) {
   }
   if (!spawn_error_.empty()) {
     result.problem = spawn_error_;
+  } else if (killed) {
+    result.lost = who + " did not finish its share of stage " +
+                  request_.value("stage", std::string("?")) + " within " + limit_words(limit_s_) +
+                  " and was killed";
+    result.interrupted = stop;
   } else if ((WIFEXITED(status) && WEXITSTATUS(status) == kExitInterrupted) ||
              (stop && WIFSIGNALED(status))) {
     result.interrupted = true;
@@ -136,6 +196,12 @@ StageWorker::Result StageWorker::finish(bool stop) {
   std::remove(request_path_.c_str());
   std::remove(rows_path_.c_str());
   return result;
+}
+
+void injected_stage_hang(const std::string &stage) {
+  const char *spec = std::getenv("KPERF_FAULT");
+  if (!spec || std::string(spec) != "hang-stage:" + stage) return;
+  for (;;) ::pause();  // a signal's handler returns here; only SIGKILL ends it
 }
 
 void write_stage_rows(const std::string &path, const std::vector<ResultRow> &rows, double copy_gbps,

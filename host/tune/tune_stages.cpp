@@ -44,6 +44,7 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
   std::string problem;
   for (auto &w : workers) {
     StageWorker::Result result = w->finish(interrupt_requested());
+    if (!result.lost.empty()) add_unmeasured(*w, result);
     for (auto &row : result.rows) {
       const bool baseline = timed && row.variant == base_id_ && home_device(row.app) != w->slot();
       rows_.push_back({baseline ? baseline_stage : name, std::move(row), w->slot()});
@@ -147,7 +148,7 @@ std::unique_ptr<StageWorker> Tuner::start_worker(const std::string &name, StageI
                                     {"skip_keys", skip},
                                     {"units", units_json}};
   return std::make_unique<StageWorker>(std::move(request), static_cast<int>(d),
-                                       cfg_.worker_devices[d - 1]);
+                                       cfg_.worker_devices[d - 1], inputs_of(inputs).size());
 }
 
 bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
@@ -225,25 +226,13 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
 bool Tuner::run_share(const nlohmann::json &request, const Checkpoint &checkpoint) {
   set_baselines();
   const std::string stage_name = request.at("stage").get<std::string>();
+  injected_stage_hang(stage_name);
   auto skip = request.at("skip_keys").get<std::set<std::string>>();
   for (const TuneRow &r : rows_)  // what an earlier process of this share measured
     if (r.stage == stage_name) skip.insert(r.row.key);
-  const TuneSpace space = donor_space();
-  Plan plan;
-  for (const auto &unit : request.at("units")) {
-    const Variant v = from_donor_indices(space, unit.at("donors").get<std::vector<int>>());
-    const std::string id = unit.at("variant").get<std::string>();
-    if (variant_id(v) != id)
-      throw std::runtime_error("the tune's worker rebuilt " + variant_id(v) + " for " + id +
-                               " (was it given the same command line?)");
-    std::vector<WorkGroup> shapes;
-    for (const auto &s : unit.at("shapes"))
-      shapes.push_back(
-          {s.at(0).get<int>(), s.at(1).get<int>(), s.at(2).get<int>(), s.at(3).get<int>()});
-    plan.apps[unit.at("app").get<std::string>()][id] = {v, shapes};
-  }
-  return measure(stage_name, inputs_from_name(request.at("inputs").get<std::string>()), plan,
-                 request.at("timed").get<bool>(), request.at("save").get<bool>(), skip, checkpoint);
+  return measure(stage_name, inputs_from_name(request.at("inputs").get<std::string>()),
+                 plan_of_request(request), request.at("timed").get<bool>(),
+                 request.at("save").get<bool>(), skip, checkpoint);
 }
 
 nlohmann::ordered_json Tuner::phases_json() const {
