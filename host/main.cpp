@@ -160,6 +160,8 @@ int main(int argc, char** argv) {
     if (cmd == "pipeline") return cmd_pipeline(argc - 1, argv + 1, command_line);
     throw UsageError("unknown command '" + cmd +
                      "' (valid: devices, run, tune, check, merge, pipeline)");
+  } catch (const HelpShown&) {
+    return 0;
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "kperf: %s (see kperf %s --help)\n", e.what(), argc > 1 ? argv[1] : "");
     return kExitUsage;

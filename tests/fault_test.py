@@ -503,6 +503,36 @@ def check_pipeline_faults(binary, root, tmp):
     check(all(c["chosen"] is not None and c["holds"] is not None for c in doc["tune"]["choices"]),
           "tune --pipeline: every budget chose and measured a verdict")
     check_pipeline_held_out(binary, d, stage, tmp)
+    check_pipeline_resume_nan(binary, d, stage, tmp)
+
+
+def check_pipeline_resume_nan(binary, d, stage, tmp):
+    """kperf tune --pipeline measures on after a fault from the rows an earlier process finished,
+    a NaN final_error among them (written as null): on an input that is NaN throughout, no chain
+    has a finite error, and the restarted process reads the screen rows the faulting one
+    journaled. The budget chooses nothing, says why, and the run exits 4 (not 1, as a null read
+    back as a number did)."""
+    import numpy as np
+    train = os.path.join(tmp, "nan-train")
+    os.makedirs(train)
+    np.save(os.path.join(train, "nan0.npy"), np.full((40, 48), np.nan, np.float32))
+    out = os.path.join(tmp, "pipeline-tune-nan.json")
+    r = run(binary, ["tune", "--pipeline", "blur-edges", "--budget", "0.5", "--train", train,
+                     "--test", d["test"], "--size", "48x40", "--warmup", "1", "--reps", "3",
+                     "--quiet", "--out", out] + stage,
+            {"KPERF_FAULT": f"crash:{PIPELINE_FAULTED}"})
+    check(r.returncode == 4, f"tune --pipeline resumed over NaN errors: exit 4, got "
+          f"{r.returncode}: {r.stderr[-400:]}")
+    if not os.path.exists(out):
+        check(False, "tune --pipeline resumed over NaN errors: the document was written")
+        return
+    doc = json.load(open(out))
+    screen = [row for row in doc["results"] if row.get("stage") == "screen"]
+    check(any(row["status"] == "ok" and row.get("final_error", 0) is None for row in screen),
+          "tune --pipeline resumed over NaN errors: ok screen rows with a null final_error")
+    check(all(c["chosen"] is None for c in doc["tune"]["choices"]),
+          f"tune --pipeline resumed over NaN errors: nothing chosen "
+          f"({[c.get('verdict') for c in doc['tune']['choices']]})")
 
 
 def main():

@@ -37,6 +37,44 @@ MAY_INCLUDE = {
 MAX_FILE_LINES = 700
 MAX_HOST_FILE_LINES = 500
 MAX_FUNCTION_LINES = 100
+# A class has about 25 methods at most: a larger one is two jobs (the constructor, destructor and
+# copy operations are not counted).
+MAX_CLASS_METHODS = 26
+# commands/ parses, calls the layers below and prints; what it would do besides belongs there.
+MAX_COMMANDS_LINES = 2500
+
+
+def class_methods(text):
+    """(class name, sorted method names) of every class and struct defined at namespace scope in a
+    header (at the left margin): the names declared or defined at the class body's own depth,
+    comments and template arguments left out."""
+    text = re.sub(r"//[^\n]*", "", text)
+    out = []
+    for m in re.finditer(r"\n(?:class|struct) (\w+)[^;{(]*\{", text):
+        name, i, depth, flat = m.group(1), m.end(), 1, []
+        while depth and i < len(text):
+            c = text[i]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 1:
+                    flat.append(";")
+            elif depth == 1:
+                flat.append(c)
+            i += 1
+        methods = set()
+        for decl in "".join(flat).split(";"):
+            decl = " ".join(decl.split())
+            while re.search(r"<[^<>]*>", decl):  # template arguments: std::function<void(int)>
+                decl = re.sub(r"<[^<>]*>", "", decl)
+            if decl.startswith(("using", "friend", "struct", "class", "enum")) or "operator" in decl:
+                continue
+            m2 = re.search(r"([~\w]+)\s*\(", decl.split("=")[0] if "(" in decl.split("=")[0] else "")
+            if m2 and m2.group(1).lstrip("~") != name:
+                methods.add(m2.group(1))
+        out.append((name, sorted(methods)))
+    return out
 
 
 def function_lengths(lines):
@@ -85,6 +123,11 @@ def self_test():
     lines += ["const std::vector<int> table = {", "    1, 2,", "};", ""]
     got = function_lengths(lines)
     assert got == [(2, 102), (105, 4)], got
+    header = ("\nclass Counted {\n public:\n  Counted();\n  ~Counted();\n  int a() const { return 1; }\n"
+              "  // b(): a comment\n  void c(int x = f(1));\n  std::function<void(int)> d;\n"
+              "  struct Inner {\n    void e();\n  };\n};\n")
+    assert class_methods(header) == [("Counted", ["a", "c"])], \
+        class_methods(header)
 
 
 def main():
@@ -124,6 +167,15 @@ def main():
             if length > MAX_FUNCTION_LINES:
                 problems.append(f"{path}:{first}: a function of {length} lines "
                                 f"(at most {MAX_FUNCTION_LINES})")
+        if path.endswith(".hpp"):
+            for cls, methods in class_methods(open(path).read()):
+                if len(methods) > MAX_CLASS_METHODS:
+                    problems.append(f"{path}: class {cls} has {len(methods)} methods "
+                                    f"(at most {MAX_CLASS_METHODS}): {', '.join(methods)}")
+    commands = sum(open(path).read().count("\n") for folder, path in sources
+                   if folder == "commands")
+    if commands > MAX_COMMANDS_LINES:
+        problems.append(f"host/commands/: {commands} lines (at most {MAX_COMMANDS_LINES})")
     for name in sorted(os.listdir(os.path.join(root, "schemes"))):
         path = os.path.join(root, "schemes", name)
         count = open(path).read().count("\n")

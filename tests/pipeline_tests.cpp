@@ -568,3 +568,59 @@ TEST(PipelineCli, TuneChoicesFollowFromTheDocument) {
 
 }  // namespace
 }  // namespace kperf
+
+namespace kperf {
+namespace {
+
+// A fused chain's stages read as the same chain's in separate launches: its label says "fused: "
+// (select blocks would otherwise take the two for one rung), its key says "/fused/" once.
+TEST(PipelineLabels, AFusedChainIsNotTheSameChainInSeparateLaunches) {
+  load_builtin_apps(KPERF_TEST_KERNEL_ROOT);
+  const AppDescriptor &g5 = find_app("gaussian5"), &s3 = find_app("sobel3");
+  const Variant acc = test::variant_of("accurate", "nn", "f32");
+  Chain plain = {{&g5, acc, {8, 4}}, {&s3, acc, {8, 4}}}, fused = plain;
+  for (PipelineStage& s : fused) s.fused = true;
+  EXPECT_NE(chain_label(plain), chain_label(fused));
+  EXPECT_EQ(chain_label(fused), "fused: " + chain_label(plain));
+  EXPECT_EQ(chain_key("p", fused, "in", 8, 8), "p/fused/" + chain_label(plain) + "/in/8x8");
+}
+
+using Cli = test::CliRun;
+
+// With fused chains alone, the chain tuner's choice is fused and its table says so; --select
+// canary leaves every approximate fused chain off the ladders, each with the reason (the canary
+// models stages in separate launches, not the fused kernel's one tile with every stage's halo).
+TEST(PipelineCli, FusedChoicesSayFusedAndLeaveTheCanarysLadderWithTheReason) {
+  KPERF_REQUIRE_DEVICE();
+  test::TempDir dir;
+  for (const char* split : {"train", "test"}) {
+    fs::create_directories(dir / split);
+    for (int i = 0; i < 2; ++i)
+      write_npy((dir / split / (std::string(split) + std::to_string(i) + ".npy")).string(),
+                test::random_grid(40, 40, 80 + i + (split[1] == 'e' ? 10 : 0)));
+  }
+  const Cli r = test::kperf_cli(
+      "tune --pipeline blur-edges --budget 0.5 --stage '1:--schemes rows:2 --wg 8x4' --stage "
+      "'2:--wg 8x4' --fuse all --select static,canary --reps 3 --warmup 1 --quiet --size 40"
+      " --train " +
+          (dir / "train").string() + " --test " + (dir / "test").string() + " --out " +
+          (dir / "t.json").string(),
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(read_file((dir / "t.json").string()));
+  const auto& choice = doc["tune"]["choices"][0];
+  ASSERT_FALSE(choice["chosen"].is_null());
+  EXPECT_TRUE(choice["chosen"]["fused"].get<bool>());
+  EXPECT_NE(r.out.find("fused: "), std::string::npos) << r.out;
+  const auto& left_off = choice["select"]["left_off"];
+  ASSERT_TRUE(left_off.is_array() && !left_off.empty()) << choice["select"].dump();
+  for (const auto& l : left_off) {
+    EXPECT_EQ(l["rung"].get<std::string>().rfind("fused: ", 0), 0u) << l.dump();
+    EXPECT_NE(l["reason"].get<std::string>().find("fused chain"), std::string::npos) << l.dump();
+  }
+  for (const auto& rung : choice["select"]["ladder"])
+    EXPECT_EQ(rung.get<std::string>().find("rows:2"), std::string::npos) << rung;
+}
+
+}  // namespace
+}  // namespace kperf

@@ -68,10 +68,7 @@ std::vector<std::string> parse_checks(const cxxopts::ParseResult& args) {
 }  // namespace
 
 int cmd_check(int argc, char** argv) {
-  cxxopts::Options options = check_options();
-  const auto parsed = parse_command(options, argc, argv);
-  if (!parsed) return 0;
-  const cxxopts::ParseResult& args = *parsed;
+  const cxxopts::ParseResult args = parse_command(check_options(), argc, argv);
   OutputRunOptions run_options;
   run_options.kernel_root = kernel_root_option(args);
   std::vector<const AppDescriptor*> apps = load_apps(args, run_options.kernel_root);

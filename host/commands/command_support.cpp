@@ -112,12 +112,11 @@ void add_common_options(cxxopts::Options &options) {
   // clang-format on
 }
 
-std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options &options, int argc,
-                                                  char **argv) {
+cxxopts::ParseResult parse_command(cxxopts::Options options, int argc, char **argv) {
   cxxopts::ParseResult args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help();
-    return std::nullopt;
+    throw HelpShown{};
   }
   if (!args.unmatched().empty())
     throw UsageError("unexpected argument '" + args.unmatched()[0] + "'");

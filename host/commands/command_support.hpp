@@ -43,9 +43,11 @@ void require_writable_dir(const std::string &option, const std::string &dir);
 // The options every command that runs kernels takes: --device, --binary-cache, --cl-options,
 // --kernel-dir, --quiet, --help.
 void add_common_options(cxxopts::Options &options);
-// Parses argv; prints the help and returns nullopt for --help; throws UsageError for a stray
+// --help was given: its text is printed, and the command ends with status 0 (main()).
+struct HelpShown {};
+// Parses argv; prints the help and throws HelpShown for --help; throws UsageError for a stray
 // positional argument.
-std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options &options, int argc, char **argv);
+cxxopts::ParseResult parse_command(cxxopts::Options options, int argc, char **argv);
 
 // The device chosen by `selector` (see `kperf run --help`).
 DeviceEntry choose_device_entry(const std::string &selector);

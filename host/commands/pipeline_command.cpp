@@ -16,6 +16,7 @@
 #include "fault_journal.hpp"
 #include "inputs.hpp"
 #include "metrics.hpp"
+#include "option_groups.hpp"
 #include "results.hpp"
 #include "strings.hpp"
 #include "supervisor.hpp"
@@ -32,9 +33,9 @@ cxxopts::Options pipeline_options() {
   // clang-format off
   options.add_options()
     ("input", "image, .npy, directory or synthetic:NAME; repeatable (default: synthetic:zoneplate)", cxxopts::value<std::vector<std::string>>())
-    ("out", "results JSON path (default: kperf-pipeline-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for each chain's final output as float32 .npy, named in the row's output_file (each earlier stage's of separate launches in the stage's)", cxxopts::value<std::string>());
   // clang-format on
+  add_out_option(options, "kperf-pipeline");
   add_chain_options(options, "50");
   return options;
 }
@@ -168,11 +169,10 @@ void add_chain_options(cxxopts::Options& options, const char* reps_default) {
     ("pipeline", "blur-edges (gaussian5 then sobel3), denoise-edges (median then sobel3) or APP,APP[,...]", cxxopts::value<std::string>())
     ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named, or without --wg, runs at 16x8 (slow on GPUs: name a shape such as --wg 32x4 --vec 4 --py 4)", cxxopts::value<std::string>())
     ("size", "resize or generate the inputs at N or WxH (default: 512)", cxxopts::value<std::string>()->default_value("512"))
-    ("warmup", "untimed chain runs per timed chain", cxxopts::value<std::string>()->default_value("10"))
-    ("reps", "timed chain runs per timed chain", cxxopts::value<std::string>()->default_value(reps_default))
     ("cold", "flush the device's cache before every timed chain run")
     ("fuse", "none (a launch per stage), all (the whole chain in one launch, each stage's outputs in local memory, at each shape of the last stage), or none,all", cxxopts::value<std::string>()->default_value("none"));
   // clang-format on
+  add_timing_options(options, "chain runs per timed chain", "10", reps_default);
   add_common_options(options);
 }
 
@@ -224,11 +224,8 @@ std::vector<char*> take_stage_values(int argc, char** argv, std::vector<std::str
 int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   std::vector<std::string> stage_values;
   std::vector<char*> rest = take_stage_values(argc, argv, stage_values);
-  cxxopts::Options options = pipeline_options();
-  const std::optional<cxxopts::ParseResult> parsed =
-      parse_command(options, static_cast<int>(rest.size()), rest.data());
-  if (!parsed) return 0;
-  const cxxopts::ParseResult& args = *parsed;
+  const cxxopts::ParseResult args =
+      parse_command(pipeline_options(), static_cast<int>(rest.size()), rest.data());
   auto given = [&](const char* name) { return args.count(name) > 0; };
   auto text = [&](const char* name) { return args[name].as<std::string>(); };
   if (!given("pipeline")) throw UsageError("kperf pipeline needs --pipeline NAME or APP,APP");

@@ -23,6 +23,7 @@
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
+#include "option_groups.hpp"
 #include "output_buffers.hpp"
 #include "parallel.hpp"
 #include "results.hpp"
@@ -106,31 +107,27 @@ cxxopts::Options run_options() {
     ("metrics-on", "where error metrics are computed: auto (the device if a GPU with double precision), device, host", cxxopts::value<std::string>()->default_value("auto"))
     ("cold", "flush the cache before every timed sample (a fill of a buffer larger than the last-level cache)")
     ("shard", "I/N: measure shard I of N of the configurations (a deterministic, cost-balanced partition by app and variant, plus the baselines its speedups need); kperf merge joins the N files", cxxopts::value<std::string>())
-    ("energy", "energy per launch beside time: none, auto (what exists for the device), nvml, powercap (RAPL, CPU devices), hwmon:PATH (an energyN_input or powerN_input file)", cxxopts::value<std::string>()->default_value("none"))
-    ("energy-window", "seconds of back-to-back samples per energy window, aligned to the counter's updates", cxxopts::value<std::string>()->default_value("1"))
-    ("energy-reps", "energy windows per configuration", cxxopts::value<std::string>()->default_value("3"))
     ("transfers", "also time upload (pinned memory), host packing and download per repetition: end-to-end times")
     ("bilateral-sigmas", "bilateral's sigma_color,sigma_space", cxxopts::value<std::string>()->default_value("25,2"))
-    ("wg", "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
     ("input", "image, .npy, directory or synthetic:NAME (smooth, noise, zoneplate, document, all); repeatable", cxxopts::value<std::vector<std::string>>())
     ("size", "resize/generate inputs to N or WxH; a list runs each size", cxxopts::value<std::string>())
     ("temp", "hotspot temperature grid (Rodinia text or .npy)", cxxopts::value<std::string>())
     ("power", "hotspot power grid (Rodinia text or .npy)", cxxopts::value<std::string>())
     ("iterations", "hotspot steps per sample", cxxopts::value<std::string>()->default_value("60"))
-    ("vec", "outputs per work-item along x, a list of 1, 2, 4, 8 (4: float4 stores; 8: 16-byte half stores)", cxxopts::value<std::string>()->default_value("1"))
-    ("py", "outputs per work-item along y, a list of 1..16 (taller blocks, same work-items)", cxxopts::value<std::string>()->default_value("1"))
-    ("warmup", "untimed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
-    ("reps", "timed launches per configuration", cxxopts::value<std::string>()->default_value("50"))
     ("max-cv", "noise-based stop: after --reps samples, more batches of --reps until the samples' coefficient of variation is at most this (e.g. 0.01) or --max-reps is reached; rows say why they stopped", cxxopts::value<std::string>())
     ("max-reps", "the most timed samples under --max-cv (default: 10 x --reps)", cxxopts::value<std::string>())
     ("rounds", "time each workload's configurations in R rounds, each round a share of --reps samples from every configuration in turn, so that a drift of the device's speed during the run reaches them all alike (1: each configuration whole, then the next)", cxxopts::value<std::string>()->default_value("1"))
-    ("out", "results JSON path (default: kperf-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for each output grid as float32 .npy", cxxopts::value<std::string>())
     ("preset", "paper: the HPCS'19 method (512^2, 50+50 launches, its 6 apps and hotspot, 4 schemes, nn, full sweep); bilateral-phases: SagivTech's four bilateral phases (global + computed weights, global + table, local tile, image tile) at 256^2, 512^2, 1024^2, 10+50 launches", cxxopts::value<std::string>())
     ("resume", "skip configurations already in --out and append the rest")
     ("verify", "also check every output against the CPU model of its scheme")
     ("dry-run", "print every configuration the run would measure as one JSON object a line on stdout, with its status: planned, or why it cannot run (judged before building); build, launch and write nothing");
   // clang-format on
+  add_shape_options(
+      options, "work-groups WXxWY,... or auto (default: auto on GPUs, a short list on CPUs)", "1");
+  add_timing_options(options, "launches per configuration", "50", "50");
+  add_energy_options(options, "");
+  add_out_option(options, "kperf");
   add_axis_options(options, false);
   add_common_options(options);
   return options;
@@ -329,10 +326,7 @@ std::vector<WorkGroup> launch_shapes(const RunRequest& req, bool cpu) {
 }  // namespace
 
 int cmd_run(int argc, char** argv, const std::string& command_line) {
-  cxxopts::Options options = run_options();
-  const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
-  if (!parsed) return 0;  // --help
-  const cxxopts::ParseResult& args = *parsed;
+  const cxxopts::ParseResult args = parse_command(run_options(), argc, argv);
   auto given = [&](const char* name) { return args.count(name) > 0; };
   auto text = [&](const char* name) { return args[name].as<std::string>(); };
   RunRequest req = run_request(args);

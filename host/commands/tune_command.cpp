@@ -21,6 +21,7 @@
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
+#include "option_groups.hpp"
 #include "runner.hpp"
 #include "select_options.hpp"
 #include "strings.hpp"
@@ -87,31 +88,23 @@ cxxopts::Options tune_options() {
   // clang-format off
   options.add_options()
     ("apps", "image apps: gaussian3,gaussian5,sobel3,sobel5,median,inversion,bilateral or all", cxxopts::value<std::string>()->default_value("all"))
-    ("budget", "error budget(s): fractions in (0, 1] of the primary metric (0.02 = 2 %); a list tunes once and chooses per budget", cxxopts::value<std::string>())
-    ("train", "directory of training images (all one size, or give --size)", cxxopts::value<std::string>())
-    ("test", "directory of held-out test images", cxxopts::value<std::string>())
     ("size", "resize every train and test image to N or WxH", cxxopts::value<std::string>())
-    ("wg", "work-groups WXxWY,... (default: 16x8,32x4,32x8,64x4 on GPUs, a short list on CPUs)", cxxopts::value<std::string>())
-    ("vec", "outputs per work-item along x, a list (default: 1,4 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
-    ("py", "outputs per work-item along y, a list (default: 1,4,6 on GPUs, 1 on CPUs)", cxxopts::value<std::string>())
     ("max-combinations", "combinations of the axis fronts tried per app, fastest predicted first", cxxopts::value<std::string>()->default_value("32"))
     ("screen-combinations", "auto (3 x --max-combinations), 0 (no screen) or more than --max-combinations: time this many of the fastest predicted combinations at their probe shape on the first training input and try the --max-combinations fastest measured", cxxopts::value<std::string>()->default_value("auto"))
     ("sweep", "climb (time each survivor at its starting shapes, then at the neighbours of its fastest until none is faster) or every (every launch shape)", cxxopts::value<std::string>()->default_value("climb"))
-    ("tie-tolerance", "of a budget's finalists, timed again beside the accurate kernel in interleaved rounds, those within this fraction of the fastest are a tie, won by the lowest training error", cxxopts::value<std::string>()->default_value("0.03"))
-    ("percentile", "the training (and test) statistic held to the budget: this percentile over inputs", cxxopts::value<std::string>()->default_value("95"))
     ("objective", "what is ranked: kernel (the launches' time), end-to-end (host packing or conversion, upload, launches, download) or energy (joules per launch; needs --energy)", cxxopts::value<std::string>()->default_value("kernel"))
-    ("energy", "measure energy per launch in the timed stages: none, auto, nvml, powercap, hwmon:PATH (as kperf run)", cxxopts::value<std::string>()->default_value("none"))
-    ("energy-window", "seconds per energy window", cxxopts::value<std::string>()->default_value("1"))
-    ("energy-reps", "energy windows per timed configuration", cxxopts::value<std::string>()->default_value("3"))
-    ("warmup", "untimed launches per timed configuration", cxxopts::value<std::string>()->default_value("10"))
-    ("reps", "timed launches per timed configuration", cxxopts::value<std::string>()->default_value("30"))
-    ("cache", "the device cache in the timed stages: cold (flushed before every sample, as kperf run --cold), warm (back-to-back launches) or auto (cold on a GPU, warm on a CPU)", cxxopts::value<std::string>()->default_value("auto"))
-    ("out", "tune JSON path (default: kperf-tune-<device>-<time>.json)", cxxopts::value<std::string>())
     ("save-outputs", "directory for the test outputs of the choices and the accurate kernel (default: beside --out)", cxxopts::value<std::string>())
     ("devices", "spread each stage over these devices of one model, one process each: a list of --device values (1:0,1:1) or all (every device of --device's platform and model)", cxxopts::value<std::string>())
     ("resume", "continue an interrupted tune from --out")
     ("pipeline", "tune a chain of apps under one end-to-end budget instead (kperf tune --pipeline NAME --help; docs/pipelines.md)", cxxopts::value<std::string>());
   // clang-format on
+  add_search_options(options, "the primary metric");
+  add_shape_options(
+      options, "work-groups WXxWY,... (default: 16x8,32x4,32x8,64x4 on GPUs, a short list on CPUs)",
+      nullptr, " (default: 1,4 on GPUs, 1 on CPUs)", " (default: 1,4,6 on GPUs, 1 on CPUs)");
+  add_timing_options(options, "launches per timed configuration", "10", "30");
+  add_energy_options(options, " in the timed stages");
+  add_out_option(options, "kperf-tune");
   add_select_options(options, "configuration");
   add_axis_options(options, true);
   add_common_options(options);
@@ -328,13 +321,10 @@ std::string default_outputs_dir(const std::string &out_path) {
 }  // namespace
 
 int cmd_tune(int argc, char **argv, const std::string &command_line) {
-  cxxopts::Options options = tune_options();
-  const std::optional<cxxopts::ParseResult> parsed = parse_command(options, argc, argv);
-  if (!parsed) return 0;  // --help
-  const cxxopts::ParseResult &args = *parsed;
+  const cxxopts::ParseResult args = parse_command(tune_options(), argc, argv);
+  TuneConfig cfg = tune_config(args);
   auto given = [&](const char *name) { return args.count(name) > 0; };
   auto text = [&](const char *name) { return args[name].as<std::string>(); };
-  TuneConfig cfg = tune_config(args);
   if (given("resume") && !given("out")) throw UsageError("--resume needs --out FILE");
   if (given("out")) require_writable(text("out"));
 
@@ -438,11 +428,8 @@ int tune_stage_worker_main(int argc, char **argv) {
   std::vector<char *> tune_argv;
   for (auto &w : words) tune_argv.push_back(w.data());
   tune_argv.push_back(nullptr);
-  cxxopts::Options options = tune_options();
-  const std::optional<cxxopts::ParseResult> parsed =
-      parse_command(options, static_cast<int>(words.size()), tune_argv.data());
-  if (!parsed) return kExitUsage;
-  const cxxopts::ParseResult &args = *parsed;
+  const cxxopts::ParseResult args =
+      parse_command(tune_options(), static_cast<int>(words.size()), tune_argv.data());
   TuneConfig cfg = tune_config(args);
   ClEnv env(choose_device_entry(request.at("device").get<std::string>()));
   const std::unique_ptr<EnergyCounter> energy = set_up_on_device(args, env, cfg);

@@ -11,6 +11,7 @@
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "metrics.hpp"
+#include "option_groups.hpp"
 #include "phases.hpp"
 #include "pipeline_command.hpp"
 #include "results.hpp"
@@ -29,16 +30,8 @@ cxxopts::Options pipeline_tune_options() {
   cxxopts::Options options("kperf tune --pipeline",
                            "One end-to-end error budget over a chain of apps, each stage at its "
                            "own approximation, checked on held-out inputs");
-  // clang-format off
-  options.add_options()
-    ("budget", "end-to-end error budget(s): fractions in (0, 1] of the last stage's primary metric", cxxopts::value<std::string>())
-    ("train", "directory of training images", cxxopts::value<std::string>())
-    ("test", "directory of held-out images", cxxopts::value<std::string>())
-    ("percentile", "the statistic over inputs held to the budget", cxxopts::value<std::string>()->default_value("95"))
-    ("cache", "the device cache in the timed runs: cold (flushed before every run, as --cold), warm (back-to-back runs) or auto (cold on a GPU, warm on a CPU), as kperf tune's", cxxopts::value<std::string>()->default_value("auto"))
-    ("tie-tolerance", "the stable rule: of the finalists within this fraction of the fastest, the lowest training error", cxxopts::value<std::string>()->default_value("0.03"))
-    ("out", "JSON path (default: kperf-tune-pipeline-<device>-<time>.json)", cxxopts::value<std::string>());
-  // clang-format on
+  add_search_options(options, "the last stage's primary metric");
+  add_out_option(options, "kperf-tune-pipeline");
   add_select_options(options, "chain");
   add_chain_options(options, "30");
   return options;
@@ -51,9 +44,11 @@ void print_choices(const Json& choices) {
     std::string chain = "none";
     double speedup = 0;
     if (!c["chosen"].is_null()) {
-      chain.clear();
+      // A fused chain's stages read as the same chain's in separate launches: say which it is.
+      const std::string fused = c["chosen"].value("fused", false) ? "fused: " : "";
+      chain = fused;
       for (const auto& s : c["chosen"]["stages"])
-        chain += (chain.empty() ? "" : " > ") + s["variant"].get<std::string>() + "@" +
+        chain += (chain == fused ? "" : " > ") + s["variant"].get<std::string>() + "@" +
                  s["wg"].get<std::string>();
       speedup = c["chosen"].value("rank_speedup", c["chosen"]["speedup"].get<double>());
     }
@@ -74,11 +69,8 @@ void print_choices(const Json& choices) {
 int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   std::vector<std::string> stage_values;
   std::vector<char*> rest = take_stage_values(argc, argv, stage_values);
-  cxxopts::Options options = pipeline_tune_options();
-  const std::optional<cxxopts::ParseResult> parsed =
-      parse_command(options, static_cast<int>(rest.size()), rest.data());
-  if (!parsed) return 0;
-  const cxxopts::ParseResult& args = *parsed;
+  const cxxopts::ParseResult args =
+      parse_command(pipeline_tune_options(), static_cast<int>(rest.size()), rest.data());
   auto text = [&](const char* name) { return args[name].as<std::string>(); };
   for (const char* required : {"pipeline", "budget", "train", "test"})
     if (!args.count(required))

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "injected_faults.hpp"
+#include "io.hpp"
 #include "kernel_axes.hpp"
 #include "results.hpp"
 #include "strings.hpp"
@@ -53,15 +55,23 @@ std::string stage_label(const PipelineStage& s) {
   return s.app->name + ":" + s.variant.id() + "@" + wg_label(s.wg.x, s.wg.y, s.wg.vec, s.wg.py);
 }
 
-std::string chain_label(const Chain& chain) {
+namespace {
+
+std::string stages_label(const Chain& chain) {
   std::string label;
   for (const PipelineStage& s : chain) label += (label.empty() ? "" : " > ") + stage_label(s);
   return label;
 }
 
+}  // namespace
+
+std::string chain_label(const Chain& chain) {
+  return (is_fused(chain) ? "fused: " : "") + stages_label(chain);
+}
+
 std::string chain_key(const std::string& pipeline, const Chain& chain, const std::string& input,
                       int width, int height) {
-  return pipeline + (is_fused(chain) ? "/fused/" : "/") + chain_label(chain) + "/" + input + "/" +
+  return pipeline + (is_fused(chain) ? "/fused/" : "/") + stages_label(chain) + "/" + input + "/" +
          std::to_string(width) + "x" + std::to_string(height);
 }
 
@@ -83,6 +93,13 @@ std::string key_to_filename(const std::string& key) {
     }
   }
   return out + ".npy";
+}
+
+void write_output_npy(const std::string& file, std::vector<float> values, int width, int height) {
+  if (fault("save")) throw std::runtime_error(file + ": injected fault (KPERF_FAULT=save)");
+  Grid g(width, height);
+  g.data = std::move(values);
+  write_npy(file, g);
 }
 
 const StorageType& intermediate_type(const Variant& prev) { return *prev.precision_info().out; }

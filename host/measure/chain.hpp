@@ -29,7 +29,8 @@ std::vector<const AppDescriptor*> parse_pipeline(const std::string& text);
 
 // "APP:VARIANT@SHAPE".
 std::string stage_label(const PipelineStage& s);
-// A chain's label in select blocks: its stages' labels joined by " > ".
+// A chain's label in select blocks and tables: its stages' labels joined by " > ", after "fused: "
+// for a fused chain (whose stages' labels are those of the same chain in separate launches).
 std::string chain_label(const Chain& chain);
 // A chain's identity on one input: "PIPELINE[/fused]/STAGE > STAGE/INPUT/WxH", each stage
 // app:variant@shape. Rows, the fault journal and KPERF_FAULT know a chain by it.
@@ -43,6 +44,9 @@ std::string config_key(const AppDescriptor& app, const Variant& v, WorkGroup wg,
 // A saved output's file name from its key: '/' as "__", ':' as '-', a chain's " > " as '+', then
 // ".npy".
 std::string key_to_filename(const std::string& key);
+// Writes an output grid as float32 .npy (--save-outputs); throws std::exception where it cannot
+// (KPERF_FAULT=save makes every write fail).
+void write_output_npy(const std::string& file, std::vector<float> values, int width, int height);
 
 // Why a stage reading `next` cannot take the device output of a stage under `prev`: the stored
 // types differ (the intermediate buffer is one type: prev's output, next's input), or `next` reads

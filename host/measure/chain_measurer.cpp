@@ -118,12 +118,8 @@ void ChainMeasurer::save_outputs(Measurement& m, const std::string& key) const {
     const bool last = k + 1 == m.stages.size();
     const fs::path file =
         fs::path(save_dir_) / (last ? base : stem + ".stage" + std::to_string(k + 1) + ".npy");
-    Grid g(in_.width, in_.height);
-    g.data = stage.output;
     try {
-      if (fault("save"))
-        throw std::runtime_error(file.string() + ": injected fault (KPERF_FAULT=save)");
-      write_npy(file.string(), g);
+      write_output_npy(file.string(), stage.output, in_.width, in_.height);
       stage.output_file = file.string();
     } catch (const std::exception& e) {
       m.fail(Status::kHostError, std::string("--save-outputs: ") + e.what());

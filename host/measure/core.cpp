@@ -19,6 +19,23 @@ namespace kperf {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A chain's launch checks before a build: a fused chain's own, or each stage's.
+std::optional<std::pair<int, Verdict>> stage_checks(const Chain& chain, const DeviceInfo& dev) {
+  if (is_fused(chain)) {
+    if (auto problem = fused_chain_problem(chain))
+      return std::make_pair(problem->first, Verdict{Status::kNotApplicable, problem->second});
+    return check_fused_launch(chain, dev);
+  }
+  for (std::size_t k = 0; k < chain.size(); ++k)
+    if (auto verdict = check_launch(*chain[k].app, chain[k].variant, chain[k].wg, dev))
+      return std::make_pair(static_cast<int>(k), *verdict);
+  return std::nullopt;
+}
+
+}  // namespace
+
 void Measurement::fail(Status s, std::string why, int stage) {
   status = s;
   reason = std::move(why);
@@ -131,21 +148,9 @@ cl::Buffer& Core::power(const BoundInput& in, const StorageType& type) {
   return impl_->power[t];
 }
 
-std::optional<std::pair<int, Verdict>> Core::stage_checks(const Chain& chain) const {
-  if (is_fused(chain)) {
-    if (auto problem = fused_chain_problem(chain))
-      return std::make_pair(problem->first, Verdict{Status::kNotApplicable, problem->second});
-    return check_fused_launch(chain, env_.info());
-  }
-  for (std::size_t k = 0; k < chain.size(); ++k)
-    if (auto verdict = check_launch(*chain[k].app, chain[k].variant, chain[k].wg, env_.info()))
-      return std::make_pair(static_cast<int>(k), *verdict);
-  return std::nullopt;
-}
-
 std::optional<std::pair<int, Verdict>> Core::static_check(const BoundInput& in,
                                                           const Chain& chain) const {
-  if (auto problem = stage_checks(chain)) return problem;
+  if (auto problem = stage_checks(chain, env_.info())) return problem;
   if (!in.alloc_problem.empty())
     return std::make_pair(-1, Verdict{Status::kInvalidConfig, in.alloc_problem});
   if (!in.truth_problem.empty())
@@ -330,14 +335,6 @@ void Core::bind_steps(BoundInput& in, Prepared& p, LaunchSetup& l, cl::Kernel ke
   }
 }
 
-bool Core::device_responds(std::string& why) {
-  if (injected_loss_) {
-    why = "clFinish failed: CL_INVALID_COMMAND_QUEUE (injected: KPERF_FAULT=lose-queue)";
-    return false;
-  }
-  return kperf::device_responds(env_, why);
-}
-
 bool Core::attempt(Prepared& p, const std::function<void()>& part, int stage) {
   auto fail = [&](Status status, const std::string& reason) {
     p.m.samples_ns.clear();
@@ -351,8 +348,9 @@ bool Core::attempt(Prepared& p, const std::function<void()>& part, int stage) {
     part();
     return true;
   } catch (const cl::Error& e) {
-    std::string why;
-    if (!device_responds(why)) {
+    std::string why =
+        "clFinish failed: CL_INVALID_COMMAND_QUEUE (injected: KPERF_FAULT=lose-queue)";
+    if (injected_loss_ || !device_responds(env_, why)) {
       lost_by_ = p.key + " (" + describe(e) + ")";
       return fail(Status::kDeviceFault,
                   describe(e) + "; then the device accepted no more commands (" + why + ")");

@@ -193,16 +193,12 @@ class Core {
 
  private:
   struct Impl;  // the device state the core keeps between chains
-  std::optional<std::pair<int, Verdict>> stage_checks(const Chain& chain) const;
   bool set_up_launch(BoundInput& in, const Chain& chain, std::size_t i, Prepared& p);
   void bind_steps(BoundInput& in, Prepared& p, LaunchSetup& l, cl::Kernel kernel, std::size_t i);
   std::pair<std::string, std::string> program_of(const Chain& chain, std::size_t k);
   void reset_outputs(const BoundInput& in, Prepared& p);
-  void run_once(const BoundInput& in, Prepared& p);
-  bool guards_intact(Prepared& p);
   bool stage_errors(BoundInput& in, Prepared& p, LaunchSetup& l, bool measured);
   void launch_fault(Prepared& p);
-  bool device_responds(std::string& why);
   std::vector<float> read_output(const LaunchSetup& l, std::size_t n);
 
   ClEnv& env_;

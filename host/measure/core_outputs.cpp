@@ -43,6 +43,65 @@ std::vector<float> read_back(cl::CommandQueue& q, const cl::Buffer& buffer, std:
   return values;
 }
 
+// One run of every launch in order, from outputs reset. Under the test hook the first launch
+// reads a poisoned copy of the input, and each later one a poisoned copy of what it reads (each
+// earlier stage's output is kept as it was written).
+void run_once(ClEnv& env, bool poison, const BoundInput& in, Prepared& p) {
+  auto& q = env.queue();
+  const std::size_t n = static_cast<std::size_t>(in.width) * in.height;
+  const Chain& chain = p.chain;
+  std::optional<cl::Buffer> dirty_buffer;
+  std::optional<cl::Image2D> dirty_image;
+  const bool hook = poison && !p.launches.front().sample.ping_pong();
+  if (hook) {
+    Grid dirty = in.input;
+    poison_unread(dirty.data, chain, 0, in.width, in.height);
+    std::vector<unsigned char> bytes = make_input(chain[0].variant, input_radius(chain, 0), dirty);
+    dirty_buffer.emplace(env.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes.size(),
+                         bytes.data());
+    cl::Kernel& first = p.launches.front().steps.front().app;
+    if (p.input->image) {
+      dirty_image.emplace(
+          env.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+          cl::ImageFormat(CL_R, chain[0].variant.precision_info().in->image_channel_type),
+          static_cast<std::size_t>(p.input->layout.width),
+          static_cast<std::size_t>(p.input->layout.height), 0, bytes.data());
+      first.setArg(0, *dirty_image);
+    } else {
+      first.setArg(0, *dirty_buffer);
+    }
+  }
+  for (std::size_t i = 0; i < p.launches.size(); ++i) {
+    LaunchSetup& l = p.launches[i];
+    l.sample.enqueue(q, nullptr);
+    if (hook && i + 1 < p.launches.size()) {
+      std::vector<float> dirty = read_back(q, l.output, n, *l.out_type);
+      p.m.stages[l.stage].output = dirty;
+      poison_unread(dirty, chain, l.stage + 1, in.width, in.height);
+      std::vector<unsigned char> bytes(n * l.out_type->bytes);
+      l.out_type->encode(dirty.data(), bytes.data(), n);
+      q.enqueueWriteBuffer(l.output, CL_TRUE, 0, bytes.size(), bytes.data());
+    }
+  }
+  q.finish();
+}
+
+bool guards_intact(cl::CommandQueue& q, const std::vector<std::unique_ptr<OutputBuffers>>& outputs,
+                   Prepared& p) {
+  for (const LaunchSetup& l : p.launches)
+    for (int b : l.sample.ping_pong() ? std::vector<int>{0, 1} : std::vector<int>{0})
+      if (!outputs[l.stage]->guards_intact_on_device(q, b, *l.out_type)) {
+        const bool fused = is_fused(p.chain);
+        const int stage = fused ? -1 : static_cast<int>(l.stage);
+        p.m.fail(Status::kRunFailed,
+                 (fused ? std::string("the fused kernel: ") : stage_prefix(p.chain, stage)) +
+                     kGuardsOverwritten,
+                 stage);
+        return false;
+      }
+  return true;
+}
+
 }  // namespace
 
 unsigned char* Core::Impl::staging(const cl::Context& context, cl::CommandQueue& queue,
@@ -73,66 +132,6 @@ std::vector<float> Core::read_output(const LaunchSetup& l, std::size_t n) {
   std::vector<float> values(n);
   l.out_type->decode(copy, values.data(), n);
   return values;
-}
-
-// One run of every launch in order, from outputs reset. Under the test hook the first launch
-// reads a poisoned copy of the input, and each later one a poisoned copy of what it reads (each
-// earlier stage's output is kept as it was written).
-void Core::run_once(const BoundInput& in, Prepared& p) {
-  auto& q = env_.queue();
-  const std::size_t n = static_cast<std::size_t>(in.width) * in.height;
-  const Chain& chain = p.chain;
-  std::optional<cl::Buffer> dirty_buffer;
-  std::optional<cl::Image2D> dirty_image;
-  const bool hook = opt_.poison_unread && !p.launches.front().sample.ping_pong();
-  if (hook) {
-    Grid dirty = in.input;
-    poison_unread(dirty.data, chain, 0, in.width, in.height);
-    std::vector<unsigned char> bytes = make_input(chain[0].variant, input_radius(chain, 0), dirty);
-    dirty_buffer.emplace(env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes.size(),
-                         bytes.data());
-    cl::Kernel& first = p.launches.front().steps.front().app;
-    if (p.input->image) {
-      dirty_image.emplace(
-          env_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-          cl::ImageFormat(CL_R, chain[0].variant.precision_info().in->image_channel_type),
-          static_cast<std::size_t>(p.input->layout.width),
-          static_cast<std::size_t>(p.input->layout.height), 0, bytes.data());
-      first.setArg(0, *dirty_image);
-    } else {
-      first.setArg(0, *dirty_buffer);
-    }
-  }
-  for (std::size_t i = 0; i < p.launches.size(); ++i) {
-    LaunchSetup& l = p.launches[i];
-    l.sample.enqueue(q, nullptr);
-    if (hook && i + 1 < p.launches.size()) {
-      std::vector<float> dirty = read_back(q, l.output, n, *l.out_type);
-      p.m.stages[l.stage].output = dirty;
-      poison_unread(dirty, chain, l.stage + 1, in.width, in.height);
-      std::vector<unsigned char> bytes(n * l.out_type->bytes);
-      l.out_type->encode(dirty.data(), bytes.data(), n);
-      q.enqueueWriteBuffer(l.output, CL_TRUE, 0, bytes.size(), bytes.data());
-    }
-  }
-  q.finish();
-}
-
-bool Core::guards_intact(Prepared& p) {
-  PhaseTimer timer(phases_, "download");
-  auto& q = env_.queue();
-  for (const LaunchSetup& l : p.launches)
-    for (int b : l.sample.ping_pong() ? std::vector<int>{0, 1} : std::vector<int>{0})
-      if (!outputs_[l.stage]->guards_intact_on_device(q, b, *l.out_type)) {
-        const bool fused = is_fused(p.chain);
-        const int stage = fused ? -1 : static_cast<int>(l.stage);
-        p.m.fail(Status::kRunFailed,
-                 (fused ? std::string("the fused kernel: ") : stage_prefix(p.chain, stage)) +
-                     kGuardsOverwritten,
-                 stage);
-        return false;
-      }
-  return true;
 }
 
 // Launch l's output against its stage's truth where `measured`, read back where the host needs it.
@@ -178,9 +177,14 @@ bool Core::measure_outputs(BoundInput& in, Prepared& p, bool every_stage, bool r
       PhaseTimer timer(phases_, "download");
       for (StageMeasurement& s : p.m.stages) s.output.clear();
       reset_outputs(in, p);
-      run_once(in, p);
+      run_once(env_, opt_.poison_unread, in, p);
     }
-    if (!guards_intact(p)) return false;
+    bool intact = false;
+    {
+      PhaseTimer timer(phases_, "download");
+      intact = guards_intact(env_.queue(), outputs_, p);
+    }
+    if (!intact) return false;
     for (LaunchSetup& l : p.launches) {
       const bool measured = in.truthful() && (every_stage || l.stage + 1 == chain.size());
       if (!stage_errors(in, p, l, measured)) return false;

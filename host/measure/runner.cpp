@@ -18,21 +18,22 @@ namespace {
 
 std::atomic<long> workloads_started{0};
 
+// Whether the run's selection (RunConfig::only) accepts this configuration.
+bool selected(const RunConfig& cfg, const AppDescriptor& app, const Variant& v,
+              const WorkGroup& wg) {
+  return !cfg.only || cfg.only(app, v, wg);
+}
+
+// The core's options: the run's, the outputs read back where --verify or --save-outputs needs
+// them (CoreOptions' members in their order).
 CoreOptions core_options(const RunConfig& c) {
-  CoreOptions o;
-  o.kernel_root = c.kernel_root;
-  o.extra_build_options = c.extra_build_options;
-  o.params = c.params;
-  o.warmup = c.warmup;
-  o.reps = c.reps;
-  o.max_cv = c.max_cv;
-  o.max_reps = c.max_reps;
-  o.stamp_rounds = c.rounds > 1;
-  o.cold = c.cold;
-  o.ssim = c.ssim;
-  o.metrics_on = c.metrics_on;
-  o.read_outputs = c.verify || !c.save_outputs_dir.empty();
-  return o;
+  return {c.kernel_root, c.extra_build_options,
+          c.params,      c.warmup,
+          c.reps,        c.max_cv,
+          c.max_reps,    c.rounds > 1,
+          c.cold,        c.ssim,
+          c.metrics_on,  c.verify || !c.save_outputs_dir.empty(),
+          false};
 }
 
 }  // namespace
@@ -45,8 +46,6 @@ Runner::Runner(ClEnv& env, RunConfig config)
       copies_(env, core_),
       energy_(env, cfg_.energy, cfg_.energy_requested, cfg_.energy_options,
               cfg_.energy_absent_reason) {}
-
-Runner::~Runner() = default;
 
 void Runner::tick(const std::string& label) {
   ++done_;
@@ -152,7 +151,7 @@ void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
   for (auto* a : cfg_.apps) {
     std::size_t count = 0;
     for (const auto& v : cfg_.variants)
-      for (const auto& wg : cfg_.wgs) count += selected(*a, v, wg) ? 1 : 0;
+      for (const auto& wg : cfg_.wgs) count += selected(cfg_, *a, v, wg) ? 1 : 0;
     total_ += count * (a->takes_images() ? cfg_.image_inputs.size() * sizes.size()
                                          : (own_once ? 1 : sizes.size()));
   }
@@ -164,7 +163,7 @@ void Runner::run(const std::function<void(ResultRow)>& raw_sink) {
     for (auto* app : cfg_.apps)
       for (const auto& v : cfg_.variants)
         for (const auto& wg : cfg_.wgs)
-          if (selected(*app, v, wg) && still_to_measure(*app, v, wg))
+          if (selected(cfg_, *app, v, wg) && still_to_measure(*app, v, wg))
             for (auto& job : core_.programs({{app, v, wg}})) jobs.push_back(std::move(job));
     prebuild(jobs);
   }
@@ -204,7 +203,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
   std::size_t selected_configs = 0;
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs)
-      if (selected(app, v, wg)) {
+      if (selected(cfg_, app, v, wg)) {
         ++selected_configs;
         const std::string key = config_key(app, v, wg, w.name, w.width, w.height);
         if (cfg_.skip_keys.count(key)) continue;
@@ -248,7 +247,7 @@ void Runner::run_workload(Workload& w, const std::function<void(ResultRow)>& sin
   std::vector<std::pair<std::string, std::string>> jobs;
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs)
-      if (selected(app, v, wg) &&
+      if (selected(cfg_, app, v, wg) &&
           !cfg_.skip_keys.count(config_key(app, v, wg, w.name, w.width, w.height)) &&
           !core_.static_check(w, {{&app, v, wg}}))
         for (auto& job : core_.programs({{&app, v, wg}})) jobs.push_back(std::move(job));
@@ -292,7 +291,7 @@ void Runner::for_each_pending(const Workload& w,
   const AppDescriptor& app = *w.apps.front();
   for (const auto& v : cfg_.variants)
     for (const auto& wg : cfg_.wgs) {
-      if (!selected(app, v, wg)) continue;
+      if (!selected(cfg_, app, v, wg)) continue;
       if (interrupt_requested()) throw Abandoned{};
       const std::string key = config_key(app, v, wg, w.name, w.width, w.height);
       if (cfg_.skip_keys.count(key)) {

@@ -92,17 +92,13 @@ struct RunConfig {
 
 class Runner {
  public:
-  Runner(ClEnv& env, RunConfig config);
-  ~Runner();
-  Runner(const Runner&) = delete;
-  Runner& operator=(const Runner&) = delete;
+  Runner(ClEnv& env, RunConfig config);  // not copyable: it holds a Core
 
   // Runs every configuration not in skip_keys; `sink` receives each finished row.
   void run(const std::function<void(ResultRow)>& sink);
 
   // Copy bandwidth measured per input size, for the JSON context.
-  nlohmann::ordered_json copy_json() const { return copies_.json(); }
-  double largest_copy_gbps() const { return copies_.largest_gbps(); }
+  const CopyBandwidth& copies() const { return copies_; }
   // --cold: bytes written before each timed sample to evict the cache (0 when warm).
   std::size_t flush_bytes() const { return core_.flush_bytes(); }
   // Where the harness's wall time went, in seconds per phase (compile, reference, upload,
@@ -121,7 +117,6 @@ class Runner {
   // The context's energy block: the source and what it reads, idle power, the counter's update
   // period, the window; null without --energy.
   nlohmann::ordered_json energy_json() const { return energy_.json(); }
-  std::size_t total_configs() const { return total_; }
 
  private:
   struct Workload;  // one app on one input (runner.cpp)
@@ -157,9 +152,6 @@ class Runner {
   // inputs are read (image apps at given sizes); false where unknown, left to the workload.
   bool still_to_measure(const AppDescriptor& app, const Variant& v, WorkGroup wg) const;
   void tick(const std::string& label);
-  bool selected(const AppDescriptor& app, const Variant& v, const WorkGroup& wg) const {
-    return !cfg_.only || cfg_.only(app, v, wg);
-  }
 
   ClEnv& env_;
   RunConfig cfg_;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <filesystem>
+#include <tuple>
 
 #include "fault_journal.hpp"
 #include "injected_faults.hpp"
@@ -47,12 +48,8 @@ ResultRow describe_row(const AppDescriptor& app, const Variant& v, WorkGroup wg,
 }
 
 void fill_row(const Measurement& m, ResultRow& row) {
-  row.status = m.status;
-  row.reason = m.reason;
-  row.samples_ns = m.samples_ns;
-  row.time = m.time;
-  row.round_start_ns = m.round_start_ns;
-  row.stop_reason = m.stop_reason;
+  std::tie(row.status, row.reason, row.samples_ns, row.time, row.round_start_ns, row.stop_reason) =
+      std::tie(m.status, m.reason, m.samples_ns, m.time, m.round_start_ns, m.stop_reason);
   if (m.stages.empty()) return;
   const StageMeasurement& s = m.stages.front();
   if (!s.build_log.empty()) row.build_log = s.build_log;
@@ -218,13 +215,9 @@ void Runner::verify_against_model(const Workload& w, const Variant& v, ResultRow
 
 void Runner::save_output(const Workload& w, ResultRow& row, std::vector<float> output) {
   PhaseTimer timer(phase_s_, "save_outputs");
-  Grid g(w.width, w.height);
-  g.data = std::move(output);
   const fs::path file = fs::path(cfg_.save_outputs_dir) / key_to_filename(row.key);
   try {
-    if (fault("save"))
-      throw std::runtime_error(file.string() + ": injected fault (KPERF_FAULT=save)");
-    write_npy(file.string(), g);
+    write_output_npy(file.string(), std::move(output), w.width, w.height);
     row.output_file = file.string();
   } catch (const std::exception& e) {
     // The measurement stands; the row says its output could not be kept.

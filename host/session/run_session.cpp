@@ -31,8 +31,8 @@ nlohmann::ordered_json run_context(const std::string& command_line, const ClEnv&
   ctx["iterations"] = cfg.iterations;
   ctx["bilateral_sigmas"] = {{"color", cfg.params.sigma_color}, {"space", cfg.params.sigma_space}};
   ctx["extra_build_options"] = cfg.extra_build_options;
-  ctx["copy_gbps"] = runner.largest_copy_gbps();
-  ctx["copy"] = runner.copy_json();
+  ctx["copy_gbps"] = runner.copies().largest_gbps();
+  ctx["copy"] = runner.copies().json();
   ctx["binary_cache"] = binary_cache_json(env, binary_cache);
   if (cfg.energy_requested) ctx["energy"] = runner.energy_json();
   if (!cfg.shard_json.is_null()) ctx["shard"] = cfg.shard_json;

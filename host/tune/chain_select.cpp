@@ -35,10 +35,13 @@ std::vector<Json> select_chains(ChainMeasurer& m, TruthSource& truths, const Cha
   const auto& chains = *in.chains;
   // Per budget its rungs (indices into chains), fastest first, the accurate chain last.
   std::vector<bool> usable;
+  std::vector<std::string> problems;  // why the canary cannot model a measured chain
   for (std::size_t i : in.measured) {
-    bool ok = !exact_chain(chains[i]);
-    for (const PipelineStage& st : chains[i]) ok = ok && !canary_problem(st);
-    usable.push_back(ok);
+    std::optional<std::string> problem;
+    for (const PipelineStage& st : chains[i])
+      if (!problem) problem = canary_problem(st);
+    problems.push_back(problem.value_or(""));
+    usable.push_back(!exact_chain(chains[i]) && !problem);
   }
   std::map<std::string, LadderRung> rungs;
   std::map<std::string, std::size_t> chain_of;  // every chain the ladder stage times, by label
@@ -96,7 +99,16 @@ std::vector<Json> select_chains(ChainMeasurer& m, TruthSource& truths, const Cha
   canary = {{"estimates", estimates}, {"tracking", tracking}};
   const Json settings = canary_settings_json(s.settings, device, tracking["median_fraction"]);
   std::vector<Json> out;
-  for (const LadderWalks& w : walks) out.push_back(w.json(settings, in.percentile));
+  for (std::size_t b = 0; b < walks.size(); ++b) {
+    out.push_back(walks[b].json(settings, in.percentile));
+    // The front's chains within reach of the budget that the ladder leaves off, and why.
+    Json left_off = Json::array();
+    for (std::size_t i : pareto_indices(in.points))
+      if (!problems[i].empty() && in.points[i].error <= TuneConfig::kLadderReach * in.budgets[b])
+        left_off.push_back(
+            {{"rung", chain_label(chains[in.measured[i]])}, {"reason", problems[i]}});
+    out.back()["left_off"] = left_off;
+  }
   return out;
 }
 

@@ -13,11 +13,13 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "fault_journal.hpp"
 #include "kernel_axes.hpp"
 #include "stats.hpp"
 #include "tune_internal.hpp"
+#include "tune_ledger.hpp"
 
 namespace kperf {
 
@@ -61,15 +63,11 @@ struct StructuralGroup {
 constexpr StructuralGroup kStructuralGroups[] = {
     {"input",
      [](Variant &b, const Variant &d) {
-       b.scheme = d.scheme;
-       b.skip = d.skip;
-       b.recon = d.recon;
-       b.host_perforate = d.host_perforate;
+       std::tie(b.scheme, b.skip, b.recon, b.host_perforate) =
+           std::tie(d.scheme, d.skip, d.recon, d.host_perforate);
      },
      [](AxesSpec &s, const AxesSpec &a) {
-       s.schemes = a.schemes;
-       s.recons = a.recons;
-       s.perforates = a.perforates;
+       std::tie(s.schemes, s.recons, s.perforates) = std::tie(a.schemes, a.recons, a.perforates);
      },
      // Host perforation packs whole lines: rows:K and cols:K only.
      [](const Variant &v) {
@@ -81,14 +79,12 @@ constexpr StructuralGroup kStructuralGroups[] = {
      [](const Variant &) { return true; }},
     {"output",
      [](Variant &b, const Variant &d) {
-       b.output = d.output;
-       b.output_recon = d.output_recon;
-       b.output_fill = d.output_fill;
+       std::tie(b.output, b.output_recon, b.output_fill) =
+           std::tie(d.output, d.output_recon, d.output_fill);
      },
      [](AxesSpec &s, const AxesSpec &a) {
-       s.outputs = a.outputs;
-       s.output_recons = a.output_recons;
-       s.output_fills = a.output_fills;
+       std::tie(s.outputs, s.output_recons, s.output_fills) =
+           std::tie(a.outputs, a.output_recons, a.output_fills);
      },
      [](const Variant &) { return true; }},
     {"precision", [](Variant &b, const Variant &d) { b.precision = d.precision; },
@@ -208,116 +204,25 @@ TuneRow tune_row_from_json(const nlohmann::json &j) {
 Tuner::Tuner(ClEnv &env, TuneConfig config, std::vector<TuneRow> resumed)
     : env_(env),
       cfg_(std::move(config)),
-      rows_(std::move(resumed)),
+      ledger_(std::make_unique<TuneLedger>(cfg_, std::move(resumed))),
       truths_(std::make_shared<TruthCache>()) {
   // A quarter of the machine's memory at most: at 2048^2 a truth is 32 MiB.
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   truths_->max_bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) / 4 * page : 0;
-  for (std::size_t i = 0; i < rows_.size(); ++i) index(i);
 }
 
-namespace {
+Tuner::~Tuner() = default;
 
-bool is_baseline_stage(const std::string &stage) { return stage.rfind("sweep-baseline:", 0) == 0; }
+const std::vector<TuneRow> &Tuner::rows() const { return ledger_->rows(); }
 
-std::string index_key(const std::string &stage, const std::string &app, const std::string &id,
-                      const std::string &shape, const std::string &input, int device) {
-  // A baseline stage holds the accurate kernel once per device; every other stage measures a
-  // configuration on one device only.
-  return stage + "|" + app + "|" + id + "|" + shape + "|" + input +
-         (is_baseline_stage(stage) ? "|" + std::to_string(device) : std::string());
-}
-
-}  // namespace
-
-void Tuner::index(std::size_t i) {
-  const TuneRow &t = rows_[i];
-  const ResultRow &r = t.row;
-  index_[index_key(t.stage, r.app, variant_id(r), wg_label(r.wg_x, r.wg_y, r.vec, r.py),
-                   r.input_name, t.device)] = i;
-}
-
-const TuneRow *Tuner::find(const std::string &stage, const std::string &app, const std::string &id,
-                           const std::string &shape, const std::string &input, int device) const {
-  const auto it = index_.find(index_key(stage, app, id, shape, input, device));
-  return it == index_.end() ? nullptr : &rows_[it->second];
-}
-
-std::optional<TimingStats> Tuner::raw_objective_time(const ResultRow &row) const {
-  if (cfg_.energy_objective) {
-    if (!row.energy.is_object()) return std::nullopt;
-    // Nanojoules per launch in the time's place; the spread over windows in the cv's.
-    TimingStats s;
-    s.median = s.mean = 1e9 * row.energy.value("j_per_launch", 0.0);
-    s.min = 1e9 * row.energy.value("j_per_launch_min", 0.0);
-    s.max = 1e9 * row.energy.value("j_per_launch_max", 0.0);
-    s.cv = s.median > 0 ? (s.max - s.min) / s.median : 0;
-    return s;
-  }
-  if (!cfg_.end_to_end) return row.time;
-  if (row.transfer_samples.empty()) return std::nullopt;
-  return summarize(row.transfer_samples.end_to_end);
-}
-
-std::optional<TimingStats> Tuner::objective_time(const TuneRow &row) const {
-  std::optional<TimingStats> t = raw_objective_time(row.row);
-  if (!t) return t;
-  const std::optional<double> scale = device_scale(row);
-  if (!scale) return std::nullopt;
-  for (double *v : {&t->median, &t->mean, &t->min, &t->max}) *v *= *scale;
-  return t;
-}
-
-// The fastest ok time of the accurate kernel in a stage's rows of one device, over the shapes.
-std::optional<double> Tuner::best_baseline(const std::string &stage, const std::string &app,
-                                           int device) const {
-  std::optional<double> best;
-  for (const auto &wg : cfg_.shapes) {
-    const TuneRow *r = find(stage, app, base_id_, shape_label(wg), cfg_.train[0].name, device);
-    if (!r || !r->row.ok()) continue;
-    if (const auto t = raw_objective_time(r->row); t && (!best || t->median < *best))
-      best = t->median;
-  }
-  return best;
-}
-
-std::optional<double> Tuner::device_scale(const TuneRow &row) const {
-  const bool screen = row.stage == "screen";
-  if ((row.stage != "sweep" && !screen) || row.device == home_device(row.row.app)) return 1.0;
-  // The accurate kernel is always swept on the app's home device; another device times it again in
-  // each timed stage it takes part in (the atoms' or the combinations'). The scale is the median
-  // over the shapes of the first device's time over this one's: near the launch floor one
-  // shape's time can be 10 % off, and a scale from the best shapes alone would carry that error
-  // into every row of the device.
-  const auto app = states_.find(row.row.app);
-  if (app == states_.end()) return std::nullopt;
-  const auto state = app->second.find(variant_id(row.row));
-  const bool combination = state != app->second.end() && state->second.origin == "combination";
-  const std::string own_stage =
-      screen ? "screen-baseline"
-             : std::string("sweep-baseline:") + (combination ? "combination" : "atom");
-  std::vector<double> ratios;
-  for (const auto &wg : cfg_.shapes) {
-    const std::string shape = shape_label(wg), input = cfg_.train[0].name;
-    const TuneRow *first = find("sweep", row.row.app, base_id_, shape, input);
-    const TuneRow *own = find(own_stage, row.row.app, base_id_, shape, input, row.device);
-    if (!first || !own || !first->row.ok() || !own->row.ok()) continue;
-    const auto t_first = raw_objective_time(first->row), t_own = raw_objective_time(own->row);
-    if (t_first && t_own && t_first->median > 0 && t_own->median > 0)
-      ratios.push_back(t_first->median / t_own->median);
-  }
-  if (ratios.empty()) return std::nullopt;
-  return percentile(ratios, 50);
-}
-
-std::vector<ImageSource> Tuner::inputs_of(StageInputs which) const {
+std::vector<ImageSource> TuneStages::inputs_of(StageInputs which) const {
   switch (which) {
     case StageInputs::kTrain:
-      return cfg_.train;
+      return t_.cfg_.train;
     case StageInputs::kFirstTrain:
-      return {cfg_.train[0]};
+      return {t_.cfg_.train[0]};
     case StageInputs::kTest:
-      return cfg_.test;
+      return t_.cfg_.test;
   }
   return {};
 }
@@ -325,6 +230,7 @@ std::vector<ImageSource> Tuner::inputs_of(StageInputs which) const {
 void Tuner::set_baselines() {
   base_ = default_variant();
   base_id_ = variant_id(base_);
+  ledger_->set_base(base_id_);
   paraprox_ = base_;
   paraprox_.load = &find_load("global");
   paraprox_id_ = variant_id(paraprox_);
@@ -338,17 +244,6 @@ TuneSpace Tuner::donor_space() const {
   });
   if (!listed) loads.push_back(paraprox_);
   return space;
-}
-
-bool Tuner::apps_have_homes() const {
-  return cfg_.multi_device() && cfg_.apps.size() >= 1 + cfg_.worker_devices.size();
-}
-
-int Tuner::home_device(const std::string &app) const {
-  if (!apps_have_homes()) return 0;
-  for (std::size_t i = 0; i < cfg_.apps.size(); ++i)
-    if (cfg_.apps[i]->name == app) return static_cast<int>(i % (1 + cfg_.worker_devices.size()));
-  return 0;
 }
 
 bool Tuner::run(const Checkpoint &checkpoint) {
@@ -370,14 +265,15 @@ bool Tuner::run(const Checkpoint &checkpoint) {
         Plan screen = plan_of(origin, false);
         for (auto *app : cfg_.apps)
           if (!screens(*app)) screen.apps.erase(app->name);
-        if (!stage("screen", StageInputs::kFirstTrain, screen, true, false, "screen-baseline",
-                   checkpoint))
+        if (!TuneStages(*this).stage("screen", StageInputs::kFirstTrain, screen, true, false,
+                                     "screen-baseline", checkpoint))
           return interrupted();
         judge_faults("screen");
         judge_screen();
       }
     }
-    if (!stage("probe", StageInputs::kTrain, plan_of(origin, false), false, false, "", checkpoint))
+    if (!TuneStages(*this).stage("probe", StageInputs::kTrain, plan_of(origin, false), false, false,
+                                 "", checkpoint))
       return interrupted();
     judge_faults("probe");
     judge_probes(origin);
@@ -387,7 +283,8 @@ bool Tuner::run(const Checkpoint &checkpoint) {
     judge_faults(baseline);
     judge_sweeps(origin);
   }
-  if (!stage("confirm", StageInputs::kTrain, confirm_plan(), false, false, "", checkpoint))
+  if (!TuneStages(*this).stage("confirm", StageInputs::kTrain, confirm_plan(), false, false, "",
+                               checkpoint))
     return interrupted();
   judge_faults("confirm");
   // Points and fronts; 5. each budget's finalists timed again beside the baselines in
@@ -398,17 +295,19 @@ bool Tuner::run(const Checkpoint &checkpoint) {
   std::map<std::string, std::vector<Choice>> choices;
   for (bool again = true; again;) {
     std::map<std::string, std::vector<Point>> points;
-    for (auto *app : cfg_.apps) points[app->name] = points_of(*app);
-    if (!stage("rank", StageInputs::kFirstTrain, rank_plan(points), true, false, "", checkpoint))
+    for (auto *app : cfg_.apps) points[app->name] = TuneReport(*this).points_of(*app);
+    if (!TuneStages(*this).stage("rank", StageInputs::kFirstTrain, rank_plan(points), true, false,
+                                 "", checkpoint))
       return interrupted();
     judge_faults("rank");
     apps_json = nlohmann::ordered_json::object();
     for (auto *app : cfg_.apps) {
-      points[app->name] = points_of(*app);
-      choices[app->name] = choose(*app, points[app->name]);
-      apps_json[app->name] = app_json(*app, points[app->name]);
+      points[app->name] = TuneReport(*this).points_of(*app);
+      choices[app->name] = TuneReport(*this).choose(*app, points[app->name]);
+      apps_json[app->name] = TuneReport(*this).app_json(*app, points[app->name]);
     }
-    if (!stage("test", StageInputs::kTest, test_plan(choices), false, true, "", checkpoint))
+    if (!TuneStages(*this).stage("test", StageInputs::kTest, test_plan(choices), false, true, "",
+                                 checkpoint))
       return interrupted();
     judge_faults("test");
     again = false;
@@ -418,8 +317,8 @@ bool Tuner::run(const Checkpoint &checkpoint) {
   }
   for (auto *app : cfg_.apps) {
     apps_json[app->name]["choices"] =
-        choices_json(*app, choices[app->name], apps_json[app->name]["points"]);
-    apps_json[app->name]["accurate_test_outputs"] = accurate_outputs_json(*app);
+        TuneReport(*this).choices_json(*app, choices[app->name], apps_json[app->name]["points"]);
+    apps_json[app->name]["accurate_test_outputs"] = TuneReport(*this).accurate_outputs_json(*app);
   }
   // 7. With --select canary: each budget's ladder on the held-out inputs, and the canaries.
   if (cfg_.select_canary && !select_by_canary(choices, apps_json, checkpoint)) return interrupted();

@@ -218,11 +218,14 @@ struct TuneRow {
 nlohmann::ordered_json to_json(const TuneRow &r);
 TuneRow tune_row_from_json(const nlohmann::json &j);  // throws nlohmann::json::exception
 
+class TuneLedger;
+
 class Tuner {
  public:
   // `resumed`: rows of an earlier, interrupted run of the same command; not
   // measured again.
   Tuner(ClEnv &env, TuneConfig config, std::vector<TuneRow> resumed = {});
+  ~Tuner();
 
   // Runs every stage; `checkpoint` receives the rows now and then. False when
   // interrupted.
@@ -233,7 +236,7 @@ class Tuner {
   bool run_share(const nlohmann::json &request,
                  const std::function<void(const std::vector<TuneRow> &)> &checkpoint);
 
-  const std::vector<TuneRow> &rows() const { return rows_; }
+  const std::vector<TuneRow> &rows() const;
   // Per app: the points, the Pareto front, what was pruned and why, and per
   // budget the choice with its test verdict. Valid after run() (partial after
   // an interruption).
@@ -244,8 +247,10 @@ class Tuner {
   // The journal said to stop (fault_journal.hpp): run() returned false, and nothing more ran.
   bool stopped() const { return stopped_; }
 
- private:
-  struct Plan;  // per app, per variant: the launch shapes to run
+  // The search's state, as its collaborators (tune_internal.hpp) read it.
+  friend class TuneReport;  // kperf tune's answer, read off this state (tune_internal.hpp)
+  friend class TuneStages;  // how a stage's plan is measured (tune_internal.hpp)
+  struct Plan;              // per app, per variant: the launch shapes to run
   // What the tuner knows of one variant of one app.
   struct State {
     Variant v;
@@ -278,48 +283,11 @@ class Tuner {
   };
   using Checkpoint = std::function<void(const std::vector<TuneRow> &)>;
 
-  // A stage: measured here, or under --devices spread over the devices, every other device also
-  // timing the accurate kernel (as `baseline_stage`) so that its rows can be put on this one's
-  // scale.
-  bool stage(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
-             const std::string &baseline_stage, const Checkpoint &checkpoint);
-  // A stage's plan split over the devices (shares[0]: this process's), and the worker process
-  // that measures share `d` of it.
-  std::vector<Plan> shares_of(const Plan &plan, const TuneSpace &space) const;
-  std::unique_ptr<StageWorker> start_worker(const std::string &name, StageInputs inputs,
-                                            const Plan &share, std::size_t d, bool timed, bool save,
-                                            const std::string &baseline_stage,
-                                            const TuneSpace &space) const;
-  // The units a worker's request names (run_share's plan), and the rows of a worker killed past
-  // its time limit (tune_lost_share.cpp): every configuration of its share that it did not return,
-  // run_failed with `result.lost` as the reason, added to `result.rows`.
-  Plan plan_of_request(const nlohmann::json &request) const;
-  void add_unmeasured(const StageWorker &worker, StageWorker::Result &result);
-  // The part of a stage measured in this process.
-  bool measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
-               const std::set<std::string> &skip_keys, const Checkpoint &checkpoint);
-  std::vector<ImageSource> inputs_of(StageInputs which) const;
-  // Under --devices with at least as many apps as devices, each app has a home device (apps in
-  // turn) that measures all of its rows; otherwise every app's home is the first device, which
-  // sweeps its accurate kernel, and the other devices' sweep rows are put on its scale.
-  bool apps_have_homes() const;
-  int home_device(const std::string &app) const;
+ private:
   void set_baselines();
   // The searched values with Paraprox's baseline among the load values: the donors by which a
   // variant is named to a worker process.
   TuneSpace donor_space() const;
-  // The row's time under the objective (median and cv, ns), on the first device's scale; none
-  // when it has no such samples or its device has no baseline.
-  std::optional<TimingStats> objective_time(const TuneRow &row) const;
-  std::optional<TimingStats> raw_objective_time(const ResultRow &row) const;
-  // The app's home device's accurate time over that of the device that measured a sweep row (the
-  // median over the launch shapes of their ratio); 1 for the home device's rows.
-  std::optional<double> device_scale(const TuneRow &row) const;
-  std::optional<double> best_baseline(const std::string &stage, const std::string &app,
-                                      int device) const;
-  const TuneRow *find(const std::string &stage, const std::string &app, const std::string &id,
-                      const std::string &shape, const std::string &input, int device = 0) const;
-  void index(std::size_t i);
 
   // The stages' bookkeeping (tune.cpp, in the order run() calls them).
   State *add(const AppDescriptor &app, const Variant &v, const std::string &origin);
@@ -337,47 +305,25 @@ class Tuner {
   // The finalists of every budget with both baselines at their best shapes, and their times in
   // the rank stage (on the device that measured them).
   Plan rank_plan(const std::map<std::string, std::vector<Point>> &points) const;
-  // A budget's finalists: its points within kFinalistBand of the fastest, fastest first.
-  static std::vector<Point> finalists(const std::vector<Point> &points, double budget);
-  std::optional<double> rank_time(const std::string &app, const std::string &id,
-                                  const WorkGroup &wg) const;
   void judge_probes(const std::string &origin_prefix);
   void judge_sweeps(const std::string &origin_prefix);
   void judge_screen();
   // A variant with a device_fault row in this stage leaves the search, as a pruned one does.
   void judge_faults(const std::string &stage);
   bool screens(const AppDescriptor &app);
-  std::vector<double> train_errors(const std::string &stage, const AppDescriptor &app,
-                                   const Variant &v, const WorkGroup &wg,
-                                   std::string &problem) const;
-  std::vector<Point> points_of(const AppDescriptor &app) const;
-  std::vector<Choice> choose(const AppDescriptor &app, const std::vector<Point> &points) const;
-  nlohmann::ordered_json app_json(const AppDescriptor &app, const std::vector<Point> &points) const;
   Plan test_plan(const std::map<std::string, std::vector<Choice>> &choices);
-  void ranked_json(const AppDescriptor &app, const Choice &c, nlohmann::ordered_json &cj) const;
-  nlohmann::ordered_json choices_json(const AppDescriptor &app, const std::vector<Choice> &choices,
-                                      const nlohmann::ordered_json &points) const;
-  nlohmann::ordered_json accurate_outputs_json(const AppDescriptor &app) const;
-  double best_time_of(const std::string &app, const std::string &id) const;
 
   // --select canary (tune_select.cpp): per app, per budget, the ladder's rungs fastest first,
   // the accurate kernel last.
   using Ladders = std::map<std::string, std::vector<std::vector<Point>>>;
   bool select_by_canary(const std::map<std::string, std::vector<Choice>> &choices,
                         nlohmann::ordered_json &apps_json, const Checkpoint &checkpoint);
-  std::vector<Point> ladder_of(const AppDescriptor &app, const std::vector<Point> &points,
-                               const Choice &choice) const;
   Plan ladder_plan(const Ladders &ladders,
                    const std::map<std::string, std::vector<Choice>> &choices) const;
-  // The canary of every held-out input for every rung of an app's ladders, and the select blocks.
-  void canary_json(const AppDescriptor &app, const std::vector<Choice> &choices,
-                   const std::vector<std::vector<Point>> &ladders,
-                   nlohmann::ordered_json &app_json) const;
 
   ClEnv &env_;
   TuneConfig cfg_;
-  std::vector<TuneRow> rows_;
-  std::map<std::string, std::size_t> index_;
+  std::unique_ptr<TuneLedger> ledger_;  // every row measured, and the views the search reads
   std::map<std::string, double> stage_s_, runner_phase_s_;
   nlohmann::ordered_json summary_;
   double copy_gbps_ = 0;

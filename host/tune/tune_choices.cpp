@@ -15,29 +15,32 @@
 #include "kernel_axes.hpp"
 #include "stats.hpp"
 #include "tune_internal.hpp"
+#include "tune_ledger.hpp"
 
 namespace kperf {
 
 using namespace tune_detail;
 
-std::vector<Tuner::Point> Tuner::points_of(const AppDescriptor &app) const {
+std::vector<Tuner::Point> TuneReport::points_of(const AppDescriptor &app) const {
   std::vector<Point> points;
-  const auto &m = states_.at(app.name);
-  for (const auto &id : order_.at(app.name)) {
+  const auto &m = t_.states_.at(app.name);
+  for (const auto &id : t_.order_.at(app.name)) {
     const State &s = m.at(id);
     if (!s.problem.empty() || !s.best) continue;
     std::vector<std::pair<WorkGroup, std::string>> where = {{*s.probe, "probe"}};
     if (!(*s.best == *s.probe)) where.emplace_back(*s.best, "confirm");
     for (const auto &[wg, stage_name] : where) {
-      const TuneRow *found = find("sweep", app.name, id, shape_label(wg), cfg_.train[0].name);
+      const TuneRow *found =
+          t_.ledger_->find("sweep", app.name, id, shape_label(wg), t_.cfg_.train[0].name);
       const ResultRow *timed = found ? &found->row : nullptr;
-      const std::optional<TimingStats> t = found ? objective_time(*found) : std::nullopt;
+      const std::optional<TimingStats> t =
+          found ? t_.ledger_->objective_time(*found) : std::nullopt;
       if (!timed || !timed->ok() || !t) continue;
       std::string problem;
       Point p{id, wg, t->median, t->cv, {}, 0, timed->key, found->device};
-      p.errors = train_errors(stage_name, app, s.v, wg, problem);
+      p.errors = t_.ledger_->train_errors(stage_name, app, s.v, wg, problem);
       if (!problem.empty()) continue;
-      p.error = percentile(p.errors, cfg_.percentile);
+      p.error = percentile(p.errors, t_.cfg_.percentile);
       points.push_back(p);
     }
   }
@@ -46,18 +49,18 @@ std::vector<Tuner::Point> Tuner::points_of(const AppDescriptor &app) const {
 
 // Per budget: of the finalists that the rank stage timed, stable_choice(); the fastest point in
 // the sweep where it timed none of them.
-std::vector<Tuner::Choice> Tuner::choose(const AppDescriptor &app,
-                                         const std::vector<Point> &points) const {
+std::vector<Tuner::Choice> TuneReport::choose(const AppDescriptor &app,
+                                              const std::vector<Point> &points) const {
   std::vector<Choice> out;
-  for (double budget : cfg_.budgets) {
+  for (double budget : t_.cfg_.budgets) {
     Choice c{budget, std::nullopt, {}, std::nullopt};
     std::vector<RankedCandidate> ranked;
-    for (const Point &p : finalists(points, budget))
-      if (const auto t = rank_time(app.name, p.id, p.wg)) {
+    for (const Point &p : finalist_points(points, budget))
+      if (const auto t = t_.ledger_->rank_time(app.name, p.id, p.wg)) {
         c.finalists.emplace_back(p, *t);
         ranked.push_back({*t, p.error});
       }
-    if (const auto i = stable_choice(ranked, cfg_.tie_tolerance)) {
+    if (const auto i = stable_choice(ranked, t_.cfg_.tie_tolerance)) {
       c.point = c.finalists[*i].first;
       c.ranked_time = c.finalists[*i].second;
     } else {
@@ -70,26 +73,28 @@ std::vector<Tuner::Choice> Tuner::choose(const AppDescriptor &app,
 }
 
 // An app's points, Pareto front and pruned variants.
-nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
-                                       const std::vector<Point> &points) const {
-  const auto &m = states_.at(app.name);
-  const double base_time = best_time_of(app.name, base_id_);
-  const double global_time = best_time_of(app.name, paraprox_id_);
+nlohmann::ordered_json TuneReport::app_json(const AppDescriptor &app,
+                                            const std::vector<Point> &points) const {
+  const auto &m = t_.states_.at(app.name);
+  const double base_time = best_time_of(app.name, t_.base_id_);
+  const double global_time = best_time_of(app.name, t_.paraprox_id_);
   nlohmann::ordered_json j;
   j["primary_metric"] = metric_name(app.primary_metric);
   j["accurate_time_ns"] = base_time;
   j["paraprox_baseline_time_ns"] = number_or_null(global_time > 0 ? global_time : NAN);
-  if (apps_have_homes()) {
-    j["device_slot"] = home_device(app.name);  // where every row of the app was measured
-  } else if (cfg_.multi_device()) {
+  if (t_.ledger_->apps_have_homes()) {
+    j["device_slot"] =
+        t_.ledger_->home_device(app.name);  // where every row of the app was measured
+  } else if (t_.cfg_.multi_device()) {
     // Each device's accurate kernel at its best shape, per timed stage: how far apart the devices
     // were, and the scale each one's sweep rows were put on.
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-    for (int d = 0; d <= static_cast<int>(cfg_.worker_devices.size()); ++d) {
+    for (int d = 0; d <= static_cast<int>(t_.cfg_.worker_devices.size()); ++d) {
       nlohmann::ordered_json dj = {{"slot", d}};
       for (const char *origin : {"atom", "combination"}) {
-        const auto t = d == 0 ? best_baseline("sweep", app.name, 0)
-                              : best_baseline(std::string("sweep-baseline:") + origin, app.name, d);
+        const auto t = d == 0 ? t_.ledger_->best_baseline("sweep", app.name, 0)
+                              : t_.ledger_->best_baseline(std::string("sweep-baseline:") + origin,
+                                                          app.name, d);
         dj[std::string(origin) + "_accurate_time_ns"] = number_or_null(t ? *t : NAN);
         if (d == 0) break;
       }
@@ -107,7 +112,7 @@ nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
     pj["key"] = p.key;
     pj["time_ns"] = p.time;  // under --devices, on the first device's scale
     pj["cv"] = p.cv;
-    if (cfg_.multi_device()) pj["device_slot"] = p.device;
+    if (t_.cfg_.multi_device()) pj["device_slot"] = p.device;
     pj["speedup"] = number_or_null(base_time > 0 ? base_time / p.time : NAN);
     pj["speedup_vs_global"] = number_or_null(global_time > 0 ? global_time / p.time : NAN);
     pj["train_error"] = p.error;
@@ -115,7 +120,7 @@ nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
                        static_cast<double>(p.errors.size());
     pj["train_max"] = *std::max_element(p.errors.begin(), p.errors.end());
     nlohmann::ordered_json per = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < p.errors.size(); ++i) per[cfg_.train[i].name] = p.errors[i];
+    for (std::size_t i = 0; i < p.errors.size(); ++i) per[t_.cfg_.train[i].name] = p.errors[i];
     pj["train_errors"] = per;
     if (s.proposal)
       pj["predicted"] = {{"time_ns", s.proposal->predicted_time},
@@ -135,7 +140,7 @@ nlohmann::ordered_json Tuner::app_json(const AppDescriptor &app,
   j["front"] = nlohmann::ordered_json::array();
   for (std::size_t i : front) j["front"].push_back(point_json(points[i]));
   j["pruned"] = nlohmann::ordered_json::array();
-  for (const auto &id : order_.at(app.name)) {
+  for (const auto &id : t_.order_.at(app.name)) {
     const State &s = m.at(id);
     if (s.problem.empty()) continue;
     j["pruned"].push_back({{"variant", id},
@@ -172,15 +177,15 @@ Tuner::Plan Tuner::test_plan(const std::map<std::string, std::vector<Choice>> &c
 
 // The rank stage behind a choice: its time and speedups there (which replace the sweep's, kept
 // as sweep_speedup), and every finalist it timed.
-void Tuner::ranked_json(const AppDescriptor &app, const Choice &c,
-                        nlohmann::ordered_json &cj) const {
-  const auto &m = states_.at(app.name);
+void TuneReport::ranked_json(const AppDescriptor &app, const Choice &c,
+                             nlohmann::ordered_json &cj) const {
+  const auto &m = t_.states_.at(app.name);
   auto baseline = [&](const std::string &id) -> std::optional<double> {
     const auto it = m.find(id);
     if (it == m.end() || !it->second.best) return std::nullopt;
-    return rank_time(app.name, id, *it->second.best);
+    return t_.ledger_->rank_time(app.name, id, *it->second.best);
   };
-  const std::optional<double> base = baseline(base_id_), global = baseline(paraprox_id_);
+  const std::optional<double> base = baseline(t_.base_id_), global = baseline(t_.paraprox_id_);
   nlohmann::ordered_json &chosen = cj["chosen"];
   chosen["sweep_speedup"] = chosen.value("speedup", nlohmann::ordered_json(nullptr));
   chosen["sweep_speedup_vs_global"] =
@@ -197,18 +202,18 @@ void Tuner::ranked_json(const AppDescriptor &app, const Choice &c,
                          {"train_error", p.error}});
   cj["rank"] = {{"accurate_time_ns", number_or_null(base ? *base : NAN)},
                 {"paraprox_baseline_time_ns", number_or_null(global ? *global : NAN)},
-                {"tolerance", cfg_.tie_tolerance},
+                {"tolerance", t_.cfg_.tie_tolerance},
                 {"finalists", finalists}};
 }
 
 // Per budget: the choice, its errors on the held-out inputs and the verdict.
-nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
-                                           const std::vector<Choice> &choices,
-                                           const nlohmann::ordered_json &points) const {
+nlohmann::ordered_json TuneReport::choices_json(const AppDescriptor &app,
+                                                const std::vector<Choice> &choices,
+                                                const nlohmann::ordered_json &points) const {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   // A training input whose truth is broken (SPEC 15) leaves nothing to choose from, and no verdict.
   const TuneRow *broken = nullptr;
-  for (const TuneRow &t : rows_)
+  for (const TuneRow &t : t_.ledger_->rows())
     if (t.stage != "test" && t.row.app == app.name && t.row.reference_failed()) {
       broken = &t;
       break;
@@ -228,7 +233,7 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
       list.push_back(cj);
       continue;
     }
-    const State &s = states_.at(app.name).at(c.point->id);
+    const State &s = t_.states_.at(app.name).at(c.point->id);
     cj["chosen"] = {{"variant", c.point->id},         {"family", family_of(s.v)},
                     {"wg", shape_label(c.point->wg)}, {"key", c.point->key},
                     {"time_ns", c.point->time},       {"train_error", c.point->error}};
@@ -241,9 +246,9 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
     cj["exact"] = is_exact(s.v);
     std::vector<HeldOutError> errors;
     std::string problem;
-    for (const auto &src : cfg_.test) {
+    for (const auto &src : t_.cfg_.test) {
       const TuneRow *found =
-          find("test", app.name, c.point->id, shape_label(c.point->wg), src.name);
+          t_.ledger_->find("test", app.name, c.point->id, shape_label(c.point->wg), src.name);
       const ResultRow *r = found ? &found->row : nullptr;
       if (!r || !r->ok() || !r->error) {
         problem = (r ? std::string(status_name(r->status)) + ": " + r->reason : "not measured") +
@@ -254,21 +259,22 @@ nlohmann::ordered_json Tuner::choices_json(const AppDescriptor &app,
       for (double rep : r->error_reps) e = std::max(e, rep);
       errors.push_back({src.name, e, r->key, r->output_file});
     }
-    add_held_out_verdict(cj, errors, problem, c.budget, cfg_.percentile, is_exact(s.v));
+    add_held_out_verdict(cj, errors, problem, c.budget, t_.cfg_.percentile, is_exact(s.v));
     list.push_back(cj);
   }
   return list;
 }
 
 // The accurate kernel's saved held-out outputs, for the report's gallery.
-nlohmann::ordered_json Tuner::accurate_outputs_json(const AppDescriptor &app) const {
+nlohmann::ordered_json TuneReport::accurate_outputs_json(const AppDescriptor &app) const {
   nlohmann::ordered_json acc = nlohmann::ordered_json::object();
-  const auto &m = states_.at(app.name);
-  const auto base = m.find(base_id_);
+  const auto &m = t_.states_.at(app.name);
+  const auto base = m.find(t_.base_id_);
   if (base == m.end() || !base->second.best) return acc;
   const WorkGroup wg = *base->second.best;
-  for (const auto &src : cfg_.test)
-    if (const TuneRow *r = find("test", app.name, base_id_, shape_label(wg), src.name))
+  for (const auto &src : t_.cfg_.test)
+    if (const TuneRow *r =
+            t_.ledger_->find("test", app.name, t_.base_id_, shape_label(wg), src.name))
       acc[src.name] = {{"output_file", r->row.output_file}, {"key", r->row.key}};
   return acc;
 }

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -49,6 +51,75 @@ struct Tuner::Plan {
       if (!variants.empty()) return false;
     return true;
   }
+};
+
+// A budget's finalists among an app's points: those within it whose time lies within
+// TuneConfig::kFinalistBand of the fastest (at most kMaxFinalists), fastest first.
+std::vector<Tuner::Point> finalist_points(const std::vector<Tuner::Point> &points, double budget);
+
+// kperf tune's answer, read off a Tuner's state: each app's points, front and choices with their
+// held-out verdicts, the ladders and canaries of --select canary, and the document's blocks
+// (tune_choices.cpp, tune_select.cpp).
+class TuneReport {
+ public:
+  explicit TuneReport(const Tuner &t) : t_(t) {}
+  using Point = Tuner::Point;
+  using Choice = Tuner::Choice;
+  using State = Tuner::State;
+
+  std::vector<Point> points_of(const AppDescriptor &app) const;
+  std::vector<Choice> choose(const AppDescriptor &app, const std::vector<Point> &points) const;
+  nlohmann::ordered_json app_json(const AppDescriptor &app, const std::vector<Point> &points) const;
+  void ranked_json(const AppDescriptor &app, const Choice &c, nlohmann::ordered_json &cj) const;
+  nlohmann::ordered_json choices_json(const AppDescriptor &app, const std::vector<Choice> &choices,
+                                      const nlohmann::ordered_json &points) const;
+  nlohmann::ordered_json accurate_outputs_json(const AppDescriptor &app) const;
+  double best_time_of(const std::string &app, const std::string &id) const;
+  std::vector<Point> ladder_of(const AppDescriptor &app, const std::vector<Point> &points,
+                               const Choice &choice) const;
+  // The canary of every held-out input for every rung of an app's ladders, and the select blocks.
+  void canary_json(const AppDescriptor &app, const std::vector<Choice> &choices,
+                   const std::vector<std::vector<Point>> &ladders,
+                   nlohmann::ordered_json &app_json) const;
+
+ private:
+  const Tuner &t_;
+};
+
+// How kperf tune measures a stage's plan (tune_stages.cpp, tune_lost_share.cpp): here, or under
+// --devices spread over worker processes on the other devices, every other device also timing the
+// accurate kernel so that its rows can be put on this one's scale; the rows go to the ledger.
+class TuneStages {
+ public:
+  explicit TuneStages(Tuner &t) : t_(t) {}
+  using Plan = Tuner::Plan;
+  using Checkpoint = Tuner::Checkpoint;
+
+  // A stage: measured here, or spread over the devices (as `baseline_stage` the other devices'
+  // accurate kernel).
+  bool stage(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
+             const std::string &baseline_stage, const Checkpoint &checkpoint);
+  // The part of a stage measured in this process.
+  bool measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed, bool save,
+               const std::set<std::string> &skip_keys, const Checkpoint &checkpoint);
+  // The units a worker's request names (run_share's plan).
+  Plan plan_of_request(const nlohmann::json &request) const;
+  std::vector<ImageSource> inputs_of(StageInputs which) const;
+
+ private:
+  // A stage's plan split over the devices (shares[0]: this process's), and the worker process
+  // that measures share `d` of it.
+  std::vector<Plan> shares_of(const Plan &plan, const TuneSpace &space) const;
+  std::unique_ptr<StageWorker> start_worker(const std::string &name, StageInputs inputs,
+                                            const Plan &share, std::size_t d, bool timed, bool save,
+                                            const std::string &baseline_stage,
+                                            const TuneSpace &space) const;
+  // The runner's configuration of a plan's apps, variants and shapes on these inputs.
+  RunConfig plan_config(const Plan &plan, StageInputs inputs) const;
+  // The rows of a worker killed past its time limit: every configuration of its share that it did
+  // not return, run_failed with `result.lost` as the reason, added to `result.rows`.
+  void add_unmeasured(const StageWorker &worker, StageWorker::Result &result);
+  Tuner &t_;
 };
 
 }  // namespace kperf

@@ -7,6 +7,7 @@
 
 #include "choice.hpp"
 #include "tune_internal.hpp"
+#include "tune_ledger.hpp"
 
 namespace kperf {
 
@@ -40,8 +41,8 @@ std::optional<std::size_t> stable_choice(const std::vector<RankedCandidate> &can
 bool Tuner::sweep(const std::string &origin, const std::string &baseline,
                   const Checkpoint &checkpoint) {
   if (cfg_.sweep_every_shape)
-    return stage("sweep", StageInputs::kFirstTrain, plan_of(origin, true), true, false, baseline,
-                 checkpoint);
+    return TuneStages(*this).stage("sweep", StageInputs::kFirstTrain, plan_of(origin, true), true,
+                                   false, baseline, checkpoint);
   // In rounds, each timing what the climb asks for next, until no survivor has a shape left to
   // try. A shape is planned once: one that gave no row (its process stopped) is not retried here.
   // The rows carry no round, so a resumed tune replays the climb from them.
@@ -54,13 +55,14 @@ bool Tuner::sweep(const std::string &origin, const std::string &baseline,
         const bool baseline_variant = id == base_id_ || id == paraprox_id_;
         std::vector<WorkGroup> fresh;
         for (const auto &wg : baseline_variant ? cfg_.shapes : climb_shapes(*app, id, s))
-          if (!find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name) &&
+          if (!ledger_->find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name) &&
               planned.insert({app->name, id, wg}).second)
             fresh.push_back(wg);
         if (!fresh.empty()) plan.apps[app->name][id] = {s.v, fresh};
       }
     if (plan.empty()) return true;
-    if (!stage("sweep", StageInputs::kFirstTrain, plan, true, false, baseline, checkpoint))
+    if (!TuneStages(*this).stage("sweep", StageInputs::kFirstTrain, plan, true, false, baseline,
+                                 checkpoint))
       return false;
   }
 }
@@ -75,10 +77,11 @@ std::vector<WorkGroup> Tuner::climb_shapes(const AppDescriptor &app, const std::
     std::optional<WorkGroup> best;
     double best_time = 0;
     for (const auto &wg : cfg_.shapes) {
-      const TuneRow *r = find("sweep", app.name, variant, shape_label(wg), cfg_.train[0].name);
+      const TuneRow *r =
+          ledger_->find("sweep", app.name, variant, shape_label(wg), cfg_.train[0].name);
       if (!r) continue;
       any_row = any_row || own;
-      const std::optional<TimingStats> t = r->row.ok() ? objective_time(*r) : std::nullopt;
+      const std::optional<TimingStats> t = r->row.ok() ? ledger_->objective_time(*r) : std::nullopt;
       if (t && (!best || t->median < best_time)) best = wg, best_time = t->median;
     }
     return best;
@@ -100,10 +103,10 @@ std::vector<WorkGroup> Tuner::climb_shapes(const AppDescriptor &app, const std::
   return shapes;
 }
 
-std::vector<Tuner::Point> Tuner::finalists(const std::vector<Point> &points, double budget) {
+std::vector<Tuner::Point> finalist_points(const std::vector<Tuner::Point> &points, double budget) {
   std::vector<FrontPoint> front;
   for (const auto &p : points) front.push_back({p.time, p.error});
-  std::vector<Point> out;
+  std::vector<Tuner::Point> out;
   for (std::size_t i : finalist_indices(front, budget)) out.push_back(points[i]);
   return out;
 }
@@ -125,18 +128,9 @@ Tuner::Plan Tuner::rank_plan(const std::map<std::string, std::vector<Point>> &po
     const auto p = points.find(app->name);
     if (p == points.end()) continue;
     for (double budget : cfg_.budgets)
-      for (const Point &f : finalists(p->second, budget)) add(f.id, f.wg);
+      for (const Point &f : finalist_points(p->second, budget)) add(f.id, f.wg);
   }
   return plan;
-}
-
-std::optional<double> Tuner::rank_time(const std::string &app, const std::string &id,
-                                       const WorkGroup &wg) const {
-  const TuneRow *r = find("rank", app, id, shape_label(wg), cfg_.train[0].name);
-  if (!r || !r->row.ok()) return std::nullopt;
-  const std::optional<TimingStats> t = raw_objective_time(r->row);
-  if (!t || !(t->median > 0)) return std::nullopt;
-  return t->median;
 }
 
 }  // namespace kperf

@@ -14,6 +14,7 @@
 #include "inputs.hpp"
 #include "select_walk.hpp"
 #include "tune_internal.hpp"
+#include "tune_ledger.hpp"
 
 namespace kperf {
 
@@ -32,10 +33,10 @@ std::string label_of(const std::string &id, const WorkGroup &wg) {
 // The front's points within kLadderReach of the budget (the accurate kernel and what the canary
 // cannot model aside), the static choice first, then those nearest the budget on a log scale, at
 // most --ladder of them, fastest first; the accurate kernel at its best shape last.
-std::vector<Tuner::Point> Tuner::ladder_of(const AppDescriptor &app,
-                                           const std::vector<Point> &points,
-                                           const Choice &choice) const {
-  const auto &m = states_.at(app.name);
+std::vector<Tuner::Point> TuneReport::ladder_of(const AppDescriptor &app,
+                                                const std::vector<Point> &points,
+                                                const Choice &choice) const {
+  const auto &m = t_.states_.at(app.name);
   std::vector<FrontPoint> fp;
   std::vector<bool> usable;
   std::optional<std::size_t> chosen;
@@ -48,12 +49,12 @@ std::vector<Tuner::Point> Tuner::ladder_of(const AppDescriptor &app,
   }
   std::vector<Point> rungs;
   for (std::size_t i :
-       ladder_rule(fp, usable, chosen, choice.budget, TuneConfig::kLadderReach, cfg_.ladder))
+       ladder_rule(fp, usable, chosen, choice.budget, TuneConfig::kLadderReach, t_.cfg_.ladder))
     rungs.push_back(points[i]);
-  const auto base = m.find(base_id_);
+  const auto base = m.find(t_.base_id_);
   if (base != m.end() && base->second.best) {
     Point accurate;
-    accurate.id = base_id_;
+    accurate.id = t_.base_id_;
     accurate.wg = *base->second.best;
     accurate.time = base->second.best_time;
     rungs.push_back(accurate);
@@ -84,21 +85,22 @@ bool Tuner::select_by_canary(const std::map<std::string, std::vector<Choice>> &c
                              nlohmann::ordered_json &apps_json, const Checkpoint &checkpoint) {
   Ladders ladders;
   for (auto *app : cfg_.apps) {
-    const std::vector<Point> points = points_of(*app);
+    const std::vector<Point> points = TuneReport(*this).points_of(*app);
     for (const Choice &c : choices.at(app->name))
-      ladders[app->name].push_back(ladder_of(*app, points, c));
+      ladders[app->name].push_back(TuneReport(*this).ladder_of(*app, points, c));
   }
-  if (!stage("ladder", StageInputs::kTest, ladder_plan(ladders, choices), true, false, "",
-             checkpoint))
+  if (!TuneStages(*this).stage("ladder", StageInputs::kTest, ladder_plan(ladders, choices), true,
+                               false, "", checkpoint))
     return false;
   for (auto *app : cfg_.apps)
-    canary_json(*app, choices.at(app->name), ladders[app->name], apps_json[app->name]);
+    TuneReport(*this).canary_json(*app, choices.at(app->name), ladders[app->name],
+                                  apps_json[app->name]);
   return true;
 }
 
-void Tuner::canary_json(const AppDescriptor &app, const std::vector<Choice> &choices,
-                        const std::vector<std::vector<Point>> &ladders, Json &app_json) const {
-  const auto &m = states_.at(app.name);
+void TuneReport::canary_json(const AppDescriptor &app, const std::vector<Choice> &choices,
+                             const std::vector<std::vector<Point>> &ladders, Json &app_json) const {
+  const auto &m = t_.states_.at(app.name);
   std::map<std::string, LadderRung> rungs;  // every rung once, by label
   std::vector<LadderWalks> walks;
   for (std::size_t b = 0; b < choices.size(); ++b) {
@@ -107,8 +109,9 @@ void Tuner::canary_json(const AppDescriptor &app, const std::vector<Choice> &cho
       const std::string label = label_of(p.id, p.wg);
       labels.push_back(label);
       LadderRung r{label, {{&app, m.at(p.id).v, p.wg}}, is_exact(m.at(p.id).v), false};
-      for (const auto &src : cfg_.test)
-        if (const TuneRow *t = find("ladder", app.name, p.id, shape_label(p.wg), src.name))
+      for (const auto &src : t_.cfg_.test)
+        if (const TuneRow *t =
+                t_.ledger_->find("ladder", app.name, p.id, shape_label(p.wg), src.name))
           r.faulted = r.faulted || t->row.device_faulted();
       rungs.emplace(label, r);
     }
@@ -118,11 +121,11 @@ void Tuner::canary_json(const AppDescriptor &app, const std::vector<Choice> &cho
   }
   std::unique_ptr<AppTruth> truth;  // a user app's outputs on the sampled tiles
   CanaryInput in;
-  in.settings = cfg_.canary;
+  in.settings = t_.cfg_.canary;
   std::string problem;
   if (!app.point) try {
-      truth = std::make_unique<AppTruth>(env_, app, cfg_.kernel_root, AppParams{},
-                                         cfg_.extra_build_options);
+      truth = std::make_unique<AppTruth>(t_.env_, app, t_.cfg_.kernel_root, AppParams{},
+                                         t_.cfg_.extra_build_options);
       in.evaluators = {[&truth](const GridD &g) { return truth->run(g); }};
     } catch (const std::exception &e) {
       problem = std::string("the app's truth kernel for the canary: ") + e.what();
@@ -133,11 +136,12 @@ void Tuner::canary_json(const AppDescriptor &app, const std::vector<Choice> &cho
   for (const Choice &c : choices)
     if (c.point) timed[label_of(c.point->id, c.point->wg)] = {c.point->id, c.point->wg};
   Json estimates = Json::array();
-  for (const auto &src : cfg_.test) {
+  for (const auto &src : t_.cfg_.test) {
     if (!problem.empty()) break;
     RungMeasures here;
     for (const auto &[label, what] : timed) {
-      const TuneRow *t = find("ladder", app.name, what.first, shape_label(what.second), src.name);
+      const TuneRow *t =
+          t_.ledger_->find("ladder", app.name, what.first, shape_label(what.second), src.name);
       RungMeasure &on = here[label];
       if (!t || !t->row.ok() || !t->row.error) {
         on.problem =
@@ -147,9 +151,9 @@ void Tuner::canary_json(const AppDescriptor &app, const std::vector<Choice> &cho
         continue;
       }
       on.error = t->row.error->value(app.primary_metric);
-      if (const auto time = raw_objective_time(t->row)) on.time = time->median;
+      if (const auto time = t_.ledger_->raw_objective_time(t->row)) on.time = time->median;
     }
-    const Grid grid = load_image_source(src, cfg_.size);
+    const Grid grid = load_image_source(src, t_.cfg_.size);
     in.name = src.name;
     in.grid = &grid;
     estimate_rungs(in, rungs, here, estimates);
@@ -158,10 +162,11 @@ void Tuner::canary_json(const AppDescriptor &app, const std::vector<Choice> &cho
   const Json tracking = tracking_json(estimates);
   app_json["canary"] = {{"estimates", estimates}, {"tracking", tracking}};
   if (!problem.empty()) app_json["canary"]["problem"] = problem;
-  const Json settings = canary_settings_json(cfg_.canary, !app.point, tracking["median_fraction"]);
+  const Json settings =
+      canary_settings_json(t_.cfg_.canary, !app.point, tracking["median_fraction"]);
   for (std::size_t b = 0; b < walks.size(); ++b) {
     if (!problem.empty()) walks[b].fail(problem);
-    app_json["choices"][b]["select"] = walks[b].json(settings, cfg_.percentile);
+    app_json["choices"][b]["select"] = walks[b].json(settings, t_.cfg_.percentile);
   }
 }
 

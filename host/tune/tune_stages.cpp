@@ -15,26 +15,28 @@
 #include "kernel_axes.hpp"
 #include "stats.hpp"
 #include "tune_internal.hpp"
+#include "tune_ledger.hpp"
 
 namespace kperf {
 
 using namespace tune_detail;
 
-bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
-                  bool save, const std::string &baseline_stage, const Checkpoint &checkpoint) {
+bool TuneStages::stage(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
+                       bool save, const std::string &baseline_stage, const Checkpoint &checkpoint) {
   if (plan.empty()) return true;
   std::set<std::string> skip_keys;
-  for (const auto &r : rows_)
+  for (const auto &r : t_.ledger_->rows())
     if (r.stage == name) skip_keys.insert(r.row.key);
   // The rank stage times an app's finalists beside its accurate kernel in one process: on the
   // app's home device, or here when apps have no homes.
   // The ladder's rungs are timed beside the accurate kernel on each held-out input, here.
-  if (!cfg_.multi_device() || (name == "rank" && !apps_have_homes()) || name == "ladder")
+  if (!t_.cfg_.multi_device() || (name == "rank" && !t_.ledger_->apps_have_homes()) ||
+      name == "ladder")
     return measure(name, inputs, plan, timed, save, skip_keys, checkpoint);
 
-  const TuneSpace space = donor_space();
+  const TuneSpace space = t_.donor_space();
   const std::vector<Plan> shares = shares_of(plan, space);
-  const double start = now_s(), measured_before = stage_s_[name];
+  const double start = now_s(), measured_before = t_.stage_s_[name];
   std::vector<std::unique_ptr<StageWorker>> workers;
   for (std::size_t d = 1; d < shares.size(); ++d)
     if (!shares[d].empty())
@@ -46,19 +48,21 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
     StageWorker::Result result = w->finish(interrupt_requested());
     if (!result.lost.empty()) add_unmeasured(*w, result);
     for (auto &row : result.rows) {
-      const bool baseline = timed && row.variant == base_id_ && home_device(row.app) != w->slot();
-      rows_.push_back({baseline ? baseline_stage : name, std::move(row), w->slot()});
-      index(rows_.size() - 1);
-      journal_row(to_json(rows_.back()));  // a restarted tune keeps the other devices' rows
+      const bool baseline =
+          timed && row.variant == t_.base_id_ && t_.ledger_->home_device(row.app) != w->slot();
+      journal_row(
+          to_json(t_.ledger_->add({baseline ? baseline_stage : name, std::move(row),
+                                   w->slot()})));  // a restarted tune keeps the other devices' rows
     }
-    copy_gbps_ = std::max(copy_gbps_, result.copy_gbps);
+    t_.copy_gbps_ = std::max(t_.copy_gbps_, result.copy_gbps);
     for (auto it = result.phases.begin(); it != result.phases.end(); ++it)
-      if (it.value().is_number()) runner_phase_s_[it.key()] += it.value().get<double>();
+      if (it.value().is_number()) t_.runner_phase_s_[it.key()] += it.value().get<double>();
     if (result.interrupted) complete = false;
     if (!result.problem.empty() && problem.empty()) problem = result.problem;
   }
-  stage_s_[name] = measured_before + (now_s() - start);  // the stage's wall time, workers included
-  checkpoint(rows_);
+  t_.stage_s_[name] =
+      measured_before + (now_s() - start);  // the stage's wall time, workers included
+  checkpoint(t_.ledger_->rows());
   if (!problem.empty()) throw std::runtime_error(problem);
   return complete;
 }
@@ -68,8 +72,8 @@ bool Tuner::stage(const std::string &name, StageInputs inputs, const Plan &plan,
 // one-device tune. Otherwise units (an app's variant at its shapes) go to the least loaded device,
 // largest first, and the accurate kernel stays on the first, whose times are the scale of the
 // others.
-std::vector<Tuner::Plan> Tuner::shares_of(const Plan &plan, const TuneSpace &space) const {
-  const std::size_t devices = 1 + cfg_.worker_devices.size();
+std::vector<Tuner::Plan> TuneStages::shares_of(const Plan &plan, const TuneSpace &space) const {
+  const std::size_t devices = 1 + t_.cfg_.worker_devices.size();
   std::vector<Plan> shares(devices);
   std::vector<std::size_t> load(devices, 0);
   struct Unit {
@@ -79,8 +83,8 @@ std::vector<Tuner::Plan> Tuner::shares_of(const Plan &plan, const TuneSpace &spa
   std::vector<Unit> units;
   for (const auto &[app, variants] : plan.apps)
     for (const auto &[id, entry] : variants) {
-      const int home = home_device(app);
-      bool sendable = id != base_id_ || home != 0;
+      const int home = t_.ledger_->home_device(app);
+      bool sendable = id != t_.base_id_ || home != 0;
       if (sendable) try {
           donor_indices(space, entry.first);
         } catch (const std::invalid_argument &) {
@@ -88,7 +92,7 @@ std::vector<Tuner::Plan> Tuner::shares_of(const Plan &plan, const TuneSpace &spa
         }
       if (!sendable && home != 0)
         throw std::logic_error("kperf tune cannot name " + id + " to the worker of " + app);
-      if (apps_have_homes() || !sendable) {
+      if (t_.ledger_->apps_have_homes() || !sendable) {
         shares[home].apps[app][id] = entry;
         load[home] += entry.second.size();
       } else {
@@ -107,10 +111,10 @@ std::vector<Tuner::Plan> Tuner::shares_of(const Plan &plan, const TuneSpace &spa
   return shares;
 }
 
-std::unique_ptr<StageWorker> Tuner::start_worker(const std::string &name, StageInputs inputs,
-                                                 const Plan &share, std::size_t d, bool timed,
-                                                 bool save, const std::string &baseline_stage,
-                                                 const TuneSpace &space) const {
+std::unique_ptr<StageWorker> TuneStages::start_worker(const std::string &name, StageInputs inputs,
+                                                      const Plan &share, std::size_t d, bool timed,
+                                                      bool save, const std::string &baseline_stage,
+                                                      const TuneSpace &space) const {
   std::set<std::string> apps_here;
   nlohmann::ordered_json units_json = nlohmann::ordered_json::array();
   auto add_unit = [&](const std::string &app, const Variant &v,
@@ -125,41 +129,38 @@ std::unique_ptr<StageWorker> Tuner::start_worker(const std::string &name, StageI
   for (const auto &[app, variants] : share.apps)
     for (const auto &[id, entry] : variants) {
       add_unit(app, entry.first, entry.second);
-      if (home_device(app) != static_cast<int>(d)) apps_here.insert(app);
+      if (t_.ledger_->home_device(app) != static_cast<int>(d)) apps_here.insert(app);
     }
   // What it measured before an interruption is not measured again. For an app whose home is
   // another device, it measures its own accurate kernel, for its scale, whatever the home
   // device's sweep holds.
   std::set<std::string> skip;
-  for (const auto &r : rows_) {
-    const bool scale_of_another = timed && r.row.variant == base_id_ && apps_here.count(r.row.app);
+  for (const auto &r : t_.ledger_->rows()) {
+    const bool scale_of_another =
+        timed && r.row.variant == t_.base_id_ && apps_here.count(r.row.app);
     if ((r.stage == name && !scale_of_another) ||
         (timed && r.stage == baseline_stage && r.device == static_cast<int>(d)))
       skip.insert(r.row.key);
   }
   if (timed)
-    for (const auto &app : apps_here) add_unit(app, base_, cfg_.shapes);
-  nlohmann::ordered_json request = {{"args", cfg_.command_args},
+    for (const auto &app : apps_here) add_unit(app, t_.base_, t_.cfg_.shapes);
+  nlohmann::ordered_json request = {{"args", t_.cfg_.command_args},
                                     {"stage", name},
                                     {"inputs", inputs_name(inputs)},
                                     {"timed", timed},
                                     {"save", save},
-                                    {"outputs_dir", cfg_.outputs_dir},
+                                    {"outputs_dir", t_.cfg_.outputs_dir},
                                     {"skip_keys", skip},
                                     {"units", units_json}};
   return std::make_unique<StageWorker>(std::move(request), static_cast<int>(d),
-                                       cfg_.worker_devices[d - 1], inputs_of(inputs).size());
+                                       t_.cfg_.worker_devices[d - 1], inputs_of(inputs).size());
 }
 
-bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
-                    bool save, const std::set<std::string> &skip_keys,
-                    const Checkpoint &checkpoint) {
-  if (plan.empty()) return true;
-  const double start = now_s();
+RunConfig TuneStages::plan_config(const Plan &plan, StageInputs inputs) const {
   RunConfig rc;
   std::set<std::string> variant_seen;
   std::set<WorkGroup> shape_set;
-  for (auto *app : cfg_.apps) {
+  for (auto *app : t_.cfg_.apps) {
     const auto it = plan.apps.find(app->name);
     if (it == plan.apps.end() || it->second.empty()) continue;
     rc.apps.push_back(app);
@@ -168,31 +169,12 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
       shape_set.insert(entry.second.begin(), entry.second.end());
     }
   }
-  for (const auto &wg : cfg_.shapes)
+  for (const auto &wg : t_.cfg_.shapes)
     if (shape_set.count(wg)) rc.wgs.push_back(wg);
   rc.image_inputs = inputs_of(inputs);
-  if (cfg_.size) rc.sizes = {*cfg_.size};
-  rc.transfers = timed && cfg_.end_to_end;
-  rc.energy_requested = timed && cfg_.energy_spec != "none";
-  rc.energy = rc.energy_requested ? cfg_.energy : nullptr;
-  rc.energy_options = cfg_.energy_options;
-  rc.energy_absent_reason = cfg_.energy_absent_reason;
-  rc.warmup = timed ? cfg_.warmup : 0;
-  rc.reps = timed ? cfg_.reps : 1;
-  rc.cold = timed && cfg_.cold;
-  if (name == "rank") {
-    rc.reps = cfg_.rank_reps();
-    rc.rounds = std::min(TuneConfig::kRankRounds, rc.reps);
-  }
-  rc.kernel_root = cfg_.kernel_root;
-  rc.extra_build_options = cfg_.extra_build_options;
-  rc.compile_worker_exe = cfg_.compile_worker_exe;
-  if (save) rc.save_outputs_dir = cfg_.outputs_dir;
-  rc.ssim = save;  // the search needs the primary metric alone; SSIM costs the most
-  rc.progress = cfg_.progress;
-  rc.progress_label = "tune " + name + " ";
-  rc.skip_keys = skip_keys;
-  rc.journal_fields = {{"stage", name}};
+  if (t_.cfg_.size) rc.sizes = {*t_.cfg_.size};
+  rc.kernel_root = t_.cfg_.kernel_root;
+  // `plan` outlives the runner that reads it.
   rc.only = [&plan](const AppDescriptor &app, const Variant &v, const WorkGroup &wg) {
     const auto a = plan.apps.find(app.name);
     if (a == plan.apps.end()) return false;
@@ -201,25 +183,53 @@ bool Tuner::measure(const std::string &name, StageInputs inputs, const Plan &pla
     const auto &shapes = e->second.second;
     return std::find(shapes.begin(), shapes.end(), wg) != shapes.end();
   };
-  rc.truth_cache = truths_;
-  Runner runner(env_, rc);
+  return rc;
+}
+
+bool TuneStages::measure(const std::string &name, StageInputs inputs, const Plan &plan, bool timed,
+                         bool save, const std::set<std::string> &skip_keys,
+                         const Checkpoint &checkpoint) {
+  if (plan.empty()) return true;
+  const double start = now_s();
+  RunConfig rc = plan_config(plan, inputs);
+  rc.transfers = timed && t_.cfg_.end_to_end;
+  rc.energy_requested = timed && t_.cfg_.energy_spec != "none";
+  rc.energy = rc.energy_requested ? t_.cfg_.energy : nullptr;
+  rc.energy_options = t_.cfg_.energy_options;
+  rc.energy_absent_reason = t_.cfg_.energy_absent_reason;
+  rc.warmup = timed ? t_.cfg_.warmup : 0;
+  rc.reps = timed ? t_.cfg_.reps : 1;
+  rc.cold = timed && t_.cfg_.cold;
+  if (name == "rank") {
+    rc.reps = t_.cfg_.rank_reps();
+    rc.rounds = std::min(TuneConfig::kRankRounds, rc.reps);
+  }
+  rc.extra_build_options = t_.cfg_.extra_build_options;
+  rc.compile_worker_exe = t_.cfg_.compile_worker_exe;
+  if (save) rc.save_outputs_dir = t_.cfg_.outputs_dir;
+  rc.ssim = save;  // the search needs the primary metric alone; SSIM costs the most
+  rc.progress = t_.cfg_.progress;
+  rc.progress_label = "tune " + name + " ";
+  rc.skip_keys = skip_keys;
+  rc.journal_fields = {{"stage", name}};
+  rc.truth_cache = t_.truths_;
+  Runner runner(t_.env_, rc);
   double last_checkpoint = now_s();
   const double checkpoint_s = checkpoint_interval_s();
   runner.run([&](ResultRow row) {
-    rows_.push_back({name, std::move(row)});
-    index(rows_.size() - 1);
+    t_.ledger_->add({name, std::move(row)});
     if (now_s() - last_checkpoint >= checkpoint_s) {
-      checkpoint(rows_);
+      checkpoint(t_.ledger_->rows());
       last_checkpoint = now_s();
     }
   });
-  stopped_ = stopped_ || runner.stopped();
-  if (timed) copy_gbps_ = std::max(copy_gbps_, runner.largest_copy_gbps());
+  t_.stopped_ = t_.stopped_ || runner.stopped();
+  if (timed) t_.copy_gbps_ = std::max(t_.copy_gbps_, runner.copies().largest_gbps());
   const nlohmann::ordered_json phases = runner.phases_json();
   for (auto it = phases.begin(); it != phases.end(); ++it)
-    runner_phase_s_[it.key()] += it.value().get<double>();
-  stage_s_[name] += now_s() - start;
-  checkpoint(rows_);
+    t_.runner_phase_s_[it.key()] += it.value().get<double>();
+  t_.stage_s_[name] += now_s() - start;
+  checkpoint(t_.ledger_->rows());
   return !runner.interrupted();
 }
 
@@ -228,11 +238,12 @@ bool Tuner::run_share(const nlohmann::json &request, const Checkpoint &checkpoin
   const std::string stage_name = request.at("stage").get<std::string>();
   injected_stage_hang(stage_name);
   auto skip = request.at("skip_keys").get<std::set<std::string>>();
-  for (const TuneRow &r : rows_)  // what an earlier process of this share measured
+  for (const TuneRow &r : ledger_->rows())  // what an earlier process of this share measured
     if (r.stage == stage_name) skip.insert(r.row.key);
-  return measure(stage_name, inputs_from_name(request.at("inputs").get<std::string>()),
-                 plan_of_request(request), request.at("timed").get<bool>(),
-                 request.at("save").get<bool>(), skip, checkpoint);
+  return TuneStages(*this).measure(
+      stage_name, inputs_from_name(request.at("inputs").get<std::string>()),
+      TuneStages(*this).plan_of_request(request), request.at("timed").get<bool>(),
+      request.at("save").get<bool>(), skip, checkpoint);
 }
 
 nlohmann::ordered_json Tuner::phases_json() const {
@@ -244,9 +255,9 @@ nlohmann::ordered_json Tuner::phases_json() const {
           {"truth_cache", {{"hits", truths_->hits}, {"grids", truths_->grids.size()}}}};
 }
 
-double Tuner::best_time_of(const std::string &app, const std::string &id) const {
-  const auto a = states_.find(app);
-  if (a == states_.end()) return 0;
+double TuneReport::best_time_of(const std::string &app, const std::string &id) const {
+  const auto a = t_.states_.find(app);
+  if (a == t_.states_.end()) return 0;
   const auto s = a->second.find(id);
   return s != a->second.end() && s->second.best ? s->second.best_time : 0;
 }
@@ -284,35 +295,8 @@ Tuner::State *Tuner::add(const AppDescriptor &app, const Variant &v, const std::
     s.pruned_at = "plan";
   }
   order_[app.name].push_back(id);
+  if (origin == "combination") ledger_->mark_combination(app.name, id);
   return &m.emplace(id, std::move(s)).first->second;
-}
-
-// The training errors of a variant at one shape (from one stage's rows), or why there are none.
-std::vector<double> Tuner::train_errors(const std::string &stage, const AppDescriptor &app,
-                                        const Variant &v, const WorkGroup &wg,
-                                        std::string &problem) const {
-  std::vector<double> errors;
-  for (const auto &src : cfg_.train) {
-    const TuneRow *found = find(stage, app.name, variant_id(v), shape_label(wg), src.name);
-    const ResultRow *r = found ? &found->row : nullptr;
-    if (!r) {
-      problem = "not measured on " + src.name;
-      return errors;
-    }
-    if (!r->ok() || !r->error) {
-      problem = std::string(status_name(r->status)) + " on " + src.name + ": " + r->reason;
-      return errors;
-    }
-    // A relaxed barrier races: its error is the worst of several launches.
-    double e = r->error->value(app.primary_metric);
-    for (double rep : r->error_reps) e = std::max(e, rep);
-    if (!std::isfinite(e)) {
-      problem = "non-finite error on " + src.name;
-      return errors;
-    }
-    errors.push_back(e);
-  }
-  return errors;
 }
 
 Tuner::Plan Tuner::plan_of(const std::string &origin_prefix, bool every_shape) {
@@ -330,7 +314,7 @@ void Tuner::judge_probes(const std::string &origin_prefix) {
     for (auto &[id, s] : states_[app->name]) {
       if (s.origin.rfind(origin_prefix, 0) != 0 || !s.problem.empty()) continue;
       std::string problem;
-      const auto errors = train_errors("probe", *app, s.v, *s.probe, problem);
+      const auto errors = ledger_->train_errors("probe", *app, s.v, *s.probe, problem);
       if (!problem.empty()) {
         s.problem = problem;
         s.pruned_at = "probe";
@@ -352,10 +336,11 @@ void Tuner::judge_sweeps(const std::string &origin_prefix) {
       s.swept = true;
       std::string reasons;
       for (const auto &wg : cfg_.shapes) {
-        const TuneRow *found = find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
+        const TuneRow *found =
+            ledger_->find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
         if (!found) continue;
         const ResultRow *r = &found->row;
-        const std::optional<TimingStats> t = objective_time(*found);
+        const std::optional<TimingStats> t = ledger_->objective_time(*found);
         if (!r->ok() || !t) {
           if (reasons.empty())
             reasons = r->ok() ? "no accurate baseline on device " + std::to_string(found->device)
@@ -383,9 +368,10 @@ void Tuner::judge_screen() {
       ++screened;
       const TuneRow *found = nullptr;
       for (int d = 0; d <= static_cast<int>(cfg_.worker_devices.size()) && !found; ++d)
-        found = find("screen", app->name, id, shape_label(*s.probe), cfg_.train[0].name, d);
+        found =
+            ledger_->find("screen", app->name, id, shape_label(*s.probe), cfg_.train[0].name, d);
       const std::optional<TimingStats> t =
-          found && found->row.ok() ? objective_time(*found) : std::nullopt;
+          found && found->row.ok() ? ledger_->objective_time(*found) : std::nullopt;
       if (!t) {
         s.problem = !found ? "not timed"
                     : found->row.ok()
@@ -410,7 +396,7 @@ void Tuner::judge_screen() {
 }
 
 void Tuner::judge_faults(const std::string &stage) {
-  for (const TuneRow &t : rows_) {
+  for (const TuneRow &t : ledger_->rows()) {
     if (t.stage != stage || !t.row.device_faulted()) continue;
     auto a = states_.find(t.row.app);
     if (a == states_.end()) continue;
