@@ -161,11 +161,17 @@ CanaryEstimate estimate_from_tiles(Metric metric, const std::vector<ErrorSums>& 
   const double scale = mre || !(hi > lo) ? 1.0 : hi - lo;
   const double ratio = sum_x > 0 ? sum_y / sum_x : 0.0;
   e.estimate = ratio / scale;
-  if (n >= population || sum_x <= 0) {
+  if (n >= population) {  // every window: the estimate is the error
     e.margin = 0;
     return e;
   }
-  if (tiles.size() < 2) {
+  // No certainty without information: windows whose truths are all zero (or under MRE's
+  // threshold) add nothing to the ratio and nothing to its spread, so a dark sample would bound a
+  // rung's error at 0 whatever the unsampled rest holds. Fewer than two windows with an element
+  // the metric counts, or for ME no range to normalise by, bound nothing.
+  int informative = 0;
+  for (const ErrorSums& t : tiles) informative += (mre ? t.n_rel : t.n) > 0;
+  if (informative < 2 || (!mre && !(hi > lo))) {
     e.margin = std::numeric_limits<double>::infinity();
     return e;
   }

@@ -78,7 +78,9 @@ double student_t_quantile(double p, double df);
 // windows' counts differ at the grid's edges and for near-zero truths) with its standard error
 // for a simple random sample without replacement; ME is normalised by the sampled truth's range,
 // no wider than the whole truth's, so ME is overstated rather than understated. The margin is 0
-// when the sample is the population.
+// when the sample is the population, and +infinity (the rung refused) when the sample carries
+// no information: fewer than two windows with an element the metric counts (MRE: above its
+// near-zero threshold), or for ME a sampled truth without range.
 CanaryEstimate estimate_from_tiles(Metric metric, const std::vector<ErrorSums>& tiles,
                                    double population, double confidence);
 
