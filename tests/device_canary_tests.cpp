@@ -287,6 +287,10 @@ TEST(DeviceCanary, LaunchesAndRefusals) {
   ASSERT_TRUE(DeviceCanary::problem(overlap).has_value());
   EXPECT_NE(DeviceCanary::problem(overlap)->find("overlap"), std::string::npos);
   EXPECT_THROW(canary.estimate(textured(64, 48), 3, {separate}), std::invalid_argument);
+  // One app's ladder: the accurate outputs of one app fill one truth grid.
+  EXPECT_THROW(
+      canary.estimate(textured(64, 48), 3, {rungs[0], {&find_app("sobel3"), all[0].v, all[0].wg}}),
+      std::invalid_argument);
   EXPECT_FALSE(DeviceCanary::problem(rungs[0]).has_value());
 }
 

@@ -135,6 +135,10 @@ DeviceCanary::Plan DeviceCanary::plan(int width, int height, std::uint64_t seed,
   const std::size_t elements = static_cast<std::size_t>(width) * height;
   for (const CanaryStage& s : rungs) {
     if (const auto why = problem(s)) throw std::invalid_argument(*why);
+    // One truth grid: the accurate outputs of one app.
+    if (s.app != rungs.front().app)
+      throw std::invalid_argument("a device canary's rungs are one app's ladder: " +
+                                  rungs.front().app->name + " and " + s.app->name);
     Plan::Rung r;
     r.stage = &s;
     r.block = block_of(s.variant, s.wg);
@@ -262,9 +266,6 @@ void DeviceCanary::enqueue_apps(const Grid& input, DeviceUploads& uploads, std::
 void DeviceCanary::enqueue_reduction(int width, Plan& p, std::vector<cl::Event>& events) {
   auto& q = env_.queue();
   const std::size_t windows = p.windows.size() / 8;
-  cl::Buffer& table = buffer("windows", p.windows.size() * sizeof(cl_int));
-  q.enqueueWriteBuffer(table, CL_FALSE, 0, p.windows.size() * sizeof(cl_int), p.windows.data());
-  cl::Buffer& wmax = buffer("wmax", windows * sizeof(cl_float));
   const std::string file = (std::filesystem::path(kernel_root_) / "kernels" / "canary.cl").string();
   auto options = [&](const StorageType& type) {
     return "-cl-std=CL1.2 -I " + (std::filesystem::path(kernel_root_) / "schemes").string() +
@@ -272,8 +273,15 @@ void DeviceCanary::enqueue_reduction(int width, Plan& p, std::vector<cl::Event>&
            " -DWINDOW_X=" + std::to_string(CanarySample::kWindowX) +
            " -DWINDOW_Y=" + std::to_string(CanarySample::kWindowY);
   };
-  const cl::Buffer& truth = buffers_.at("truth").first;
+  // Every program first: a build that throws leaves no write of the plan's table in flight.
   cl::Kernel& max = kernel(file, options(storage_types().front()), "canary_window_max");
+  std::vector<cl::Kernel*> sums_of;
+  for (const Plan::Arena& a : p.arenas)
+    sums_of.push_back(&kernel(file, options(*a.type), "canary_window_sums"));
+  cl::Buffer& table = buffer("windows", p.windows.size() * sizeof(cl_int));
+  q.enqueueWriteBuffer(table, CL_FALSE, 0, p.windows.size() * sizeof(cl_int), p.windows.data());
+  cl::Buffer& wmax = buffer("wmax", windows * sizeof(cl_float));
+  const cl::Buffer& truth = buffers_.at("truth").first;
   max.setArg(0, truth);
   max.setArg(1, table);
   max.setArg(2, static_cast<cl_int>(width));
@@ -282,7 +290,7 @@ void DeviceCanary::enqueue_reduction(int width, Plan& p, std::vector<cl::Event>&
                          nullptr, &events.emplace_back());
   cl::Buffer& sums = buffer("sums", windows * 8 * sizeof(cl_float));
   for (std::size_t a = 0; a < p.arenas.size(); ++a) {
-    cl::Kernel& k = kernel(file, options(*p.arenas[a].type), "canary_window_sums");
+    cl::Kernel& k = *sums_of[a];
     k.setArg(0, truth);
     k.setArg(1, buffers_.at("arena" + std::to_string(a)).first);
     k.setArg(2, table);

@@ -44,11 +44,12 @@ class DeviceCanary {
   DeviceCanary(ClEnv& env, std::string kernel_root, CanarySettings settings, AppParams params = {},
                std::string extra_options = {});
 
-  // Every rung's estimate on `input` from the sample `seed` draws, as InputCanary(input,
-  // settings, seed, params).estimate({rung}) gives it, to within float rounding: the truth is the
-  // float accurate kernel's. All rungs' launches go back to back, one blocking readback at the end.
-  // `uploads` holds the input as the variants read it (device_upload; missing layouts are made).
-  // Throws std::invalid_argument for a rung problem() names, BuildError, cl::Error.
+  // Every rung's estimate on `input` (the rungs of one app's ladder) from the sample `seed` draws,
+  // as InputCanary(input, settings, seed, params).estimate({rung}) gives it, to within float
+  // rounding: the truth is the float accurate kernel's. All rungs' launches go back to back, one
+  // blocking readback at the end. `uploads` holds the input as the variants read it (device_upload;
+  // missing layouts are made). Throws std::invalid_argument for a rung problem() names, BuildError,
+  // cl::Error.
   DeviceCanaryRun estimate(const Grid& input, DeviceUploads& uploads, std::uint64_t seed,
                            const std::vector<CanaryStage>& rungs);
   DeviceCanaryRun estimate(const Grid& input, std::uint64_t seed,
