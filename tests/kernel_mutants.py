@@ -70,6 +70,18 @@ MUTANTS = [
            (("gtest", "precision", "AllApps/Precision.HalfStorageEqualsFloatOnRoundedData/5"),
             ("verify", VERIFY + ["--schemes", "accurate", "--precision", "f16"])),
            (("indep", "storage"),)),
+    Mutant("sampled_group_shifted", "schemes/groups_sampled.cl",
+           "kperf_sample_pick(cx, (long)get_num_groups(0),",
+           "kperf_sample_pick((cx + 1) % (long)get_num_groups(0), (long)get_num_groups(0),",
+           "the device canary's sampled launch computes the next cell's group along x (a shifted "
+           "group list)",
+           (("gtest", "device_canary", "AllApps/DeviceCanaryApp.EqualsTheHostCanary/0"),)),
+    Mutant("canary_threshold_off", "kernels/canary.cl",
+           "const float threshold = 1e-6f * f[0].x;",
+           "const float threshold = 1e-2f * f[0].x;",
+           "the device canary's reduction leaves out of MRE truths up to 1 % of the largest, not "
+           "1e-6",
+           (("gtest", "device_canary", "AllApps/DeviceCanaryApp.EqualsTheHostCanary/0"),)),
     Mutant("fill_reads_past_last_line", "schemes/output_grid.cl",
            "  if (jb >= m) jb = ja;\n", "",
            "the separate fill's li interpolates the last lines towards a line past the grid",

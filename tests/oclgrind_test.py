@@ -13,6 +13,9 @@ Coverage:
 - every value of every axis at least once for every other kernel file: sobel3, sobel5 and the
   example user apps, with the error metrics on the device (metrics.cl); copy.cl runs in every
   configuration (the copy bandwidth), probe_half_image.cl wherever a half image is read;
+- the device canary (schemes/groups_sampled.cl's sampled launches, kernels/canary.cl's reduction):
+  its device test DeviceCanary.SmallLadderForOclgrind, a ladder of two rungs (half storage, and
+  an output scheme along both axes, whose launch adds the neighbouring groups) on a 40x24 grid;
 - fused chains (`kperf pipeline --fuse all`, schemes/fuse_*.cl): the first stage's input schemes
   with nn and li, f16 and bf16 storage, launch shapes with vec and py, three stages, a user app
   and one app twice (FUSED; the fast tier runs the first two).
@@ -299,6 +302,26 @@ def run_fused(runner, pipeline, stages, extra):
     return label, problems, time.monotonic() - start
 
 
+def run_device_canary(runner):
+    """The device canary's device test under every check of Oclgrind (the canary has no command of
+    its own yet); returns (label, problems, s)."""
+    binary = os.path.join(os.path.dirname(runner.kperf), "tests", "kperf_device_canary_tests")
+    name = "DeviceCanary.SmallLadderForOclgrind"
+    label = f"device canary ({name})"
+    if not os.path.exists(binary):
+        return label, [f"{binary} is missing"], 0.0
+    log = os.path.join(runner.scratch, "device-canary.log")
+    cmd = ["oclgrind", "--log", log, "--num-threads", "1", "--build-options", "-cl-opt-disable",
+           "--check-api", "--data-races", "--uninitialized", binary, f"--gtest_filter={name}"]
+    start = time.monotonic()
+    proc, problems = run_under_oclgrind(cmd, log, label)
+    if proc is not None and "[  PASSED  ] 1 test." not in proc.stdout:
+        problems.append(f"the test did not pass: {proc.stdout.strip()[-600:]}")
+    if os.path.exists(log):
+        os.remove(log)
+    return label, problems, time.monotonic() - start
+
+
 def cover(candidates, strength):
     """Greedy covering array over candidate rows (tuples): every value (strength 1) or every pair
     of values (strength 2) that some candidate holds, '-' excepted. Returns the chosen rows, the
@@ -418,13 +441,15 @@ def main():
     work.append(("gaussian3", names, ("accurate", "local", "none", "-", "-", "f32", "device",
                                       "8x4", "none"), "device"))
     fused = FUSED if everything else FUSED[:SAMPLE_FUSED]
-    print(f"{len(work)} configurations and {len(fused)} fused pipelines under Oclgrind, {jobs} at "
+    print(f"{len(work)} configurations, {len(fused)} fused pipelines and the device canary under "
+          f"Oclgrind, {jobs} at "
           f"a time (arrays made in {time.monotonic() - made:.0f} s)", flush=True)
     failed = 0
     times = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(runner.run_one, *item) for item in work]
         futures += [pool.submit(run_fused, runner, *item) for item in fused]
+        futures.append(pool.submit(run_device_canary, runner))
         for fut in concurrent.futures.as_completed(futures):
             label, problems, seconds = fut.result()
             times.append((seconds, label))
@@ -433,7 +458,7 @@ def main():
             for p in problems:
                 check(False, f"{label}: {p}")
     times.sort(reverse=True)
-    print(f"{len(work) + len(fused) - failed} of {len(work) + len(fused)} runs clean; "
+    print(f"{len(work) + len(fused) + 1 - failed} of {len(work) + len(fused) + 1} runs clean; "
           f"{sum(t for t, _ in times):.0f} s under Oclgrind, the slowest:", flush=True)
     for seconds, label in times[:3]:
         print(f"  {seconds:.1f} s  {label}")

@@ -48,7 +48,9 @@ namespace kperf::test {
 // The device tests run on (KPERF_TEST_DEVICE selects; default: first GPU, else first
 // device), or nullptr when there is no OpenCL platform.
 inline ClEnv* test_env() {
-  static std::unique_ptr<ClEnv> env;
+  // Never destroyed: a context destroyed among the process's static objects corrupts Oclgrind's
+  // heap (a device test run under Oclgrind aborted at exit, "corrupted double-linked list").
+  static ClEnv* env = nullptr;
   static bool tried = false;
   if (!tried) {
     tried = true;
@@ -57,8 +59,7 @@ inline ClEnv* test_env() {
       std::vector<DeviceInfo> infos;
       for (const auto& e : entries) infos.push_back(e.info);
       const char* sel = std::getenv("KPERF_TEST_DEVICE");
-      env = std::make_unique<ClEnv>(
-          entries[choose_device(infos, parse_device_selector(sel ? sel : ""))]);
+      env = new ClEnv(entries[choose_device(infos, parse_device_selector(sel ? sel : ""))]);
       // One program-binary cache for every test process (scripts/test.sh sets it), so each
       // distinct program is compiled once per suite, whatever the driver caches itself.
       if (const char* cache = std::getenv("KPERF_BINARY_CACHE"); cache && *cache) {
@@ -69,7 +70,7 @@ inline ClEnv* test_env() {
       std::fprintf(stderr, "no usable OpenCL device: %s\n", e.what());
     }
   }
-  return env.get();
+  return env;
 }
 
 #define KPERF_REQUIRE_DEVICE()            \

@@ -166,6 +166,66 @@ TEST(CanarySample, EstimateFromTileSums) {
   EXPECT_NEAR(me.margin, 2 * some.margin / 13, 1e-12);
 }
 
+// A sample that carries no information bounds nothing: windows whose truths all lie under MRE's
+// threshold, a single window with any, or for ME a sampled truth without range, get an unbounded
+// margin (unless the sample is every window, where the estimate is the error itself).
+TEST(CanarySample, UninformativeSamplesBoundNothing) {
+  std::vector<ErrorSums> dark(4);
+  for (ErrorSums& t : dark) t.n = 10, t.excluded = 10;  // every truth at 0: n_rel 0
+  const CanaryEstimate mre = estimate_from_tiles(Metric::kMre, dark, 400, 0.95);
+  EXPECT_EQ(mre.estimate, 0);
+  EXPECT_TRUE(std::isinf(mre.margin) && mre.margin > 0);
+  EXPECT_EQ(estimate_from_tiles(Metric::kMre, dark, 4, 0.95).margin, 0);  // the whole grid
+  // One informative window: its own ratio is the estimate, and no spread is left to measure.
+  std::vector<ErrorSums> one = dark;
+  one[2].rel = 3, one[2].n_rel = 10, one[2].excluded = 0;
+  const CanaryEstimate single = estimate_from_tiles(Metric::kMre, one, 400, 0.95);
+  EXPECT_DOUBLE_EQ(single.estimate, 0.3);
+  EXPECT_TRUE(std::isinf(single.margin));
+  one[3] = one[2];
+  EXPECT_TRUE(std::isfinite(estimate_from_tiles(Metric::kMre, one, 400, 0.95).margin));
+  // ME of a constant sampled truth: the range it is normalised by is unknown.
+  for (ErrorSums& t : dark) t.min_t = t.max_t = 0;
+  EXPECT_TRUE(std::isinf(estimate_from_tiles(Metric::kMe, dark, 400, 0.95).margin));
+  dark[1].max_t = 5;
+  EXPECT_TRUE(std::isfinite(estimate_from_tiles(Metric::kMe, dark, 400, 0.95).margin));
+}
+
+// A dark input with one bright feature the sample misses: rows:2 errs far over the budget there,
+// and a canary that saw only zeros must not pass it (it did, with estimate 0 and margin 0).
+TEST(CanaryEstimate, ADarkSampleDoesNotPassABrightFeatureItMissed) {
+  const int w = 256, h = 256;
+  const AppDescriptor& app = find_app("gaussian3");
+  Variant rows2 = parse_scheme("rows:2");
+  rows2.recon = Recon::kNn;
+  const WorkGroup wg{16, 8, 1, 1};
+  const CanarySettings settings;  // 128 of the 512 blocks
+  const std::uint64_t seed = 4;
+  const CanarySample sample = canary_sample(w, h, block_of(rows2, wg), settings, seed);
+  // Bright and dark rows alternating, 4 x 4, inside a block no window is in, 2 outputs from its
+  // edges (radius 1): whichever rows rows:2 keeps, it rebuilds the others wrong.
+  std::set<std::pair<int, int>> sampled(sample.groups.begin(), sample.groups.end());
+  int fy = -1, fx = -1;
+  for (int gy = 8; gy < 32 && fy < 0; ++gy)
+    for (int gx = 4; gx < 16 && fy < 0; ++gx)
+      if (!sampled.count({gy, gx})) fy = gy * 8 + 2, fx = gx * 16 + 6;
+  ASSERT_GE(fy, 0);
+  Grid in(w, h);
+  for (int y = fy; y < fy + 4; y += 2)
+    for (int x = fx; x < fx + 4; ++x) in.at(y, x) = 255;
+  const GridD in_d = to_double(in.data, w, h);
+  const GridD truth = reference_run(app, in_d, nullptr, 1);
+  const GridD model = model_run(app, rows2, wg, in_d, nullptr, 1);
+  const std::vector<float> approx(model.data.begin(), model.data.end());
+  const double error = compute_errors(truth.data, approx, w, h, false).value(app.primary_metric);
+  const double budget = 0.05;
+  ASSERT_GT(error, budget);
+  const CanaryEstimate e = InputCanary(in, settings, seed).estimate({{&app, rows2, wg}});
+  EXPECT_EQ(e.estimate, 0);  // the sample saw the dark background only
+  EXPECT_GT(e.upper(), budget) << "true error " << error;
+  EXPECT_TRUE(std::isinf(e.margin));
+}
+
 // A 96x96 input, smooth but for a noisy quadrant; the canary of a chain of every group is the
 // error of the chained models against the chained references exactly, and a sample of them
 // bounds it.

@@ -47,26 +47,35 @@ std::uint64_t canary_seed(const std::string& name) {
   return h;
 }
 
-std::vector<std::pair<int, int>> canary_groups(int groups_x, int groups_y, int count,
-                                               std::uint64_t seed) {
-  std::vector<std::pair<int, int>> out;
-  if (static_cast<std::int64_t>(count) >= static_cast<std::int64_t>(groups_x) * groups_y) {
-    for (int gy = 0; gy < groups_y; ++gy)
-      for (int gx = 0; gx < groups_x; ++gx) out.emplace_back(gy, gx);
-    return out;
-  }
+CanaryLattice canary_lattice(int groups_x, int groups_y, int count) {
+  if (static_cast<std::int64_t>(count) >= static_cast<std::int64_t>(groups_x) * groups_y)
+    return {groups_x, groups_y, groups_x, groups_y};
   // Cells as near square (in groups) as the lattice allows, about `count` of them.
   const double aspect = static_cast<double>(groups_y) / groups_x;
   const int cells_y =
       std::clamp(static_cast<int>(std::lround(std::sqrt(count * aspect))), 1, groups_y);
   const int cells_x = std::clamp((count + cells_y - 1) / cells_y, 1, groups_x);
+  return {groups_x, groups_y, cells_x, cells_y};
+}
+
+std::uint16_t canary_group_key(std::uint64_t seed) {
+  return static_cast<std::uint16_t>(mix(seed) >> 48);
+}
+
+std::vector<std::pair<int, int>> canary_groups(int groups_x, int groups_y, int count,
+                                               std::uint64_t seed) {
+  std::vector<std::pair<int, int>> out;
+  const CanaryLattice lattice = canary_lattice(groups_x, groups_y, count);
+  const int cells_x = lattice.cells_x, cells_y = lattice.cells_y;
+  const std::uint64_t key = canary_group_key(seed);
+  // Cells of one group each (every group sampled) draw that group: row-major order.
   for (int cy = 0; cy < cells_y; ++cy)
     for (int cx = 0; cx < cells_x; ++cx) {
       const int y0 = static_cast<int>(static_cast<std::int64_t>(cy) * groups_y / cells_y);
       const int y1 = static_cast<int>(static_cast<std::int64_t>(cy + 1) * groups_y / cells_y);
       const int x0 = static_cast<int>(static_cast<std::int64_t>(cx) * groups_x / cells_x);
       const int x1 = static_cast<int>(static_cast<std::int64_t>(cx + 1) * groups_x / cells_x);
-      const std::uint64_t r = mix(seed ^ mix(static_cast<std::uint64_t>(cy) * cells_x + cx));
+      const std::uint64_t r = mix(key ^ mix(static_cast<std::uint64_t>(cy) * cells_x + cx));
       out.emplace_back(
           y0 + static_cast<int>((r >> 32) % static_cast<std::uint64_t>(y1 - y0)),
           x0 + static_cast<int>((r & 0xffffffffULL) % static_cast<std::uint64_t>(x1 - x0)));
@@ -85,6 +94,7 @@ CanarySample canary_sample(int width, int height, WorkGroup block, const CanaryS
   const std::int64_t count =
       std::min(groups, std::max<std::int64_t>(s.min_tiles, static_cast<std::int64_t>(wanted)));
   out.groups = canary_groups(groups_x, groups_y, static_cast<int>(count), seed);
+  out.lattice = canary_lattice(groups_x, groups_y, static_cast<int>(count));
   // The block cut into slots of the window's size (the last ones clipped), one drawn at random:
   // every output is as likely to be compared as any other (a window placed anywhere would
   // seldom reach the block's edges, where perforation errs most).
@@ -165,11 +175,17 @@ CanaryEstimate estimate_from_tiles(Metric metric, const std::vector<ErrorSums>& 
   const double scale = mre || !(hi > lo) ? 1.0 : hi - lo;
   const double ratio = sum_x > 0 ? sum_y / sum_x : 0.0;
   e.estimate = ratio / scale;
-  if (n >= population || sum_x <= 0) {
+  if (n >= population) {  // every window: the estimate is the error
     e.margin = 0;
     return e;
   }
-  if (tiles.size() < 2) {
+  // No certainty without information: windows whose truths are all zero (or under MRE's
+  // threshold) add nothing to the ratio and nothing to its spread, so a dark sample would bound a
+  // rung's error at 0 whatever the unsampled rest holds. Fewer than two windows with an element
+  // the metric counts, or for ME no range to normalise by, bound nothing.
+  int informative = 0;
+  for (const ErrorSums& t : tiles) informative += (mre ? t.n_rel : t.n) > 0;
+  if (informative < 2 || (!mre && !(hi > lo))) {
     e.margin = std::numeric_limits<double>::infinity();
     return e;
   }

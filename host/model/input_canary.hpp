@@ -49,6 +49,20 @@ struct CanaryEstimate {
   double upper() const { return estimate + margin; }
 };
 
+// The lattice canary_groups draws on: a launch's groups_x x groups_y groups cut into cells_x x
+// cells_y cells, cell (cy, cx) spanning groups [cy * groups_y / cells_y, (cy + 1) * groups_y /
+// cells_y) along y and likewise along x; one group is drawn in each, in row-major cell order.
+// Every group is its own cell when the sample takes them all. The device canary draws the same
+// groups from it on the device (schemes/groups_sampled.cl).
+struct CanaryLattice {
+  int groups_x = 0, groups_y = 0, cells_x = 0, cells_y = 0;
+};
+CanaryLattice canary_lattice(int groups_x, int groups_y, int count);
+// The 16 bits of a sample's seed that draw its groups: what a launch's global offset carries to
+// the device canary's kernels (PoCL 3.1 reads bits 16 and up of an offset as 0). The windows in
+// the groups are drawn from the whole seed.
+std::uint16_t canary_group_key(std::uint64_t seed);
+
 // What a canary compares of one launch: a window of at most kWindowX x kWindowY outputs in each
 // sampled group's block (the whole tile is filled and reconstructed as the kernel does; only the
 // window's outputs are computed), one of the slots of that size the block is cut into.
@@ -57,6 +71,7 @@ struct CanarySample {
   std::vector<std::pair<int, int>> groups;  // (gy, gx)
   std::vector<BlockRect> windows;           // one per group
   double population = 0;                    // slots the launch's blocks hold
+  CanaryLattice lattice;                    // the groups', one per cell
 };
 // The sample of a width x height launch of `block`s: enough windows for `fraction` of the
 // outputs, at least min_tiles of them, at most one per group (canary_groups), every group's
@@ -64,8 +79,9 @@ struct CanarySample {
 CanarySample canary_sample(int width, int height, WorkGroup block, const CanarySettings& s,
                            std::uint64_t seed);
 // The sampled groups (gy, gx) of a groups_x x groups_y launch: one in each cell of a lattice of
-// about `count` nearly square cells of groups, drawn with a generator seeded by `seed` (the same
-// on every platform); every group when count reaches their number.
+// about `count` nearly square cells of groups (canary_lattice), drawn with a generator seeded by
+// canary_group_key(seed) (the same on every platform); every group when count reaches their
+// number.
 std::vector<std::pair<int, int>> canary_groups(int groups_x, int groups_y, int count,
                                                std::uint64_t seed);
 // Quantiles of the standard normal and of Student's t with `df` degrees of freedom (p in (0, 1)).
@@ -77,7 +93,9 @@ double student_t_quantile(double p, double df);
 // windows' counts differ at the grid's edges and for near-zero truths) with its standard error
 // for a simple random sample without replacement; ME is normalised by the sampled truth's range,
 // no wider than the whole truth's, so ME is overstated rather than understated. The margin is 0
-// when the sample is the population.
+// when the sample is the population, and +infinity (the rung refused) when the sample carries
+// no information: fewer than two windows with an element the metric counts (MRE: above its
+// near-zero threshold), or for ME a sampled truth without range.
 CanaryEstimate estimate_from_tiles(Metric metric, const std::vector<ErrorSums>& tiles,
                                    double population, double confidence);
 
