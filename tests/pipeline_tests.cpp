@@ -624,3 +624,31 @@ TEST(PipelineCli, FusedChoicesSayFusedAndLeaveTheCanarysLadderWithTheReason) {
 
 }  // namespace
 }  // namespace kperf
+
+namespace kperf {
+namespace {
+
+// An input file runs at its own size unless --size is given (it was resampled to 512x512), and a
+// stage whose shapes are not named keeps 16x8 on a CPU.
+TEST(PipelineCli, AnInputFileRunsAtItsOwnSize) {
+  KPERF_REQUIRE_DEVICE();
+  if (!env->info().is_cpu()) GTEST_SKIP() << "the CPU's default shape";
+  test::TempDir dir;
+  write_npy((dir / "f.npy").string(), test::random_grid(37, 29, 91));
+  const test::CliRun r =
+      test::kperf_cli("pipeline --pipeline blur-edges --reps 1 --warmup 0 --input " +
+                          (dir / "f.npy").string() + " --out " + (dir / "p.json").string(),
+                      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(read_file((dir / "p.json").string()));
+  ASSERT_FALSE(doc["results"].empty());
+  for (const auto& row : doc["results"]) {
+    EXPECT_EQ(row["input"]["width"], 37) << row["key"];
+    EXPECT_EQ(row["input"]["height"], 29) << row["key"];
+    for (const auto& s : row["stages"]) EXPECT_EQ(s["wg"], "16x8") << row["key"];
+  }
+  EXPECT_TRUE(doc["context"]["pipeline"]["size"].is_null());
+}
+
+}  // namespace
+}  // namespace kperf

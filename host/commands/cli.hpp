@@ -49,5 +49,9 @@ std::vector<WorkGroup> cpu_wg_candidates();
 // shapes they make with vec 4: where kperf's kernels reach the copy bound on NVIDIA's GPUs.
 std::vector<WorkGroup> gpu_wg_candidates();
 std::vector<WorkGroup> gpu_block_candidates();
+// The launch shapes a chain's stage (and a fused chain) sweeps on a GPU by default: the blocks
+// the H200's accurate and perforated chains ran fastest at (32x4 and 32x8, 4 x 4 outputs a
+// work-item; 32x4 at 4 x 2), three so that a chain of two stages is nine chains of shapes.
+std::vector<WorkGroup> gpu_chain_candidates();
 
 }  // namespace kperf

@@ -11,6 +11,7 @@
 
 #include "axis_options.hpp"
 #include "chain_measurer.hpp"
+#include "default_size.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "fault_journal.hpp"
@@ -61,9 +62,9 @@ StageSpace parse_stage_options(const std::string& where, const std::string& text
   cxxopts::Options options("kperf pipeline --stage", "");
   // clang-format off
   options.add_options()
-    ("wg", "", cxxopts::value<std::string>()->default_value("16x8"))
-    ("vec", "", cxxopts::value<std::string>()->default_value("1"))
-    ("py", "", cxxopts::value<std::string>()->default_value("1"));
+    ("wg", "", cxxopts::value<std::string>())
+    ("vec", "", cxxopts::value<std::string>())
+    ("py", "", cxxopts::value<std::string>());
   // clang-format on
   add_axis_options(options, false);
   std::vector<std::string> words = {"stage"};
@@ -78,9 +79,13 @@ StageSpace parse_stage_options(const std::string& where, const std::string& text
     if (!args.count("schemes")) axes.schemes = "accurate";
     StageSpace space;
     space.variants = parse_variants(axes);
-    space.shapes = with_outputs_per_item(parse_wg_list(args["wg"].as<std::string>()),
-                                         parse_vec_list(args["vec"].as<std::string>()),
-                                         parse_py_list(args["py"].as<std::string>()));
+    auto text_or = [&](const char* name, const char* absent) {
+      return args.count(name) ? args[name].as<std::string>() : std::string(absent);
+    };
+    space.shapes_given = args.count("wg") || args.count("vec") || args.count("py");
+    space.shapes = with_outputs_per_item(parse_wg_list(text_or("wg", "16x8")),
+                                         parse_vec_list(text_or("vec", "1")),
+                                         parse_py_list(text_or("py", "1")));
     return space;
   } catch (const cxxopts::exceptions::exception& e) {
     throw UsageError(where + ": " + e.what());
@@ -129,11 +134,23 @@ std::vector<bool> parse_fuse_list(const std::string& text) {
 
 namespace {
 
+// The table: each chain (its stages' variants, fused or not, on one input) at its fastest shapes;
+// every shape's row is in the document.
 void print_rows(const std::vector<ChainRow>& rows) {
-  std::printf("%-64s %10s %8s %10s  %s\n", "chain", "time us", "speedup", "final err",
-              "stage errors");
+  std::printf("%-64s %10s %8s %10s  %s\n", "chain (at its fastest shapes)", "time us", "speedup",
+              "final err", "stage errors");
+  std::map<std::string, const ChainRow*> best;
+  std::vector<std::string> order;
   for (const ChainRow& r : rows) {
     if (!r.ok() || !r.time) continue;
+    std::string id = r.input_name + (r.fused ? "|fused" : "|");
+    for (const StageRow& s : r.stages) id += "|" + s.variant;
+    auto [it, fresh] = best.emplace(id, &r);
+    if (fresh) order.push_back(id);
+    if (r.time->median < it->second->time->median) it->second = &r;
+  }
+  for (const std::string& id : order) {
+    const ChainRow& r = *best.at(id);
     std::string chain = r.fused ? "fused: " : "", errors;
     for (const StageRow& s : r.stages) {
       chain += (chain.empty() || chain == "fused: " ? "" : " > ") + s.variant + "@" + s.wg;
@@ -148,6 +165,14 @@ void print_rows(const std::vector<ChainRow>& rows) {
 }
 
 // The exit status: the fault status where a chain faulted the device or a truth is broken.
+// On a GPU, the stages whose shapes the command line left open sweep gpu_chain_candidates(); on a
+// CPU they keep 16x8.
+void default_stage_shapes(std::vector<StageSpace>& spaces, const DeviceInfo& dev) {
+  if (!dev.is_gpu() || dev.is_cpu()) return;
+  for (StageSpace& space : spaces)
+    if (!space.shapes_given) space.shapes = gpu_chain_candidates();
+}
+
 int chain_run_end(const std::vector<ChainRow>& rows, bool faulted) {
   std::size_t faults = 0, broken = 0;
   for (const ChainRow& r : rows) {
@@ -167,8 +192,8 @@ void add_chain_options(cxxopts::Options& options, const char* reps_default) {
   // clang-format off
   options.add_options()
     ("pipeline", "blur-edges (gaussian5 then sobel3), denoise-edges (median then sobel3) or APP,APP[,...]", cxxopts::value<std::string>())
-    ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named, or without --wg, runs at 16x8 (slow on GPUs: name a shape such as --wg 32x4 --vec 4 --py 4)", cxxopts::value<std::string>())
-    ("size", "resize or generate the inputs at N or WxH (default: 512)", cxxopts::value<std::string>()->default_value("512"))
+    ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named, or without --wg, --vec and --py, runs on a GPU at 32x4 and 32x8 with 4x4 outputs a work-item and 32x4 with 4x2, on a CPU at 16x8", cxxopts::value<std::string>())
+    ("size", "resize or generate the inputs at N or WxH (default: a file at its own size; a synthetic input at 512x512, on a GPU kperf pipeline's at a grid its measured last-level cache cannot hold, as kperf run)", cxxopts::value<std::string>())
     ("cold", "flush the device's cache before every timed chain run")
     ("fuse", "none (a launch per stage), all (the whole chain in one launch, each stage's outputs in local memory, at each shape of the last stage), or none,all", cxxopts::value<std::string>()->default_value("none"));
   // clang-format on
@@ -193,7 +218,7 @@ ChainRequest read_chain_request(const cxxopts::ParseResult& args,
     throw UsageError(e.what());
   }
   req.spaces = stage_spaces(req.name, req.apps.size(), stage_values);
-  req.size = parse_size(text("size"));
+  if (args.count("size")) req.size = parse_size(text("size"));
   req.opt.kernel_root = kernel_root;
   if (args.count("cl-options")) req.opt.extra_build_options = text("cl-options");
   req.opt.warmup = parse_count("warmup", text("warmup"), 0, 1000000);
@@ -243,6 +268,12 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, opt.kernel_root);
   const std::string out_path = out_path_or_default(args, "kperf-pipeline", env.info().name);
   require_writable(out_path);
+  default_stage_shapes(req.spaces, env.info());
+  const DefaultSize size = choose_default_size(env, opt.kernel_root, req.size.has_value(),
+                                               given("size") ? text("size") : "", given("input"),
+                                               false, {512, 512}, nullptr);
+  if (size.size) req.size = size.size;
+  req.default_size = size.json;
   const std::vector<Chain> chains = chains_of(req.apps, req.spaces, req.fuse);
   Core core(env, opt);
   prebuild_chains(env, core, chains);
@@ -266,6 +297,7 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
                                       {"context", ctx},
                                       {"results", results}};
   write_file_atomic(out_path, doc.dump(1) + "\n");
+  std::printf("%s\n", size.line.c_str());
   print_rows(rows);
   std::fprintf(stderr, "done: %zu chains written to %s\n", rows.size(), out_path.c_str());
   return chain_run_end(rows, measurer.faulted());

@@ -176,8 +176,11 @@ nlohmann::ordered_json fuse_json(const std::vector<bool> &fuse) {
 nlohmann::ordered_json pipeline_block(const ChainRequest &req) {
   nlohmann::ordered_json stage_names = nlohmann::ordered_json::array();
   for (const auto *app : req.apps) stage_names.push_back(app->name);
+  Json size = req.size ? Json{req.size->first, req.size->second} : Json(nullptr);
   return {{"name", req.name},
           {"stages", stage_names},
+          {"size", size},
+          {"default_size", req.default_size},
           {"warmup", req.opt.warmup},
           {"reps", req.opt.reps},
           {"cold", req.opt.cold},
@@ -204,7 +207,7 @@ Json chain_search_context(const ChainRequest &req, const ChainTuneRequest &treq,
                 {"budgets", treq.budgets},
                 {"percentile", treq.percentile},
                 {"tie_tolerance", treq.tie_tolerance},
-                {"size", {treq.size.first, treq.size.second}},
+                {"size", treq.size ? Json{treq.size->first, treq.size->second} : Json(nullptr)},
                 {"warmup", opt.warmup},
                 {"reps", opt.reps},
                 {"cache", cache},

@@ -23,7 +23,10 @@ struct ChainRequest {
   std::vector<const AppDescriptor*> apps;
   std::vector<StageSpace> spaces;
   std::vector<bool> fuse = {false};  // --fuse none,all: each value a set of chains
-  std::pair<int, int> size{512, 512};
+  // --size; none: a file at its own size, a synthetic input at 512x512 or, for kperf pipeline on a
+  // GPU, at the default grid (session/default_size.hpp).
+  std::optional<std::pair<int, int>> size;
+  nlohmann::ordered_json default_size;  // how kperf pipeline chose its grid (null: --size, inputs)
   CoreOptions opt;
 };
 

@@ -25,6 +25,7 @@ namespace kperf {
 struct StageSpace {
   std::vector<Variant> variants;
   std::vector<WorkGroup> shapes;
+  bool shapes_given = false;  // --wg, --vec or --py named them (else the device's defaults)
 };
 
 // Every chain of the stages' product, the accurate f32 kernel added to every stage, for each value
@@ -39,7 +40,7 @@ struct ChainTuneRequest {
   std::vector<double> budgets;  // ascending
   double percentile = 95, tie_tolerance = 0.03;
   std::vector<ImageSource> train, test;
-  std::pair<int, int> size;
+  std::optional<std::pair<int, int>> size;  // none: every input at its own size
 };
 
 // A measured chain as the search ranks it.
@@ -63,7 +64,7 @@ struct ChainLadderInput {
   std::vector<double> budgets;
   double percentile = 95;
   std::vector<ImageSource> test;
-  std::pair<int, int> size;
+  std::optional<std::pair<int, int>> size;
 };
 
 // The search's state: every chain's rows, the candidates the screen passed and the measured ones.
