@@ -1,4 +1,4 @@
-// Work-groups "sampled" (-DKPERF_GROUPS_FILE=groups_sampled.cl): the launch computes only the
+// Work-groups "sampled": the launch computes only the
 // blocks of a canary's sample (host/measure/device_canary.cpp), one group in each cell of the
 // stratified lattice of canary_groups (host/model/input_canary.cpp), and every group id that the
 // contract, the schemes and the app read is the sampled group's, so each block is computed as the
@@ -12,17 +12,14 @@
 // group before it; dimension 2 launches that group too (0: the sampled group, then the one above,
 // the one to the left, and under center:K the diagonal), which writes the same values there.
 // Every other group id and size reads as that of the whole launch.
-#if defined(KPERF_PIPELINE_BLOCKS) && KPERF_PIPELINE_BLOCKS > 1
-#error "sampled groups: the pipelined tile walks whole columns of blocks"
+// The device canary puts this file before the app's text (no program of a run includes it), so
+// that every later use of a group id is the sampled group's; the host refuses what it cannot
+// sample (DeviceCanary::problem: the pipelined tile, overlapping blocks, the separate fill) and
+// says with KPERF_SAMPLED_UP / KPERF_SAMPLED_LEFT whether an output scheme's fill needs the group
+// above / to the left (OUT_KY > 1 / OUT_KX > 1, which the contract defines only later).
+#if !defined(KPERF_SAMPLED_UP) || !defined(KPERF_SAMPLED_LEFT)
+#error "sampled groups: -DKPERF_SAMPLED_UP and -DKPERF_SAMPLED_LEFT say which neighbours to launch"
 #endif
-#if KPERF_OVERLAP_Y || KPERF_OVERLAP_X
-#error "sampled groups: overlapping blocks are not the canary's blocks"
-#endif
-#if (OUT_KY > 1 || OUT_KX > 1) && !OUT_FUSED
-#error "sampled groups: the separate fill's launch reads lines that unsampled groups store"
-#endif
-#define KPERF_SAMPLED_UP (OUT_KY > 1)
-#define KPERF_SAMPLED_LEFT (OUT_KX > 1)
 
 // splitmix64, as input_canary.cpp's mix().
 inline ulong kperf_sample_mix(ulong x) {

@@ -21,8 +21,6 @@
 //   computing one line in OUT_KY (rows) / OUT_KX (columns); its fill file
 //   (KPERF_OUTPUT_FILL_FILE: output_fill_fused.cl, output_fill_separate.cl) writes the rest from
 //   the computed ones, in the same launch or in a second one.
-// A sixth says which work-groups a launch computes (KPERF_GROUPS_FILE: groups_all.cl, or
-// groups_sampled.cl for the device canary's sample of blocks).
 // Every macro has a default so each file compiles alone.
 #ifndef KPERF_TILE_CL
 #define KPERF_TILE_CL
@@ -194,11 +192,6 @@ inline void kperf_store_float8(float8 v, __global float* p, int i8) {
 #define TILE_AT(tile, ty, tx) (tile)[(ty) * TILE_STRIDE + (tx) + TILE_OFF]
 
 #define KPERF_WG_ATTR __attribute__((reqd_work_group_size(WG_X, WG_Y, 1)))
-
-#ifndef KPERF_GROUPS_FILE
-#define KPERF_GROUPS_FILE groups_all.cl
-#endif
-#include KPERF_STR(KPERF_GROUPS_FILE)
 
 // Linear id of the work-item inside its group, used to stride cooperative loops.
 inline int kperf_local_linear_id(void) { return (int)(get_local_id(1) * WG_X + get_local_id(0)); }

@@ -138,10 +138,8 @@ __kernel void ids(__global int* out) {
     for (const std::uint64_t seed : seeds)
       for (const int ky : {1, 2}) {
         const cl::Program program =
-            env->build(source,
-                       "-cl-std=CL1.2 -DWG_X=2 -DWG_Y=2 -DKPERF_OVERLAP_Y=0 "
-                       "-DKPERF_OVERLAP_X=0 -DOUT_FUSED=1 -DOUT_KX=1 -DOUT_KY=" +
-                           std::to_string(ky) + include);
+            env->build(source, "-cl-std=CL1.2 -DKPERF_SAMPLED_LEFT=0 -DKPERF_SAMPLED_UP=" +
+                                   std::to_string(ky > 1 ? 1 : 0) + include);
         const CanaryLattice l = canary_lattice(c.groups_x, c.groups_y, c.count);
         const auto groups = canary_groups(c.groups_x, c.groups_y, c.count, seed);
         const std::size_t cells = static_cast<std::size_t>(l.cells_x) * l.cells_y;

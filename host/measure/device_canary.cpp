@@ -19,7 +19,9 @@ namespace kperf {
 namespace {
 
 constexpr int kWindow = CanarySample::kWindowX * CanarySample::kWindowY;  // work-items a window
-const char* const kSampledGroups = "-DKPERF_GROUPS_FILE=groups_sampled.cl";
+// What puts a program's groups on the canary's sample: this file before the app's text, and
+// which neighbour groups an output scheme's fill needs.
+const char* const kSampledGroups = "#include \"groups_sampled.cl\"\n";
 
 // The accurate kernel's launch shape for a rung's block: the rung's own work-items where its
 // block is theirs at one to four outputs along x, else the shape of fewest outputs per work-item
@@ -87,13 +89,14 @@ DeviceCanary::DeviceCanary(ClEnv& env, std::string kernel_root, CanarySettings s
       extra_options_(std::move(extra_options)) {}
 
 cl::Kernel& DeviceCanary::kernel(const std::string& file, const std::string& options,
-                                 const std::string& name) {
-  const std::string key = file + "\n" + options + "\n" + name;
+                                 const std::string& name, const std::string& prefix) {
+  const std::string key = prefix + file + "\n" + options + "\n" + name;
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second;
   auto source = sources_.find(file);
   if (source == sources_.end()) source = sources_.emplace(file, read_file(file)).first;
-  return kernels_.emplace(key, cl::Kernel(env_.build(source->second, options), name.c_str()))
+  return kernels_
+      .emplace(key, cl::Kernel(env_.build(prefix + source->second, options), name.c_str()))
       .first->second;
 }
 
@@ -197,10 +200,13 @@ void DeviceCanary::launch_app(const Grid& input, DeviceUploads& uploads, std::ui
   const Variant& v = stage.variant;
   const std::string file =
       (std::filesystem::path(kernel_root_) / "kernels" / app.kernel_file).string();
+  const std::string neighbours = std::string("-DKPERF_SAMPLED_UP=") +
+                                 (v.output.ky() > 1 ? "1" : "0") +
+                                 " -DKPERF_SAMPLED_LEFT=" + (v.output.kx() > 1 ? "1" : "0");
   const std::string options =
       kernel_build_options(app, v, stage.wg, kernel_root_, params_,
-                           extra_options_ + (extra_options_.empty() ? "" : " ") + kSampledGroups);
-  cl::Kernel& k = kernel(file, options, "kperf_app");
+                           extra_options_ + (extra_options_.empty() ? "" : " ") + neighbours);
+  cl::Kernel& k = kernel(file, options, "kperf_app", kSampledGroups);
   const std::size_t items = static_cast<std::size_t>(stage.wg.x) * stage.wg.y;
   if (items > k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(env_.device()))
     throw std::runtime_error(v.id() + ": a work-group of " + std::to_string(items) +

@@ -67,7 +67,9 @@ class DeviceCanary {
   std::map<std::string, std::pair<cl::Buffer, std::size_t>> buffers_;  // grown on demand
   std::optional<std::string> half_image_problem_;
 
-  cl::Kernel& kernel(const std::string& file, const std::string& options, const std::string& name);
+  // The kernel `name` of `file`'s text after `prefix` (the sampled groups' file for an app).
+  cl::Kernel& kernel(const std::string& file, const std::string& options, const std::string& name,
+                     const std::string& prefix = "");
   cl::Buffer& buffer(const std::string& name, std::size_t bytes);
   Plan plan(int width, int height, std::uint64_t seed, const std::vector<CanaryStage>& rungs);
   // One launch of `stage` on the sampled groups of `sample` (and under an output scheme the
