@@ -298,6 +298,7 @@ def check_device_canary(binary, args, doc, out, tmp):
     # so only the comparison with the host canary can see it, and it must.
     check(all(c["select"]["canary"].get("test_scale") == 1.01
               for c in scaled["tune"]["bilateral"]["choices"]), "the scaled document says so")
+    check_selection(scaled)
     bad = estimate_differences(scaled, host)
     check(any("estimate" in p for p in bad), "estimates 1 % off fail the comparison")
     tr = scaled["tune"]["bilateral"]["canary"]["tracking"]["device_vs_host"]
