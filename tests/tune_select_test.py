@@ -14,7 +14,14 @@ small generated inputs, every per-input choice recomputed from the document alon
 - --select static (the default) gives the tune without select blocks, its static choices equal
   to those of --select static,canary;
 - a rung that faults the device (KPERF_FAULT) is never picked; an input whose truth is broken
-  (tests/apps/nan_truth.cl) gets no rung and no verdict; bad --select values are refused.
+  (tests/apps/nan_truth.cl) gets no rung and no verdict; bad --select values are refused;
+- --canary-on device over the same rows: the device canary's estimates equal an independent
+  --canary-on host tune's within the device canary's tolerance (1e-7 + 1e-5 x value), the same
+  per-input choices wherever no estimate lies within that tolerance of a budget's edge, every
+  per-input record's canary_device_ns > 0, canary_host_ns >= 0 and canary_ns their sum, which
+  speedup_net counts; estimates scaled by 1.01 (KPERF_TEST_DEVICE_CANARY_SCALE) fail that
+  comparison; auto runs the host canary on a CPU device, and the chain tuner the host canary,
+  each saying why.
 
 - the report renders the selections (a section with its figure, and --table tune-select).
 
@@ -190,8 +197,117 @@ def check_chain_selection(doc):
         check_walks(where, c, s, estimates, measured, ctx["percentile"])
 
 
+def tolerance(host):
+    """The device canary's tolerance against the host canary (tests/device_canary_tests.cpp)."""
+    return 1e-7 + 1e-5 * abs(host)
+
+
+def estimate_differences(device_doc, host_doc):
+    """Where a document's device canary estimates differ from a --canary-on host document's
+    beyond the tolerance (tiles and population exactly): a list of what differs, empty when none
+    does. Also every device estimate's in-document host_estimate against the host document's."""
+    problems = []
+    for app, t in device_doc["tune"].items():
+        host = {(e["rung"], e["input"]): e for e in host_doc["tune"][app]["canary"]["estimates"]}
+        entries = t["canary"]["estimates"]
+        if not entries:
+            problems.append(f"{app}: no estimates")
+        for e in entries:
+            h = host.get((e["rung"], e["input"]))
+            where = f"{app} {e['rung']} on {e['input']}"
+            if h is None or e["where"] != "device":
+                problems.append(f"{where}: where {e['where']}, host entry {h is not None}")
+                continue
+            if (e["tiles"], e["population"]) != (h["tiles"], h["population"]):
+                problems.append(f"{where}: tiles {e['tiles']}/{e['population']} against "
+                                f"{h['tiles']}/{h['population']}")
+            for key in ("estimate", "margin"):
+                if abs(e[key] - h[key]) > tolerance(h[key]):
+                    problems.append(f"{where}: {key} {e[key]!r} against the host's {h[key]!r}")
+                if abs(e["host_" + key] - h[key]) > 1e-12 * abs(h[key]):
+                    problems.append(f"{where}: host_{key} {e['host_' + key]!r} is not the host "
+                                    f"canary's {h[key]!r}")
+    return problems
+
+
+def near_edge(estimates, ladder, name, budget):
+    """Whether the host walk on input `name` meets a rung whose bound lies within the tolerance of
+    the budget before it stops: there float rounding may decide either way."""
+    for rung in ladder[:-1]:
+        e = estimates[(rung, name)]
+        upper = e["estimate"] + e["margin"]
+        if abs(upper - budget) <= tolerance(e["estimate"]) + tolerance(e["margin"]):
+            return True
+        if upper <= budget:
+            return False
+    return False
+
+
+def check_device_canary(binary, args, doc, out, tmp):
+    """--canary-on device against the host canary over the same ladder rows (--resume), and the
+    known-bad case: estimates 1 % off fail the comparison."""
+    for c in doc["tune"]["bilateral"]["choices"]:
+        canary = c["select"]["canary"]
+        if doc["context"]["device"]["type"] == "CPU":
+            check(canary["where"] == "host" and "not a GPU" in canary["reason"],
+                  f"auto on a CPU runs the host canary and says why: {canary.get('where')}, "
+                  f"{canary.get('reason')}")
+    docs = {}
+    for on, scale in (("host", None), ("device", None), ("device", "1.01")):
+        path = os.path.join(tmp, f"on-{on}-{scale}.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        r = run(binary, [a if a != out else path for a in args] + ["--canary-on", on, "--resume"],
+                {"KPERF_TEST_DEVICE_CANARY_SCALE": scale} if scale else None)
+        check(r.returncode == 0, f"--canary-on {on} (scale {scale}): {r.stderr[-300:]}")
+        if r.returncode != 0:
+            return
+        docs[(on, scale)] = json.load(open(path))
+    host, device, scaled = docs[("host", None)], docs[("device", None)], docs[("device", "1.01")]
+    check(device["context"]["tune"]["select"]["canary"]["on"] == "device", "context: canary on")
+    check_selection(device)
+    problems = estimate_differences(device, host)
+    check(not problems, f"the device canary's estimates are the host canary's: {problems[:3]}")
+    t, th = device["tune"]["bilateral"], host["tune"]["bilateral"]
+    calls = {c["input"]: c for c in t["canary"]["device_calls"]}
+    check(t["canary"]["tracking"]["device_vs_host"]["within_tolerance"] ==
+          t["canary"]["tracking"]["device_vs_host"]["pairs"] > 0, "device_vs_host: all within")
+    host_estimates = {(e["rung"], e["input"]): e for e in th["canary"]["estimates"]}
+    compared = 0
+    for c, ch in zip(t["choices"], th["choices"]):
+        s, sh, where = c["select"], ch["select"], f"device {c['budget']}"
+        check(s["canary"]["where"] == "device" and sh["canary"]["where"] == "host" and
+              sh["canary"]["reason"] == "--canary-on host", f"{where}: where the canaries ran")
+        check(s["ladder"] == sh["ladder"], f"{where}: the host tune's ladder")
+        for name, pi in s["per_input"].items():
+            check(pi["canary_device_ns"] > 0 and pi["canary_host_ns"] >= 0 and
+                  pi["canary_ns"] == pi["canary_device_ns"] + pi["canary_host_ns"] and
+                  pi["canary_device_ns"] == calls[name]["device_ns"] and
+                  pi["canary_ns"] >= calls[name]["wall_ns"],
+                  f"{where} {name}: canary_ns {pi['canary_ns']} = device "
+                  f"{pi['canary_device_ns']} + host {pi['canary_host_ns']} (call {calls[name]})")
+            hp = sh["per_input"][name]
+            check(hp["canary_device_ns"] == 0 and hp["canary_host_ns"] == hp["canary_ns"],
+                  f"host {c['budget']} {name}: the host canary's time is the host's")
+            if not near_edge(host_estimates, sh["ladder"], name, c["budget"]):
+                compared += 1
+                check(pi["rung"] == hp["rung"], f"{where} {name}: ran {pi['rung']}, the host "
+                                                f"canary {hp['rung']}")
+    check(compared > 0, "some choice compared with the host canary's")
+    # Known bad: every device estimate 1 % high. The walks still follow the document's estimates,
+    # so only the comparison with the host canary can see it, and it must.
+    check(all(c["select"]["canary"].get("test_scale") == 1.01
+              for c in scaled["tune"]["bilateral"]["choices"]), "the scaled document says so")
+    check_selection(scaled)
+    bad = estimate_differences(scaled, host)
+    check(any("estimate" in p for p in bad), "estimates 1 % off fail the comparison")
+    tr = scaled["tune"]["bilateral"]["canary"]["tracking"]["device_vs_host"]
+    check(tr["within_tolerance"] < tr["pairs"], f"estimates 1 % off: device_vs_host {tr}")
+
+
 def check_bad_options(binary, args, tmp):
     for flag, value, says in (("--select", "oracle", "expected static or canary"),
+                              ("--canary-on", "gpu", "expected auto, device or host"),
                               ("--ladder", "-1", "--ladder"),
                               ("--canary-fraction", "0", "--canary-fraction"),
                               ("--canary-confidence", "1.5", "--canary-confidence")):
@@ -292,6 +408,8 @@ def main():
             return finish("tune_select")
         check(doc["context"]["tune"]["select"]["methods"] == ["static", "canary"], "select context")
         check_selection(doc)
+        check_device_canary(binary, args[1:] + ["--select", "static,canary", "--canary-fraction",
+                                                "0.1", "--canary-tiles", "32"], doc, out, tmp)
         t = doc["tune"]["bilateral"]
         for e in t["canary"]["estimates"]:
             check(abs(e["estimate"] - e["error"]) <= e["margin"],
@@ -381,6 +499,13 @@ def main():
         if r.returncode == 0:
             chains = json.load(open(chain_out))
             check_chain_selection(chains)
+            for c in chains["tune"]["choices"]:
+                canary = c["select"]["canary"]
+                check(canary["where"] == "host" and "no chains" in canary["reason"],
+                      f"the chain tuner keeps the host canary and says why: {canary}")
+                check(all(pi["canary_device_ns"] == 0 and pi["canary_host_ns"] == pi["canary_ns"]
+                          for pi in c["select"]["per_input"].values() if pi["rung"]),
+                      "the chain tuner's canary time is the host's")
             check(all(len(c["select"]["ladder"]) >= 2 for c in chains["tune"]["choices"]),
                   "every chain ladder holds an approximate rung")
         check_fault(binary, args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32"],

@@ -1,12 +1,14 @@
 // The tuner's decision logic without a device: percentiles, the Pareto filter
-// on ties and duplicates, --select canary's ladder rule, the search space's atoms,
-// variant identities and the proposed combinations.
+// on ties and duplicates, --select canary's ladder rule and its walk over device estimates, the
+// search space's atoms, variant identities and the proposed combinations.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <string>
 
+#include "input_canary.hpp"
 #include "select_walk.hpp"
 #include "tune.hpp"
 
@@ -244,6 +246,101 @@ TEST(Tune, StageWorkerLimitGrowsWithItsShareUnlessTheEnvironmentSetsIt) {
     ::setenv("KPERF_STAGE_TIMEOUT", saved.c_str(), 1);
   else
     ::unsetenv("KPERF_STAGE_TIMEOUT");
+}
+
+// --select canary's walk over the device canary's estimates (select_walk.hpp): a rung the device
+// estimated is read there and any other gets the host canary; canary_ns is the device call's
+// interval plus the host's time outside it (the call's wall time beyond the interval, the walk),
+// the host part never below 0 where the clocks disagree; a NaN estimate never passes; the select
+// block says where each rung's canary ran.
+TEST(Tune, WalkReadsTheDeviceEstimatesAndCountsTheirCost) {
+  const AppDescriptor &app = find_app("gaussian3");
+  Grid grid(64, 48);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 64; ++x) grid.at(y, x) = 100 + 50 * std::sin(0.3f * x + 0.2f * y);
+  CanaryInput in;
+  in.name = "textured";
+  in.grid = &grid;
+  in.settings.min_tiles = 8;
+  const CanaryStage a{&app, parse_scheme("rows:2"), {16, 8}},
+      b{&app, parse_scheme("cols:2"), {16, 8}};
+  const std::map<std::string, LadderRung> rungs = {
+      {"a", {"a", {a}, false, false}},
+      {"b", {"b", {b}, false, false}},
+      {"acc", {"acc", {{&app, parse_scheme("accurate"), {16, 8}}}, true, false}}};
+  RungMeasures here;
+  here["a"].error = 0.02, here["a"].time = 100;
+  here["b"].error = 0.01, here["b"].time = 200;
+  here["acc"].error = 0, here["acc"].time = 400;
+  const CanaryEstimate host_b = InputCanary(grid, in.settings, canary_seed(in.name)).estimate({b});
+  const double budget = 0.5;
+  ASSERT_LE(host_b.upper(), budget);
+  auto walk = [&](const DeviceEstimates &d) {
+    LadderWalks w({"a", "b", "acc"}, budget, "b");
+    w.walk(in, rungs, here, &d);
+    return w.json(nlohmann::ordered_json::object(), 95)["per_input"]["textured"];
+  };
+  DeviceEstimates d;
+  d.by_label["a"] = {0.45, 0.1};  // above the budget: the host canary of b decides
+  d.device_ns = 1000, d.wall_ns = 1500;
+  auto pi = walk(d);
+  EXPECT_EQ(pi["rung"], "b");
+  EXPECT_EQ(pi["estimate"].get<double>(), host_b.estimate);
+  EXPECT_EQ(pi["rungs_tried"], 2);
+  EXPECT_EQ(pi["canary_device_ns"].get<double>(), 1000);
+  EXPECT_GE(pi["canary_host_ns"].get<double>(), 500);
+  EXPECT_EQ(pi["canary_ns"].get<double>(),
+            pi["canary_device_ns"].get<double>() + pi["canary_host_ns"].get<double>());
+  d.by_label["a"] = {0.3, 0.1};  // within: no host canary
+  d.device_ns = 2000;            // past the wall time: the host adds the walk alone
+  pi = walk(d);
+  EXPECT_EQ(pi["rung"], "a");
+  EXPECT_EQ(pi["estimate"].get<double>(), 0.3);
+  EXPECT_EQ(pi["rungs_tried"], 1);
+  EXPECT_GE(pi["canary_host_ns"].get<double>(), 0);
+  EXPECT_LT(pi["canary_host_ns"].get<double>(), 500);
+  d.by_label["a"] = {std::nan(""), 0};
+  EXPECT_EQ(walk(d)["rung"], "b");
+  // Where each rung's canary ran, the accurate rung needing none.
+  CanaryPlacement where;
+  where.device = true;
+  where.device_rungs = {"a"};
+  where.host_rungs = {{"b", "why not"}};
+  const auto block = canary_settings_json(in.settings, where, {"a", "b", "acc"}, 0.1);
+  EXPECT_EQ(block["where"], nlohmann::ordered_json({{"a", "device"}, {"b", "host"}}));
+  EXPECT_EQ(block["host_rungs"][0]["reason"], "why not");
+  EXPECT_EQ(canary_settings_json(in.settings, where, {"a", "acc"}, 0.1)["where"], "device");
+}
+
+// The estimates the walks read, each device estimate beside the host canary's: within the
+// device canary's tolerance they match, 1 % off they do not.
+TEST(Tune, TrackingComparesTheDeviceEstimatesWithTheHostCanarys) {
+  const AppDescriptor &app = find_app("gaussian3");
+  Grid grid(64, 48, 120);
+  for (int x = 0; x < 64; ++x) grid.at(x % 48, x) = 30;
+  CanaryInput in;
+  in.name = "line";
+  in.grid = &grid;
+  in.settings.min_tiles = 8;
+  const CanaryStage a{&app, parse_scheme("rows:2"), {16, 8}};
+  const std::map<std::string, LadderRung> rungs = {{"a", {"a", {a}, false, false}}};
+  const RungMeasures here;
+  const CanaryEstimate host = InputCanary(grid, in.settings, canary_seed(in.name)).estimate({a});
+  for (const double scale : {1 + 2e-6, 1.01}) {
+    DeviceEstimates d;
+    d.by_label["a"] = host;
+    d.by_label["a"].estimate *= scale;
+    nlohmann::ordered_json estimates = nlohmann::ordered_json::array();
+    estimate_rungs(in, rungs, here, estimates, &d);
+    ASSERT_EQ(estimates.size(), 1u);
+    EXPECT_EQ(estimates[0]["where"], "device");
+    EXPECT_EQ(estimates[0]["host_estimate"].get<double>(), host.estimate);
+    const auto vs = tracking_json(estimates)["device_vs_host"];
+    EXPECT_EQ(vs["pairs"], 1);
+    EXPECT_EQ(vs["within_tolerance"], scale < 1.001 ? 1 : 0) << scale;
+  }
+  EXPECT_TRUE(within_device_tolerance(std::nan(""), std::nan("")));
+  EXPECT_FALSE(within_device_tolerance(1, std::nan("")));
 }
 
 }  // namespace

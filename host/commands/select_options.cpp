@@ -21,7 +21,8 @@ void add_select_options(cxxopts::Options& options, const char* what) {
     ("ladder", std::string("--select canary: ") + what + "s of the front per ladder besides the accurate one", cxxopts::value<std::string>()->default_value("4"))
     ("canary-fraction", "--select canary: the share of the outputs a canary compares", cxxopts::value<std::string>()->default_value("0.001"))
     ("canary-tiles", "--select canary: the fewest tiles a canary samples (every tile of a smaller launch)", cxxopts::value<std::string>()->default_value("128"))
-    ("canary-confidence", "--select canary: the confidence of the canary's one-sided upper bound", cxxopts::value<std::string>()->default_value("0.95"));
+    ("canary-confidence", "--select canary: the confidence of the canary's one-sided upper bound", cxxopts::value<std::string>()->default_value("0.95"))
+    ("canary-on", "--select canary: where the canaries run: auto (the device on a GPU that can run them, else the host), device (wherever the device canary can; the host for rungs it cannot take) or host (CPU models)", cxxopts::value<std::string>()->default_value("auto"));
   // clang-format on
 }
 
@@ -38,6 +39,9 @@ SelectOptions read_select_options(const cxxopts::ParseResult& args) {
   s.settings.fraction = fraction == "1" ? 1.0 : parse_fraction("canary-fraction", fraction);
   s.settings.confidence = parse_fraction("canary-confidence", text("canary-confidence"));
   s.settings.min_tiles = parse_count("canary-tiles", text("canary-tiles"), 2, 1 << 20);
+  s.canary_on = text("canary-on");
+  if (s.canary_on != "auto" && s.canary_on != "device" && s.canary_on != "host")
+    throw UsageError("--canary-on " + s.canary_on + ": expected auto, device or host");
   return s;
 }
 

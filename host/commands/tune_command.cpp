@@ -178,6 +178,7 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   cfg.select_canary = select.canary;
   cfg.ladder = select.ladder;
   cfg.canary = select.settings;
+  cfg.canary_on = select.canary_on;
   if (cfg.select_canary && cfg.energy_objective)
     throw UsageError(
         "--select canary ranks time: a canary's cost is not in joules "

@@ -20,7 +20,8 @@ nlohmann::ordered_json select_context(const SelectOptions &s, double reach, cons
           {"canary",
            {{"fraction", s.settings.fraction},
             {"min_tiles", s.settings.min_tiles},
-            {"confidence", s.settings.confidence}}},
+            {"confidence", s.settings.confidence},
+            {"on", s.canary_on}}},
           {"method",
            std::string("ladder: per budget, the static choice and the front's ") + rungs +
                " (neither exact nor racing) whose training error is within ladder_reach times "
@@ -30,7 +31,8 @@ nlohmann::ordered_json select_context(const SelectOptions &s, double reach, cons
                "canary: per held-out input, the fastest rung whose estimate plus margin is within "
                "the budget runs; holds: the test percentile of the true errors of the rungs that "
                "ran; speedup_net: the median over inputs of the accurate time over the rung's "
-               "time plus the canary's wall time"}};
+               "time plus the canary's (canary_ns: on the device its launches' interval and the "
+               "host's time outside it, on the host the walk's wall time)"}};
 }
 
 // What changes a row's measurement: the timing, the build, the inputs and their size (the axes
@@ -161,8 +163,8 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
                                     const nlohmann::ordered_json &devices) {
   nlohmann::ordered_json block = search_context(cfg, train_dir, test_dir, devices);
   if (cfg.select_canary)
-    block["select"] =
-        select_context({true, cfg.ladder, cfg.canary}, TuneConfig::kLadderReach, "configurations");
+    block["select"] = select_context({true, cfg.ladder, cfg.canary, cfg.canary_on},
+                                     TuneConfig::kLadderReach, "configurations");
   return block;
 }
 

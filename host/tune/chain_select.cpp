@@ -82,10 +82,12 @@ std::vector<Json> select_chains(ChainMeasurer& m, TruthSource& truths, const Cha
   // The canaries, input by input: each rung's alone, then each budget's walk.
   CanaryInput cin;
   cin.settings = s.settings;
-  bool device = false;
+  CanaryPlacement where;
+  where.reason = "kperf tune --pipeline keeps the host canary (--canary-on " + s.canary_on +
+                 "): the device canary takes one app's ladder per call, and no chains";
   for (const PipelineStage& st : chains.front()) {
     cin.evaluators.push_back(truths.evaluator(*st.app));
-    device = device || st.app->user();
+    where.user_truth_kernel = where.user_truth_kernel || st.app->user();
   }
   Json estimates = Json::array();
   for (const ImageSource& src : in.test) {
@@ -97,9 +99,10 @@ std::vector<Json> select_chains(ChainMeasurer& m, TruthSource& truths, const Cha
   }
   const Json tracking = tracking_json(estimates);
   canary = {{"estimates", estimates}, {"tracking", tracking}};
-  const Json settings = canary_settings_json(s.settings, device, tracking["median_fraction"]);
   std::vector<Json> out;
   for (std::size_t b = 0; b < walks.size(); ++b) {
+    const Json settings =
+        canary_settings_json(s.settings, where, walks[b].ladder(), tracking["median_fraction"]);
     out.push_back(walks[b].json(settings, in.percentile));
     // The front's chains within reach of the budget that the ladder leaves off, and why.
     Json left_off = Json::array();

@@ -24,6 +24,13 @@ double median(std::vector<double> values) {
   return values.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(values, 50);
 }
 
+// The device canary's estimate of a rung on this input, if it took the rung.
+const CanaryEstimate* device_estimate(const DeviceEstimates* device, const std::string& label) {
+  if (!device) return nullptr;
+  const auto found = device->by_label.find(label);
+  return found == device->by_label.end() ? nullptr : &found->second;
+}
+
 }  // namespace
 
 std::vector<std::size_t> ladder_rule(const std::vector<FrontPoint>& points,
@@ -51,14 +58,45 @@ std::vector<std::size_t> ladder_rule(const std::vector<FrontPoint>& points,
   return rungs;
 }
 
-Json canary_settings_json(const CanarySettings& s, bool device, const Json& median_fraction) {
-  return {
+namespace {
+
+// Where the canaries of `ladder`'s rungs ran: "device", "host", or per rung where they differ;
+// and why any ran on the host.
+void where_json(const CanaryPlacement& p, const std::vector<std::string>& ladder, Json& block) {
+  Json host_rungs = Json::array(), per_rung = Json::object();
+  for (const std::string& label : ladder) {  // the accurate rung, in neither, needs no canary
+    const auto found = p.host_rungs.find(label);
+    if (found != p.host_rungs.end()) {
+      host_rungs.push_back({{"rung", label}, {"reason", found->second}});
+      per_rung[label] = "host";
+    } else if (p.device_rungs.count(label)) {
+      per_rung[label] = "device";
+    }
+  }
+  if (!p.device) {
+    block["where"] = "host";
+    block["reason"] = p.reason;
+  } else if (host_rungs.empty()) {
+    block["where"] = "device";
+  } else {
+    block["where"] = per_rung;
+    block["host_rungs"] = host_rungs;
+  }
+  if (!p.device_problem.empty()) block["device_problem"] = p.device_problem;
+  if (p.test_scale != 1) block["test_scale"] = p.test_scale;
+}
+
+}  // namespace
+
+Json canary_settings_json(const CanarySettings& s, const CanaryPlacement& where,
+                          const std::vector<std::string>& ladder, const Json& median_fraction) {
+  Json block = {
       {"samples",
        "whole work-group tiles of the rung's launch, each filled and rebuilt at full resolution "
        "as its kernel does, one tile drawn at random in each cell of a lattice over the grid "
        "(stratified); in each, one slot of at most 16 x 8 outputs of the block drawn at random "
-       "is computed by the rung's CPU model and the accurate model (the same places for every "
-       "rung of the same tiling)"},
+       "is computed by the rung and the accurate one (CPU models on the host, the kernels on the "
+       "device; the same places for every rung of the same tiling)"},
       {"fraction", median_fraction},
       {"requested_fraction", s.fraction},
       {"min_tiles", s.min_tiles},
@@ -66,60 +104,131 @@ Json canary_settings_json(const CanarySettings& s, bool device, const Json& medi
       {"margin",
        "one-sided upper confidence bound on the whole input's error: the ratio estimator of the "
        "metric over the sampled windows plus Student's t quantile times its standard error (a "
-       "simple random sample without replacement); ME over the sampled truth's range"},
-      {"where", device ? "host threads, and the device for user apps' truth kernels on the "
-                         "sampled tiles"
-                       : "host threads (CPU models), no device time"},
-      {"threads", host_threads()},
-      {"canary_ns",
-       "wall time of the walk down the ladder on one input, fastest rung first, until one is "
-       "within the budget (the accurate rung needs no canary)"}};
+       "simple random sample without replacement); ME over the sampled truth's range"}};
+  where_json(where, ladder, block);
+  block["runs"] =
+      where.device
+          ? "device: one call per held-out input for every rung of the app's ladders that it "
+            "takes (every budget's), the rungs and the accurate kernel launched over the sampled "
+            "groups alone, the windows' error sums reduced on the device, one blocking readback, "
+            "the estimator on the host; the call made twice, the first untimed (programs built, "
+            "the input uploaded in the rungs' layouts, as a deployment holds them before its "
+            "canary), the cache flushed between them under cold timing, the second timed and its "
+            "estimates used. Rungs in host_rungs: the host canary (CPU models) in the walk"
+      : where.user_truth_kernel
+          ? "host threads (CPU models), and the device for the user app's truth kernel on the "
+            "sampled tiles"
+          : "host threads (CPU models), no device time";
+  block["threads"] = host_threads();
+  block["canary_ns"] =
+      "per input canary_device_ns + canary_host_ns. Device: canary_device_ns the call's launches "
+      "from the first one's start to the last one's end (profiling events), canary_host_ns the "
+      "host's time outside that interval: the call's wall time (enqueue, blocking readback, "
+      "estimator) less canary_device_ns (0 where the clocks put it below), plus the walk's own "
+      "wall time (its decision, and host canaries of rungs in host_rungs); the call serves every "
+      "budget and each budget counts it whole. Host: canary_device_ns 0, canary_host_ns the wall "
+      "time of the walk down the ladder, fastest rung first, until one is within the budget (the "
+      "accurate rung needs no canary)";
+  return block;
 }
 
 void estimate_rungs(const CanaryInput& in, const std::map<std::string, LadderRung>& rungs,
-                    const RungMeasures& here, Json& estimates) {
+                    const RungMeasures& here, Json& estimates, const DeviceEstimates* device) {
   for (const auto& [label, r] : rungs) {
     const auto found = here.find(label);
     if (r.exact || r.faulted || (found != here.end() && found->second.barred)) continue;
     const auto start = std::chrono::steady_clock::now();
     InputCanary canary = in.make();
-    const CanaryEstimate e = canary.estimate(r.stages);
+    const CanaryEstimate host = canary.estimate(r.stages);
     const double ns = elapsed_ns(start);
     const double error = found != here.end() && found->second.error
                              ? *found->second.error
                              : std::numeric_limits<double>::quiet_NaN();
-    estimates.push_back({{"rung", label},
-                         {"input", in.name},
-                         {"estimate", number_or_null(e.estimate)},
-                         {"margin", number_or_null(e.margin)},
-                         {"error", number_or_null(error)},
-                         {"tiles", e.tiles},
-                         {"population", e.population},
-                         {"fraction", e.fraction},
-                         {"canary_ns", ns}});
+    const CanaryEstimate* on_device = device_estimate(device, label);
+    const bool dev = on_device != nullptr;
+    const CanaryEstimate& e = dev ? *on_device : host;
+    Json entry = {{"rung", label},
+                  {"input", in.name},
+                  {"where", dev ? "device" : "host"},
+                  {"estimate", number_or_null(e.estimate)},
+                  {"margin", number_or_null(e.margin)},
+                  {"error", number_or_null(error)},
+                  {"tiles", e.tiles},
+                  {"population", e.population},
+                  {"fraction", e.fraction}};
+    if (dev) {
+      entry["host_estimate"] = number_or_null(host.estimate);
+      entry["host_margin"] = number_or_null(host.margin);
+      entry["host_canary_ns"] = ns;
+    } else {
+      entry["canary_ns"] = ns;
+    }
+    estimates.push_back(entry);
   }
 }
+
+bool within_device_tolerance(double device, double host) {
+  if (std::isnan(device) || std::isnan(host)) return std::isnan(device) && std::isnan(host);
+  if (std::isinf(device) || std::isinf(host)) return device == host;
+  return std::fabs(device - host) <= 1e-7 + 1e-5 * std::fabs(host);
+}
+
+namespace {
+
+// How the device canary's estimates compare with the host canary's on the same tiles: the pairs,
+// those within the tolerance (estimate and margin both), and the largest difference over it.
+Json device_vs_host(const Json& estimates) {
+  std::size_t pairs = 0, within = 0;
+  double worst = 0;
+  // JSON has no NaN or infinity: null on both sides is a match (both not finite).
+  auto value = [](const Json& j) {
+    return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
+  };
+  for (const Json& e : estimates) {
+    if (e["where"] != "device") continue;
+    ++pairs;
+    bool ok = true;
+    for (const auto& [d, h] : {std::pair<const char*, const char*>{"estimate", "host_estimate"},
+                               {"margin", "host_margin"}}) {
+      const double dv = value(e[d]), hv = value(e[h]);
+      ok = ok && within_device_tolerance(dv, hv);
+      if (std::isfinite(dv) && std::isfinite(hv))
+        worst = std::max(worst, std::fabs(dv - hv) / (1e-7 + 1e-5 * std::fabs(hv)));
+    }
+    within += ok;
+  }
+  return {{"pairs", pairs},
+          {"within_tolerance", within},
+          {"tolerance", "1e-7 + 1e-5 x |host|, on the estimate and on the margin"},
+          {"max_difference_over_tolerance", worst}};
+}
+
+}  // namespace
 
 Json tracking_json(const Json& estimates) {
   std::size_t pairs = 0, covered = 0;
   std::vector<double> ratios, fractions;
+  bool device = false;
   for (const Json& e : estimates) {
     fractions.push_back(e["fraction"].get<double>());
+    device = device || e["where"] == "device";
     if (!e["error"].is_number() || !e["estimate"].is_number() || !e["margin"].is_number()) continue;
     const double error = e["error"], estimate = e["estimate"], margin = e["margin"];
     ++pairs;
     covered += error <= estimate + margin;
     if (error > 0) ratios.push_back(estimate / error);
   }
-  return {{"pairs", pairs},
-          {"covered", covered},  // true error within estimate + margin
-          {"coverage", number_or_null(pairs ? static_cast<double>(covered) / pairs : NAN)},
-          {"median_estimate_over_error", number_or_null(median(ratios))},
-          {"median_fraction", number_or_null(median(fractions))}};
+  Json tracking = {{"pairs", pairs},
+                   {"covered", covered},  // true error within estimate + margin
+                   {"coverage", number_or_null(pairs ? static_cast<double>(covered) / pairs : NAN)},
+                   {"median_estimate_over_error", number_or_null(median(ratios))},
+                   {"median_fraction", number_or_null(median(fractions))}};
+  if (device) tracking["device_vs_host"] = device_vs_host(estimates);
+  return tracking;
 }
 
 void LadderWalks::walk(const CanaryInput& in, const std::map<std::string, LadderRung>& rungs,
-                       const RungMeasures& here) {
+                       const RungMeasures& here, const DeviceEstimates* device) {
   InputCanary canary = in.make();
   const auto start = std::chrono::steady_clock::now();
   const LadderRung* ran = nullptr;
@@ -134,13 +243,20 @@ void LadderWalks::walk(const CanaryInput& in, const std::map<std::string, Ladder
       break;
     }
     ++tried;
-    const CanaryEstimate e = canary.estimate(r.stages);
+    const CanaryEstimate* on_device = device_estimate(device, label);
+    const CanaryEstimate e = on_device ? *on_device : canary.estimate(r.stages);
     if (e.upper() <= budget_) {
       ran = &r, estimate = e;
       break;
     }
   }
-  const double canary_ns = elapsed_ns(start);
+  const double walk_ns = elapsed_ns(start);
+  // The call's wall time holds its device interval (the readback blocks until the last launch
+  // ends), so what the host adds is the rest of it, then the walk.
+  const double device_ns = device ? device->device_ns : 0;
+  const double host_ns =
+      (device ? std::max(0.0, device->wall_ns - device->device_ns) : 0) + walk_ns;
+  const double canary_ns = device_ns + host_ns;
   if (!ran) {
     std::string why = "every rung faulted";
     for (const auto& [label, m] : here)
@@ -174,6 +290,8 @@ void LadderWalks::walk(const CanaryInput& in, const std::map<std::string, Ladder
                          {"error", *on->error},
                          {"kernel_ns", *on->time},
                          {"canary_ns", canary_ns},
+                         {"canary_device_ns", device_ns},
+                         {"canary_host_ns", host_ns},
                          {"accurate_ns", *accurate->time},
                          {"rungs_tried", tried}};
 }

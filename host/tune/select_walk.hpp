@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,14 @@ std::vector<std::size_t> ladder_rule(const std::vector<FrontPoint>& points,
                                      double reach, std::size_t k);
 
 // --select's options: whether per-input canaries choose beside the static choice, the ladder's
-// length, the canary's settings.
+// length, the canary's settings and where it runs.
 struct SelectOptions {
   bool canary = false;     // --select lists canary (static is always chosen)
   std::size_t ladder = 4;  // --ladder K: configurations besides the accurate one
   CanarySettings settings;
+  // --canary-on: auto (the device canary on a GPU that can run it, else the host's), device (the
+  // device canary wherever it can run) or host (the CPU models alone).
+  std::string canary_on = "auto";
 };
 
 // A rung of a ladder: its name in the document and the stages its canary models.
@@ -49,10 +53,33 @@ struct RungMeasure {
 };
 using RungMeasures = std::map<std::string, RungMeasure>;  // by label
 
-// What a select block says of its canary: how it samples and bounds, where it ran, and the
-// median share of the outputs its canaries compared.
-nlohmann::ordered_json canary_settings_json(const CanarySettings& s, bool device,
+// Where a select block's canaries ran: the device canary (one call per held-out input for every
+// rung it takes) with the host canary for the rungs it cannot take, or the host canary for all.
+struct CanaryPlacement {
+  bool device = false;
+  std::string reason;  // why the host canary ran every rung (device false)
+  std::map<std::string, std::string> host_rungs;  // on the device path: rungs left to the host, why
+  std::set<std::string> device_rungs;             // and those the device canary takes
+  std::string device_problem;                     // a device canary call that failed, and after it
+  bool user_truth_kernel = false;  // the host canary runs a user app's truth kernel on the device
+  double test_scale = 1;           // KPERF_TEST_DEVICE_CANARY_SCALE (a test's known-bad estimates)
+};
+
+// What a select block says of its canary: how it samples and bounds, where it ran for the rungs of
+// `ladder` ("device", "host", or per rung), and the median share of the outputs it compared.
+nlohmann::ordered_json canary_settings_json(const CanarySettings& s, const CanaryPlacement& where,
+                                            const std::vector<std::string>& ladder,
                                             const nlohmann::ordered_json& median_fraction);
+
+// The device canary's estimates on one input: the rungs it took, by label, from one call, and
+// what that call cost.
+struct DeviceEstimates {
+  std::map<std::string, CanaryEstimate> by_label;
+  double device_ns = 0;  // its launches' device interval, first start to last end
+  double busy_ns = 0;    // their own durations summed
+  double wall_ns = 0;    // the host's wall time of the call: enqueue, blocking readback, estimator
+  int launches = 0;
+};
 
 // The canaries an input gets: its grid, the settings, its seed, the apps' parameters and the
 // user apps' evaluators (by stage).
@@ -68,31 +95,41 @@ struct CanaryInput {
 };
 
 // Every modelled rung's canary alone on one input, each appended to `estimates` as {rung, input,
-// estimate, margin, error, tiles, population, fraction, canary_ns}: how the estimates track the
-// errors.
+// where, estimate, margin, error, tiles, population, fraction, canary_ns}: how the estimates
+// track the errors. A rung `device` estimated is listed with the device's estimate, and beside it
+// the host canary's (host_estimate, host_margin, host_canary_ns): the model it is held to.
 void estimate_rungs(const CanaryInput& in, const std::map<std::string, LadderRung>& rungs,
-                    const RungMeasures& here, nlohmann::ordered_json& estimates);
+                    const RungMeasures& here, nlohmann::ordered_json& estimates,
+                    const DeviceEstimates* device = nullptr);
 // Over `estimates`: the pairs with an error, those within estimate + margin, the median ratio of
-// estimate to error and the median share compared.
+// estimate to error and the median share compared; where the device estimated, how its estimates
+// compare with the host canary's (device_vs_host).
 nlohmann::ordered_json tracking_json(const nlohmann::ordered_json& estimates);
+// The device canary's tolerance against the host canary (tests/device_canary_tests.cpp): the two
+// differ by float roundings, at most 1.3e-6 of the value over every app and rung family there.
+bool within_device_tolerance(double device, double host);
 
 // One budget's walks over the held-out inputs, input by input.
 class LadderWalks {
  public:
   LadderWalks(std::vector<std::string> ladder, double budget, std::string static_label)
       : ladder_(std::move(ladder)), budget_(budget), static_label_(std::move(static_label)) {}
-  // A deployment's walk on one input: a fresh canary, the fastest rung first, until one's bound
-  // is within the budget (the accurate rung needs none); a faulted or barred rung is never
-  // picked, and a NaN estimate (a broken truth) never passes. canary_ns is its wall time.
+  // A deployment's walk on one input: the fastest rung first, until one's bound is within the
+  // budget (the accurate rung needs none); a faulted or barred rung is never picked, and a NaN
+  // estimate (a broken truth) never passes. A rung `device` estimated reads its estimate there,
+  // any other gets a fresh host canary. canary_ns = canary_device_ns + canary_host_ns: the device
+  // call's interval, and the host's time outside it (the call's wall time beyond the interval and
+  // the walk's own, host canaries included); on the host path the walk's wall time alone.
   void walk(const CanaryInput& in, const std::map<std::string, LadderRung>& rungs,
-            const RungMeasures& here);
+            const RungMeasures& here, const DeviceEstimates* device = nullptr);
   void fail(const std::string& problem) {
     if (problem_.empty()) problem_ = problem;
   }
-  // The select block: method, ladder, canary, per_input {rung, estimate, margin, error,
-  // kernel_ns, canary_ns, accurate_ns, rungs_tried}, percentile_error, max, holds, and as medians
-  // over the inputs of per-input ratios speedup_net (the canary's time counted), speedup_kernel
-  // (not counted) and speedup_static (the static choice).
+  const std::vector<std::string>& ladder() const { return ladder_; }
+  // The select block: method, ladder, canary, per_input {rung, estimate, margin, error, kernel_ns,
+  // canary_ns, canary_device_ns, canary_host_ns, accurate_ns, rungs_tried}, percentile_error, max,
+  // holds, and as medians over the inputs of per-input ratios speedup_net (canary_ns counted),
+  // speedup_kernel (not counted) and speedup_static (the static choice).
   nlohmann::ordered_json json(const nlohmann::ordered_json& canary, double percentile) const;
 
  private:

@@ -185,6 +185,9 @@ struct TuneConfig {
   bool select_canary = false;
   std::size_t ladder = 4;  // --ladder K: configurations besides the accurate kernel
   CanarySettings canary;
+  // --canary-on auto|device|host: where the canaries run (select_device.hpp); the device canary
+  // costs launches of a few hundred work-groups where the host canary costs milliseconds.
+  std::string canary_on = "auto";
   // A rung's training error may exceed the budget up to this factor: on easier inputs it holds.
   static constexpr double kLadderReach = 2;
   std::string kernel_root, extra_build_options, outputs_dir;

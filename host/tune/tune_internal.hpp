@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "phases.hpp"
+#include "select_walk.hpp"
 #include "tune.hpp"
 
 namespace kperf::tune_detail {
@@ -42,6 +43,8 @@ inline StageInputs inputs_from_name(const std::string &text) {
 }  // namespace kperf::tune_detail
 
 namespace kperf {
+
+class SelectDeviceCanary;
 
 // What a stage measures: per app, each variant's id with the variant and its launch shapes.
 struct Tuner::Plan {
@@ -81,6 +84,10 @@ class TuneReport {
   void canary_json(const AppDescriptor &app, const std::vector<Choice> &choices,
                    const std::vector<std::vector<Point>> &ladders,
                    nlohmann::ordered_json &app_json) const;
+  // The device canary of the rungs, where --canary-on and the device allow it (else null);
+  // `where` gets where the canaries run and why.
+  std::unique_ptr<SelectDeviceCanary> device_canary(const std::map<std::string, LadderRung> &rungs,
+                                                    CanaryPlacement &where) const;
 
  private:
   const Tuner &t_;

@@ -12,6 +12,7 @@
 
 #include "app_truth.hpp"
 #include "inputs.hpp"
+#include "select_device.hpp"
 #include "select_walk.hpp"
 #include "tune_internal.hpp"
 #include "tune_ledger.hpp"
@@ -98,6 +99,37 @@ bool Tuner::select_by_canary(const std::map<std::string, std::vector<Choice>> &c
   return true;
 }
 
+namespace {
+
+// What the ladder stage measured of every timed rung and static choice (by label) on one input.
+RungMeasures measures_on(const TuneLedger &ledger, const AppDescriptor &app,
+                         const std::map<std::string, std::pair<std::string, WorkGroup>> &timed,
+                         const std::string &input) {
+  RungMeasures here;
+  for (const auto &[label, what] : timed) {
+    const TuneRow *t = ledger.find("ladder", app.name, what.first, shape_label(what.second), input);
+    RungMeasure &on = here[label];
+    if (!t || !t->row.ok() || !t->row.error) {
+      on.problem =
+          (t ? std::string(status_name(t->row.status)) + ": " + t->row.reason : "not measured") +
+          " on " + input;
+      on.barred = t && (t->row.device_faulted() || t->row.reference_failed());
+      continue;
+    }
+    on.error = t->row.error->value(app.primary_metric);
+    if (const auto time = ledger.raw_objective_time(t->row)) on.time = time->median;
+  }
+  return here;
+}
+
+// One device call's cost, per input, in the app's canary block.
+Json device_call_json(const std::string &input, const DeviceEstimates &d) {
+  return {{"input", input},       {"rungs", d.by_label.size()}, {"device_ns", d.device_ns},
+          {"busy_ns", d.busy_ns}, {"wall_ns", d.wall_ns},       {"launches", d.launches}};
+}
+
+}  // namespace
+
 void TuneReport::canary_json(const AppDescriptor &app, const std::vector<Choice> &choices,
                              const std::vector<std::vector<Point>> &ladders, Json &app_json) const {
   const auto &m = t_.states_.at(app.name);
@@ -130,43 +162,70 @@ void TuneReport::canary_json(const AppDescriptor &app, const std::vector<Choice>
     } catch (const std::exception &e) {
       problem = std::string("the app's truth kernel for the canary: ") + e.what();
     }
+  CanaryPlacement where;
+  where.user_truth_kernel = !app.point;
+  std::unique_ptr<SelectDeviceCanary> device;
+  if (problem.empty())
+    device = device_canary(rungs, where);
+  else
+    where.reason = problem;
   // What the ladder stage timed: the rungs and the static choices, by label.
   std::map<std::string, std::pair<std::string, WorkGroup>> timed;
   for (const auto &[label, r] : rungs) timed[label] = {r.stages[0].variant.id(), r.stages[0].wg};
   for (const Choice &c : choices)
     if (c.point) timed[label_of(c.point->id, c.point->wg)] = {c.point->id, c.point->wg};
-  Json estimates = Json::array();
+  Json estimates = Json::array(), calls = Json::array();
   for (const auto &src : t_.cfg_.test) {
     if (!problem.empty()) break;
-    RungMeasures here;
-    for (const auto &[label, what] : timed) {
-      const TuneRow *t =
-          t_.ledger_->find("ladder", app.name, what.first, shape_label(what.second), src.name);
-      RungMeasure &on = here[label];
-      if (!t || !t->row.ok() || !t->row.error) {
-        on.problem =
-            (t ? std::string(status_name(t->row.status)) + ": " + t->row.reason : "not measured") +
-            " on " + src.name;
-        on.barred = t && (t->row.device_faulted() || t->row.reference_failed());
-        continue;
-      }
-      on.error = t->row.error->value(app.primary_metric);
-      if (const auto time = t_.ledger_->raw_objective_time(t->row)) on.time = time->median;
-    }
+    const RungMeasures here = measures_on(*t_.ledger_, app, timed, src.name);
     const Grid grid = load_image_source(src, t_.cfg_.size);
     in.name = src.name;
     in.grid = &grid;
-    estimate_rungs(in, rungs, here, estimates);
-    for (LadderWalks &w : walks) w.walk(in, rungs, here);
+    std::optional<DeviceEstimates> d;
+    if (device) try {
+        d = device->estimate(in, rungs, here);
+        calls.push_back(device_call_json(src.name, *d));
+      } catch (const std::exception &e) {
+        // Its reason is said once; this input and the later ones take the host canary.
+        where.device_problem =
+            "on " + src.name + ": " + e.what() + "; the host canary from this input on";
+        device.reset();
+      }
+    estimate_rungs(in, rungs, here, estimates, d ? &*d : nullptr);
+    for (LadderWalks &w : walks) w.walk(in, rungs, here, d ? &*d : nullptr);
   }
   const Json tracking = tracking_json(estimates);
   app_json["canary"] = {{"estimates", estimates}, {"tracking", tracking}};
+  if (where.device) app_json["canary"]["device_calls"] = calls;
   if (!problem.empty()) app_json["canary"]["problem"] = problem;
-  const Json settings =
-      canary_settings_json(t_.cfg_.canary, !app.point, tracking["median_fraction"]);
   for (std::size_t b = 0; b < walks.size(); ++b) {
     if (!problem.empty()) walks[b].fail(problem);
+    const Json settings =
+        canary_settings_json(t_.cfg_.canary, where, walks[b].ladder(), tracking["median_fraction"]);
     app_json["choices"][b]["select"] = walks[b].json(settings, t_.cfg_.percentile);
+  }
+}
+
+// The device canary of an app's rungs where --canary-on and the device allow it; `where` says
+// where the canaries run, and why not on the device.
+std::unique_ptr<SelectDeviceCanary> TuneReport::device_canary(
+    const std::map<std::string, LadderRung> &rungs, CanaryPlacement &where) const {
+  if (const auto why = host_canary_reason(t_.env_, t_.cfg_.canary_on)) {
+    where.reason = *why;
+    return nullptr;
+  }
+  try {
+    auto device = std::make_unique<SelectDeviceCanary>(
+        t_.env_, t_.cfg_.kernel_root, t_.cfg_.canary, t_.cfg_.extra_build_options,
+        t_.cfg_.cold ? t_.cfg_.flush_bytes : 0, rungs);
+    where.device = true;
+    where.host_rungs = device->host_rungs();
+    where.device_rungs = device->device_rungs();
+    where.test_scale = device->test_scale();
+    return device;
+  } catch (const std::exception &e) {
+    where.reason = std::string("the device canary could not be set up: ") + e.what();
+    return nullptr;
   }
 }
 

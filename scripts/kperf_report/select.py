@@ -144,9 +144,10 @@ def select_sections(docs, out, written, stem="select_estimates"):
           "canary bound (estimate plus margin, from a sample of its tiles) is within the budget "
           "runs. `holds`: the held-out percentile of the true errors of the rungs that ran. "
           "Speedups are medians over the held-out inputs of the accurate time over the rung's "
-          "(static: the static choice's on the same inputs); `net` counts the canary's wall time, "
-          "`kernel` does not. `bounds held`: the canaries whose bound was at or above the rung's "
-          "true error, over every rung and input.", ""]
+          "(static: the static choice's on the same inputs); `net` counts the canary's cost "
+          "(`canary_ns`: on the device its launches and the host's time outside them, on the host "
+          "the walk's wall time), `kernel` does not. `bounds held`: the canaries whose bound was "
+          "at or above the rung's true error, over every rung and input.", ""]
     md += select_summary(docs) + [""] + select_table(docs) + [""]
     stem = fig_select_estimates(docs, out, written, stem)
     if stem:
