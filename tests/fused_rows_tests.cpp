@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "chain_tune.hpp"
+#include "cli_support.hpp"
 #include "fused_program.hpp"
 #include "fused_rows.hpp"
 #include "pipeline_test_support.hpp"
@@ -18,6 +20,7 @@
 namespace kperf {
 namespace {
 
+namespace fs = std::filesystem;
 using test::as_grid;
 using test::ChainBench;
 using test::test_options;
@@ -275,6 +278,46 @@ TEST(FusedRows, TheStripHeightIsOneBuildOption) {
   EXPECT_EQ(rolling_shape(chain).block_x(), 124);
   EXPECT_EQ(rolling_local_bytes(chain), (4u * 136 + 4u * 132) * sizeof(float));
   EXPECT_EQ(rolling_groups(chain, 8192, 8192), std::make_pair(67, 32));
+}
+
+// kperf pipeline --fuse none,all --fuse-rows 0,4: separate launches, the tile design and the
+// rolling one, rows and keys saying which, the three outputs of the accurate chain equal; bad
+// lists and --fuse-rows without a fused chain are one line and exit 2.
+TEST(FusedRowsCli, EachStripHeightIsASetOfFusedChains) {
+  KPERF_REQUIRE_DEVICE();
+  test::TempDir dir;
+  const std::string args =
+      "pipeline --pipeline blur-edges --stage '2:--wg 8x1 --vec 4 --py 2' --input synthetic:smooth "
+      "--size 37x29 --warmup 0 --reps 1 --quiet --out " +
+      (dir / "p.json").string();
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {" --fuse none --fuse-rows 4", "--fuse-rows 4: the fused designs of --fuse all"},
+           {" --fuse all --fuse-rows 4,4", "--fuse-rows 4,4: 4 is given twice"},
+           {" --fuse all --fuse-rows 64,x", "invalid --fuse-rows 'x'"}}) {
+    const test::CliRun r = test::kperf_cli(args + bad, dir);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_TRUE(test::one_line(r.err)) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "p.json")) << bad;
+  }
+  fs::create_directories(dir / "o");
+  const test::CliRun r = test::kperf_cli(
+      args + " --fuse none,all --fuse-rows 0,4 --save-outputs " + (dir / "o").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(read_file((dir / "p.json").string()));
+  EXPECT_EQ(doc["context"]["pipeline"]["fuse_rows"], nlohmann::json({0, 4}));
+  ASSERT_EQ(doc["results"].size(), 3u);
+  std::vector<std::vector<float>> outputs;
+  for (const auto& row : doc["results"]) {
+    ASSERT_EQ(row["status"], "ok") << row.dump();
+    const std::string key = row["key"];
+    const bool rolling = key.rfind("blur-edges/fused-rows:4/", 0) == 0;
+    EXPECT_EQ(row.value("fuse_rows", 0), rolling ? 4 : 0) << key;
+    EXPECT_EQ(row["fused"].get<bool>(), rolling || key.rfind("blur-edges/fused/", 0) == 0) << key;
+    outputs.push_back(read_npy(row["output_file"].get<std::string>()).data);
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_EQ(outputs[0], outputs[2]);
 }
 
 }  // namespace

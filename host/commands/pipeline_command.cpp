@@ -127,6 +127,18 @@ std::vector<bool> parse_fuse_list(const std::string& text) {
   return out;
 }
 
+std::vector<int> parse_fuse_rows_list(const std::string& text) {
+  std::vector<int> out;
+  for (const std::string& value : split_list(text)) {
+    const int rows = parse_count("fuse-rows", value, 0, 1 << 20);
+    if (std::find(out.begin(), out.end(), rows) != out.end())
+      throw UsageError("--fuse-rows " + text + ": " + value + " is given twice");
+    out.push_back(rows);
+  }
+  if (out.empty()) throw UsageError("--fuse-rows: expected a list of strip heights, e.g. 0,64,256");
+  return out;
+}
+
 namespace {
 
 void print_rows(const std::vector<ChainRow>& rows) {
@@ -134,9 +146,12 @@ void print_rows(const std::vector<ChainRow>& rows) {
               "stage errors");
   for (const ChainRow& r : rows) {
     if (!r.ok() || !r.time) continue;
-    std::string chain = r.fused ? "fused: " : "", errors;
+    const std::string design = !r.fused      ? ""
+                               : r.fuse_rows ? "fused-rows:" + std::to_string(r.fuse_rows) + ": "
+                                             : "fused: ";
+    std::string chain = design, errors;
     for (const StageRow& s : r.stages) {
-      chain += (chain.empty() || chain == "fused: " ? "" : " > ") + s.variant + "@" + s.wg;
+      chain += (chain == design ? "" : " > ") + s.variant + "@" + s.wg;
       if (!s.error) continue;
       char buf[32];
       std::snprintf(buf, sizeof buf, "%s%.3g%%", errors.empty() ? "" : " ", 100 * *s.error);
@@ -170,7 +185,8 @@ void add_chain_options(cxxopts::Options& options, const char* reps_default) {
     ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named, or without --wg, runs at 16x8 (slow on GPUs: name a shape such as --wg 32x4 --vec 4 --py 4)", cxxopts::value<std::string>())
     ("size", "resize or generate the inputs at N or WxH (default: 512)", cxxopts::value<std::string>()->default_value("512"))
     ("cold", "flush the device's cache before every timed chain run")
-    ("fuse", "none (a launch per stage), all (the whole chain in one launch, each stage's outputs in local memory, at each shape of the last stage), or none,all", cxxopts::value<std::string>()->default_value("none"));
+    ("fuse", "none (a launch per stage), all (the whole chain in one launch, each stage's outputs in local memory, at each shape of the last stage), or none,all", cxxopts::value<std::string>()->default_value("none"))
+    ("fuse-rows", "with --fuse all: the fused design, each value a set of fused chains: 0 the tile design, H the rolling design, each row of work-items streaming a strip of H rows (e.g. 0,64,256)", cxxopts::value<std::string>()->default_value("0"));
   // clang-format on
   add_timing_options(options, "chain runs per timed chain", "10", reps_default);
   add_common_options(options);
@@ -204,6 +220,12 @@ ChainRequest read_chain_request(const cxxopts::ParseResult& args,
   req.opt.metrics_on = "device";
   req.opt.ssim = false;
   req.fuse = parse_fuse_list(text("fuse"));
+  req.fuse_rows = parse_fuse_rows_list(text("fuse-rows"));
+  if (args.count("fuse-rows") &&
+      std::find(req.fuse.begin(), req.fuse.end(), true) == req.fuse.end())
+    throw UsageError("--fuse-rows " + text("fuse-rows") +
+                     ": the fused designs of --fuse all; --fuse " + text("fuse") +
+                     " fuses nothing");
   return req;
 }
 
@@ -243,7 +265,7 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
   if (!binary_cache.empty()) enable_binary_cache(env, binary_cache, opt.kernel_root);
   const std::string out_path = out_path_or_default(args, "kperf-pipeline", env.info().name);
   require_writable(out_path);
-  const std::vector<Chain> chains = chains_of(req.apps, req.spaces, req.fuse);
+  const std::vector<Chain> chains = chains_of(req.apps, req.spaces, req.fuse, req.fuse_rows);
   Core core(env, opt);
   prebuild_chains(env, core, chains);
   TruthSource truths(&env, opt.kernel_root, opt.params, opt.extra_build_options);

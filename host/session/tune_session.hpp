@@ -23,6 +23,7 @@ struct ChainRequest {
   std::vector<const AppDescriptor*> apps;
   std::vector<StageSpace> spaces;
   std::vector<bool> fuse = {false};  // --fuse none,all: each value a set of chains
+  std::vector<int> fuse_rows = {0};  // --fuse-rows: each a set of fused chains (0: tile design)
   std::pair<int, int> size{512, 512};
   CoreOptions opt;
 };
