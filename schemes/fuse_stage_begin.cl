@@ -38,12 +38,48 @@
 #undef KPERF_SCHEME_IS_ACCURATE
 #undef KPERF_GLOBAL_BITS_ROWS
 
-#undef KPERF_IMAGE_KERNEL_BLOCK
-#define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                    \
+// The value an output is handed on as: rounded as the unfused chain would store it.
+inline float KPERF_FUSE_CAT(kperf_fuse_hand_on_, KPERF_FUSE_STAGE)(float v) {
+#if KPERF_FUSE_STAGE_ROUND == 1
+  return kperf_fuse_round_half(v);
+#elif KPERF_FUSE_STAGE_ROUND == 2
+  return kperf_round_out(v);
+#else
+  return v;
+#endif
+}
+
+// What each kernel macro defines, under stage-numbered names: the tile design's window function
+// kperf_fuse_block_K, and the rolling design's (fuse_roll.cl) row pass kperf_fuse_row_pass_K (one
+// window row to kperf_fuse_values_K numbers) and column pass kperf_fuse_col_pass_K (KPERF_WIN_H
+// rows of them to the PY x VEC outputs). An app declared with a row and a column pass has them
+// as its own; any other's row pass is the window row itself and its column pass its window
+// function.
+#define KPERF_FUSE_WINDOW_FN(block_fn)                                                        \
   inline void KPERF_FUSE_CAT(kperf_fuse_block_, KPERF_FUSE_STAGE)(const float* win,           \
                                                                   float* result) {            \
     block_fn(win, result);                                                                    \
   }
+#define KPERF_FUSE_ROLL_FNS(row_fn, col_fn, values)                                           \
+  enum { KPERF_FUSE_CAT(kperf_fuse_values_, KPERF_FUSE_STAGE) = (values) };                   \
+  inline void KPERF_FUSE_CAT(kperf_fuse_row_pass_, KPERF_FUSE_STAGE)(const float* row,        \
+                                                                     float* h) {              \
+    row_fn(row, h);                                                                           \
+  }                                                                                           \
+  inline void KPERF_FUSE_CAT(kperf_fuse_col_pass_, KPERF_FUSE_STAGE)(const float* h,          \
+                                                                     float* result) {         \
+    col_fn(h, result);                                                                        \
+  }
+
+#undef KPERF_IMAGE_KERNEL_BLOCK
+#define KPERF_IMAGE_KERNEL_BLOCK(block_fn)                                                    \
+  KPERF_FUSE_WINDOW_FN(block_fn)                                                              \
+  inline void KPERF_FUSE_CAT(kperf_fuse_copy_row_, KPERF_FUSE_STAGE)(const float* row,        \
+                                                                     float* h) {              \
+    _Pragma("unroll") for (int i = 0; i < KPERF_WIN_W; ++i) h[i] = row[i];                    \
+  }                                                                                           \
+  KPERF_FUSE_ROLL_FNS(KPERF_FUSE_CAT(kperf_fuse_copy_row_, KPERF_FUSE_STAGE), block_fn,       \
+                      KPERF_WIN_W)
 
 // As kperf_kernels.cl's, under stage-numbered names (its names paste the app's, which would
 // repeat where one app is two stages).
@@ -66,4 +102,5 @@
       row_fn(&win[r * KPERF_WIN_W], &h[r * (values)]);                                        \
     col_fn(h, result);                                                                        \
   }                                                                                           \
-  KPERF_IMAGE_KERNEL_BLOCK(KPERF_FUSE_CAT(kperf_fuse_rows_, KPERF_FUSE_STAGE))
+  KPERF_FUSE_WINDOW_FN(KPERF_FUSE_CAT(kperf_fuse_rows_, KPERF_FUSE_STAGE))                    \
+  KPERF_FUSE_ROLL_FNS(row_fn, col_fn, values)

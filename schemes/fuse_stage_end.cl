@@ -71,16 +71,6 @@ inline void KPERF_FUSE_CAT(kperf_fuse_compute_, KPERF_FUSE_STAGE)(__local const 
 typedef char KPERF_FUSE_CAT(kperf_fuse_chunk_fits_, KPERF_FUSE_STAGE)[
     (VEC <= KPERF_FUSE_REGION_W) + (PY <= KPERF_FUSE_REGION_H) == 2 ? 1 : -1];
 
-inline float KPERF_FUSE_CAT(kperf_fuse_hand_on_, KPERF_FUSE_STAGE)(float v) {
-#if KPERF_FUSE_STAGE_ROUND == 1
-  return kperf_fuse_round_half(v);
-#elif KPERF_FUSE_STAGE_ROUND == 2
-  return kperf_round_out(v);
-#else
-  return v;
-#endif
-}
-
 inline void KPERF_FUSE_CAT(kperf_fuse_step_, KPERF_FUSE_STAGE)(__local const float* src,
                                                                __local float* dst, int width,
                                                                int height) {
@@ -156,12 +146,4 @@ inline void KPERF_FUSE_CAT(kperf_fuse_step_, KPERF_FUSE_STAGE)(__local const flo
 #undef KPERF_FUSE_SRC_VEC4
 #undef KPERF_FUSE_LEAD
 #undef KPERF_FUSE_ROW_CHUNKS
-#undef KPERF_FUSE_STAGE
-#undef KPERF_FUSE_STAGE_VEC
-#undef KPERF_FUSE_STAGE_PY
-#undef KPERF_FUSE_STAGE_RADIUS
-#undef KPERF_FUSE_STAGE_HALO
-#undef KPERF_FUSE_STAGE_IN_HALF
-#undef KPERF_FUSE_STAGE_OUT_HALF
-#undef KPERF_FUSE_STAGE_RECON_LI
-#undef KPERF_FUSE_STAGE_ROUND
+#include "fuse_stage_undef.cl"

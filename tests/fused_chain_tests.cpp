@@ -188,7 +188,8 @@ TEST(FusedChain, UserAppsAreStages) {
 }
 
 // A launch that writes past its output buffer overwrites the canary band around it: the chain is
-// run_failed, fused or not (a kernel tree whose sobel3 file adds the stray store to the stores).
+// run_failed, fused (either design) or not (a kernel tree whose sobel3 file adds the stray store to
+// the stores).
 TEST(FusedChain, WritesPastTheOutputTripTheCanary) {
   KPERF_REQUIRE_DEVICE();
   TempDir dir;
@@ -226,6 +227,12 @@ TEST(FusedChain, WritesPastTheOutputTripTheCanary) {
   EXPECT_EQ(one.status, Status::kRunFailed) << one.reason << one.stages.back().build_log;
   EXPECT_EQ(one.reason,
             "the fused kernel: kernel wrote outside its output buffer (canary band overwritten)");
+  // The rolling design (--fuse-rows) stores through the same function.
+  std::vector<PipelineStage> rolling = fused(chain);
+  for (PipelineStage& s : rolling) s.fuse_rows = 5;
+  const Measurement rolled = runner.run(rolling, input);
+  EXPECT_EQ(rolled.status, Status::kRunFailed) << rolled.reason << rolled.stages.back().build_log;
+  EXPECT_EQ(rolled.reason, one.reason);
 }
 
 // How the work-items split an earlier stage's region into chunks changes no output: one output

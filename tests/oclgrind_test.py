@@ -18,7 +18,9 @@ Coverage:
   an output scheme along both axes, whose launch adds the neighbouring groups) on a 40x24 grid;
 - fused chains (`kperf pipeline --fuse all`, schemes/fuse_*.cl): the first stage's input schemes
   with nn and li, f16 and bf16 storage, launch shapes with vec and py, three stages, a user app
-  and one app twice (FUSED; the fast tier runs the first two).
+  and one app twice, and the rolling design (`--fuse-rows`, schemes/fuse_roll*.cl: rows:3 li in
+  f16, two strips a group, strips of 6 rows on a grid of 17) (FUSED; the fast tier runs the first
+  three).
 The configurations that can run come from `kperf run --dry-run` over the whole cross product on
 Oclgrind's device, so the array never spends a row on a combination kperf refuses.
 
@@ -92,13 +94,15 @@ FUSED = [
     ("blur-edges", ["1:--schemes rows:2 --recon li --precision f16",
                     "2:--precision f16 --wg 8x4 --vec 2 --py 3"], []),
     ("denoise-edges", ["1:--schemes stencil,cols:3 --recon nn", "2:--wg 16x2 --vec 4"], []),
+    ("blur-edges", ["1:--schemes rows:3 --recon li --precision f16",
+                    "2:--precision f16 --wg 8x2 --vec 4 --py 2"], ["--fuse-rows", "6"]),
     ("gaussian3,median,sobel3", ["1:--schemes rows:3 --recon li", "3:--wg 4x8 --py 4"], []),
     ("box5,sobel3", ["1:--schemes rows:2 --precision f16in", "2:--wg 8x2 --vec 8 --py 2"],
      ["--app-file", "examples/apps/box5.cl"]),
     ("sobel3,sobel3", ["1:--schemes cols:2 --recon li", "2:--wg 8x4"], []),
     ("blur-edges", ["1:--precision bf16", "2:--precision bf16 --wg 8x4 --vec 4"], []),
 ]
-SAMPLE_FUSED = 2
+SAMPLE_FUSED = 3
 # The error metrics on the device (metrics.cl) run once, on a grid just large enough for SSIM's
 # 11x11 window: every kernel of it in one group.
 METRICS_GRID = "16x12"
@@ -284,7 +288,7 @@ def run_fused(runner, pipeline, stages, extra):
     args += [os.path.join(runner.root, a) if a.endswith(".cl") else a for a in extra]
     cmd = (["oclgrind", "--log", log, "--num-threads", "1", "--build-options", "-cl-opt-disable",
             "--check-api", "--data-races", "--uninitialized", runner.kperf] + args)
-    label = f"fused {pipeline} " + " ".join(f"'{s}'" for s in stages)
+    label = f"fused {pipeline} " + " ".join(f"'{s}'" for s in stages + extra)
     start = time.monotonic()
     proc, problems = run_under_oclgrind(cmd, log, label)
     if proc is None:

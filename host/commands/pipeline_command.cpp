@@ -2,18 +2,19 @@
 // launch shape, timed stage by stage and held to the chained double-precision truth.
 #include "pipeline_command.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "axis_options.hpp"
 #include "chain_measurer.hpp"
-#include "default_size.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "default_size.hpp"
 #include "fault_journal.hpp"
 #include "inputs.hpp"
 #include "metrics.hpp"
@@ -41,19 +42,10 @@ cxxopts::Options pipeline_options() {
   return options;
 }
 
+// The words of one --stage value, split at spaces and tabs.
 std::vector<std::string> split_words(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : text) {
-    if (c == ' ' || c == '\t') {
-      if (!word.empty()) words.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) words.push_back(word);
-  return words;
+  std::istringstream stream(text);
+  return {std::istream_iterator<std::string>(stream), std::istream_iterator<std::string>()};
 }
 
 }  // namespace
@@ -132,6 +124,18 @@ std::vector<bool> parse_fuse_list(const std::string& text) {
   return out;
 }
 
+std::vector<int> parse_fuse_rows_list(const std::string& text) {
+  std::vector<int> out;
+  for (const std::string& value : split_list(text)) {
+    const int rows = parse_count("fuse-rows", value, 0, 1 << 20);
+    if (std::find(out.begin(), out.end(), rows) != out.end())
+      throw UsageError("--fuse-rows " + text + ": " + value + " is given twice");
+    out.push_back(rows);
+  }
+  if (out.empty()) throw UsageError("--fuse-rows: expected a list of strip heights, e.g. 0,64,256");
+  return out;
+}
+
 namespace {
 
 // The table: each chain (its stages' variants, fused or not, on one input) at its fastest shapes;
@@ -143,7 +147,7 @@ void print_rows(const std::vector<ChainRow>& rows) {
   std::vector<std::string> order;
   for (const ChainRow& r : rows) {
     if (!r.ok() || !r.time) continue;
-    std::string id = r.input_name + (r.fused ? "|fused" : "|");
+    std::string id = r.input_name + (r.fused ? "|fused" + std::to_string(r.fuse_rows) : "|");
     for (const StageRow& s : r.stages) id += "|" + s.variant;
     auto [it, fresh] = best.emplace(id, &r);
     if (fresh) order.push_back(id);
@@ -151,9 +155,12 @@ void print_rows(const std::vector<ChainRow>& rows) {
   }
   for (const std::string& id : order) {
     const ChainRow& r = *best.at(id);
-    std::string chain = r.fused ? "fused: " : "", errors;
+    const std::string design = !r.fused      ? ""
+                               : r.fuse_rows ? "fused-rows:" + std::to_string(r.fuse_rows) + ": "
+                                             : "fused: ";
+    std::string chain = design, errors;
     for (const StageRow& s : r.stages) {
-      chain += (chain.empty() || chain == "fused: " ? "" : " > ") + s.variant + "@" + s.wg;
+      chain += (chain == design ? "" : " > ") + s.variant + "@" + s.wg;
       if (!s.error) continue;
       char buf[32];
       std::snprintf(buf, sizeof buf, "%s%.3g%%", errors.empty() ? "" : " ", 100 * *s.error);
@@ -164,7 +171,6 @@ void print_rows(const std::vector<ChainRow>& rows) {
   }
 }
 
-// The exit status: the fault status where a chain faulted the device or a truth is broken.
 // On a GPU, the stages whose shapes the command line left open sweep gpu_chain_candidates(); on a
 // CPU they keep 16x8.
 void default_stage_shapes(std::vector<StageSpace>& spaces, const DeviceInfo& dev) {
@@ -173,6 +179,7 @@ void default_stage_shapes(std::vector<StageSpace>& spaces, const DeviceInfo& dev
     if (!space.shapes_given) space.shapes = gpu_chain_candidates();
 }
 
+// The exit status: the fault status where a chain faulted the device or a truth is broken.
 int chain_run_end(const std::vector<ChainRow>& rows, bool faulted) {
   std::size_t faults = 0, broken = 0;
   for (const ChainRow& r : rows) {
@@ -195,7 +202,8 @@ void add_chain_options(cxxopts::Options& options, const char* reps_default) {
     ("stage", "K:OPTIONS, the axes and launch shapes of stage K (1-based) as kperf run's options, lists allowed, e.g. '2:--schemes rows:2 --recon nn,li --precision f16in --wg 32x4'; repeatable. A stage not named, or without --wg, --vec and --py, runs on a GPU at 32x4 and 32x8 with 4x4 outputs a work-item and 32x4 with 4x2, on a CPU at 16x8", cxxopts::value<std::string>())
     ("size", "resize or generate the inputs at N or WxH (default: a file at its own size; a synthetic input at 512x512, on a GPU kperf pipeline's at a grid its measured last-level cache cannot hold, as kperf run)", cxxopts::value<std::string>())
     ("cold", "flush the device's cache before every timed chain run")
-    ("fuse", "none (a launch per stage), all (the whole chain in one launch, each stage's outputs in local memory, at each shape of the last stage), or none,all", cxxopts::value<std::string>()->default_value("none"));
+    ("fuse", "none (a launch per stage), all (the whole chain in one launch, each stage's outputs in local memory, at each shape of the last stage), or none,all", cxxopts::value<std::string>()->default_value("none"))
+    ("fuse-rows", "with --fuse all: the fused design, each value a set of fused chains: 0 the tile design, H the rolling design, each row of work-items streaming a strip of H rows (e.g. 0,64,256)", cxxopts::value<std::string>()->default_value("0"));
   // clang-format on
   add_timing_options(options, "chain runs per timed chain", "10", reps_default);
   add_common_options(options);
@@ -229,6 +237,12 @@ ChainRequest read_chain_request(const cxxopts::ParseResult& args,
   req.opt.metrics_on = "device";
   req.opt.ssim = false;
   req.fuse = parse_fuse_list(text("fuse"));
+  req.fuse_rows = parse_fuse_rows_list(text("fuse-rows"));
+  if (args.count("fuse-rows") &&
+      std::find(req.fuse.begin(), req.fuse.end(), true) == req.fuse.end())
+    throw UsageError("--fuse-rows " + text("fuse-rows") +
+                     ": the fused designs of --fuse all; --fuse " + text("fuse") +
+                     " fuses nothing");
   return req;
 }
 
@@ -274,7 +288,7 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
                                                false, {512, 512}, nullptr);
   if (size.size) req.size = size.size;
   req.default_size = size.json;
-  const std::vector<Chain> chains = chains_of(req.apps, req.spaces, req.fuse);
+  const std::vector<Chain> chains = chains_of(req.apps, req.spaces, req.fuse, req.fuse_rows);
   Core core(env, opt);
   prebuild_chains(env, core, chains);
   TruthSource truths(&env, opt.kernel_root, opt.params, opt.extra_build_options);

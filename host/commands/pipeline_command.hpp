@@ -34,5 +34,7 @@ std::vector<StageSpace> stage_spaces(const std::string& pipeline, std::size_t st
                                      const std::vector<std::string>& given);
 // --fuse's list: none, all, or both, each once.
 std::vector<bool> parse_fuse_list(const std::string& text);
+// --fuse-rows' list: strip heights (0: the tile design), each once.
+std::vector<int> parse_fuse_rows_list(const std::string& text);
 
 }  // namespace kperf

@@ -235,44 +235,16 @@ RunRequest run_request(const cxxopts::ParseResult& args) {
 // at, and the largest grid for the memory check.
 DefaultSize run_default_size(const cxxopts::ParseResult& args, ClEnv& env, RunRequest& req,
                              std::pair<int, int>& largest) {
-  const bool sizes_given = !req.sizes.empty();
   std::string sizes;
   for (const auto& [w, h] : req.sizes)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(w) + "x" + std::to_string(h);
-  nlohmann::json earlier;
-  if (args.count("resume") && args.count("out") && fs::exists(args["out"].as<std::string>())) {
-    try {
-      const auto doc = nlohmann::json::parse(read_document(args["out"].as<std::string>()));
-      earlier = doc.at("context").value("default_size", nlohmann::json());
-    } catch (const std::exception&) {
-      // An unreadable file is refused by --resume itself, with its reason.
-    }
-  }
-  if (sizes_given)
+  if (!req.sizes.empty())
     sizes +=
         args.count("size") ? " (--size)" : " (--preset " + args["preset"].as<std::string>() + ")";
-  DefaultSize d =
-      choose_default_size(env, req.cfg.kernel_root, sizes_given, sizes, args.count("input") > 0,
-                          args.count("dry-run") > 0, largest, earlier);
-  const std::pair<int, int> own = largest;  // the default input's own size
-  if (d.size) {
-    req.sizes = req.cfg.sizes = {*d.size};
-    largest = *d.size;
-    // Rodinia's explicit step, whose factor grows with the grid's cells, diverges well below
-    // 2048^2: the apps with their own inputs keep the photo's size.
-    if (std::any_of(req.cfg.apps.begin(), req.cfg.apps.end(),
-                    [](const AppDescriptor* a) { return !a->takes_images(); })) {
-      req.cfg.own_input_size = own;
-      const std::string note = " (hotspot stays at " + std::to_string(own.first) + "x" +
-                               std::to_string(own.second) +
-                               ": Rodinia's explicit step diverges on larger grids)";
-      if (d.line.find(note) == std::string::npos) d.line += note;
-      d.json["reason"] = d.line;
-      d.json["own_input_size"] = {own.first, own.second};
-    }
-  }
-  req.cfg.default_size = d.json;
-  return d;
+  const std::string resumed =
+      args.count("resume") && args.count("out") ? args["out"].as<std::string>() : "";
+  return default_run_size(env, req.cfg, req.sizes, sizes, args.count("input") > 0,
+                          args.count("dry-run") > 0, resumed, largest);
 }
 
 // The summary table, the warnings and the last line of a run, and its exit status.

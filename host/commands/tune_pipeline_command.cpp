@@ -45,7 +45,10 @@ void print_choices(const Json& choices) {
     double speedup = 0;
     if (!c["chosen"].is_null()) {
       // A fused chain's stages read as the same chain's in separate launches: say which it is.
-      const std::string fused = c["chosen"].value("fused", false) ? "fused: " : "";
+      const int rows = c["chosen"].value("fuse_rows", 0);
+      const std::string fused = !c["chosen"].value("fused", false) ? ""
+                                : rows ? "fused-rows:" + std::to_string(rows) + ": "
+                                       : "fused: ";
       chain = fused;
       for (const auto& s : c["chosen"]["stages"])
         chain += (chain == fused ? "" : " > ") + s["variant"].get<std::string>() + "@" +
@@ -104,7 +107,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
   opt.cold = opt.cold || cache == "cold" ||
              (cache == "auto" && env.info().is_gpu() && !env.info().is_cpu());
   PhaseLaps phases;
-  const std::vector<Chain> chains = chains_of(apps, req.spaces, req.fuse);
+  const std::vector<Chain> chains = chains_of(apps, req.spaces, req.fuse, req.fuse_rows);
   Core core(env, opt);
   prebuild_chains(env, core, chains);
   phases.end("build");

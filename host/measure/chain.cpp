@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "fused_rows.hpp"
 #include "injected_faults.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
@@ -65,14 +66,21 @@ std::string stages_label(const Chain& chain) {
 
 }  // namespace
 
+std::string fused_segment(const Chain& chain) {
+  if (!is_fused(chain)) return std::string();
+  const int rows = fuse_rows(chain);
+  return rows ? "fused-rows:" + std::to_string(rows) : std::string("fused");
+}
+
 std::string chain_label(const Chain& chain) {
-  return (is_fused(chain) ? "fused: " : "") + stages_label(chain);
+  return (is_fused(chain) ? fused_segment(chain) + ": " : "") + stages_label(chain);
 }
 
 std::string chain_key(const std::string& pipeline, const Chain& chain, const std::string& input,
                       int width, int height) {
-  return pipeline + (is_fused(chain) ? "/fused/" : "/") + stages_label(chain) + "/" + input + "/" +
-         std::to_string(width) + "x" + std::to_string(height);
+  return pipeline + (is_fused(chain) ? "/" + fused_segment(chain) + "/" : "/") +
+         stages_label(chain) + "/" + input + "/" + std::to_string(width) + "x" +
+         std::to_string(height);
 }
 
 std::string config_key(const AppDescriptor& app, const Variant& v, WorkGroup wg,

@@ -29,11 +29,15 @@ std::vector<const AppDescriptor*> parse_pipeline(const std::string& text);
 
 // "APP:VARIANT@SHAPE".
 std::string stage_label(const PipelineStage& s);
+// A fused chain's design as keys and labels say it: "fused" (the tile design), "fused-rows:H" (the
+// rolling design, strips of H rows); "" for separate launches.
+std::string fused_segment(const Chain& chain);
 // A chain's label in select blocks and tables: its stages' labels joined by " > ", after "fused: "
-// for a fused chain (whose stages' labels are those of the same chain in separate launches).
+// ("fused-rows:H: ") for a fused chain (whose stages' labels are those of the same chain in
+// separate launches).
 std::string chain_label(const Chain& chain);
-// A chain's identity on one input: "PIPELINE[/fused]/STAGE > STAGE/INPUT/WxH", each stage
-// app:variant@shape. Rows, the fault journal and KPERF_FAULT know a chain by it.
+// A chain's identity on one input: "PIPELINE[/fused|/fused-rows:H]/STAGE > STAGE/INPUT/WxH", each
+// stage app:variant@shape. Rows, the fault journal and KPERF_FAULT know a chain by it.
 std::string chain_key(const std::string& pipeline, const Chain& chain, const std::string& input,
                       int width, int height);
 // A configuration's key (results.hpp's make_key over every axis, shape and input): a chain of

@@ -72,6 +72,7 @@ ChainRow ChainMeasurer::row_of(const Chain& chain, const Measurement& m, const s
   row.status = m.status;
   row.reason = m.reason;
   row.fused = is_fused(chain);
+  row.fuse_rows = fuse_rows(chain);
   row.exact = exact_chain(chain);
   row.stage = stage;
   row.round = round;

@@ -10,6 +10,7 @@
 
 #include "core_impl.hpp"
 #include "fused_program.hpp"
+#include "fused_rows.hpp"
 #include "injected_faults.hpp"
 #include "kernel_axes.hpp"
 #include "phases.hpp"
@@ -271,9 +272,12 @@ bool Core::set_up_launch(BoundInput& in, const Chain& chain, std::size_t i, Prep
         sm.kernel_info = info;
         if (verdict) return;
         bind_steps(in, p, l, kernel, i);
-        const cl::NDRange global(
-            static_cast<std::size_t>(groups_along_x(v, s.wg, in.width)) * s.wg.x,
-            static_cast<std::size_t>(groups_along_y(v, s.wg, in.height)) * s.wg.y);
+        const auto [groups_x, groups_y] = fuse_rows(chain)
+                                              ? rolling_groups(chain, in.width, in.height)
+                                              : std::make_pair(groups_along_x(v, s.wg, in.width),
+                                                               groups_along_y(v, s.wg, in.height));
+        const cl::NDRange global(static_cast<std::size_t>(groups_x) * s.wg.x,
+                                 static_cast<std::size_t>(groups_y) * s.wg.y);
         const cl::NDRange local(static_cast<std::size_t>(s.wg.x), static_cast<std::size_t>(s.wg.y));
         const int launches =
             s.app->traits.iterated ? effective_iterations(in.iterations, v.iterations_skip) : 1;

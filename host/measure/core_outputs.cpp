@@ -8,6 +8,7 @@
 #include "core.hpp"
 #include "core_impl.hpp"
 #include "fused_program.hpp"
+#include "fused_rows.hpp"
 #include "kernel_axes.hpp"
 #include "phases.hpp"
 #include "storage.hpp"
@@ -28,8 +29,10 @@ int input_radius(const Chain& chain, std::size_t k) {
 // NaN in every element of `values` that stage k does not read.
 void poison_unread(std::vector<float>& values, const Chain& chain, std::size_t k, int width,
                    int height) {
-  const auto read =
-      elements_read_by_any(chain[k].variant, input_radius(chain, k), chain[k].wg, width, height);
+  const auto read = fuse_rows(chain) && k == 0
+                        ? rolling_elements_read(chain, width, height)
+                        : elements_read_by_any(chain[k].variant, input_radius(chain, k),
+                                               chain[k].wg, width, height);
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!read[i]) values[i] = std::numeric_limits<float>::quiet_NaN();
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "chain.hpp"
+#include "fused_rows.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
 #include "launch_checks.hpp"
@@ -207,6 +208,12 @@ std::optional<std::pair<int, std::string>> fused_chain_problem(
     if (races(v))
       return std::make_pair(stage, std::string("a relaxed barrier is not written for a fused "
                                                "chain, whose barriers keep its stages apart"));
+    if (k == 0 && fuse_rows(chain) > 0 && !v.is_accurate() &&
+        std::string(v.scheme->family) != "rows")
+      return std::make_pair(stage,
+                            "the rolling design (--fuse-rows) streams rows: its first "
+                            "stage takes the accurate scheme or rows:k, and " +
+                                v.canonical() + " is not written for it");
     if (k > 0 && !v.is_accurate())
       return std::make_pair(stage, reads_local +
                                        "each is computed once per work-group: an input "
@@ -247,10 +254,28 @@ std::optional<std::pair<int, Verdict>> check_fused_launch(const std::vector<Pipe
                                                           const DeviceInfo& dev) {
   const AppDescriptor first = first_as_tile(chain);
   const WorkGroup launch = chain.back().wg;
+  const RollingShape rolling = rolling_shape(chain);
+  // The rolling design's stages read their windows from a strip, its rows as tall as the strip.
+  const WorkGroup strip{launch.x, 1, launch.vec, rolling.rows};
   for (std::size_t k = 0; k < chain.size(); ++k)
-    if (auto verdict = check_variant(chain[k].variant, k == 0 ? first : *chain[k].app, launch))
+    if (auto verdict =
+            rolling.rows ? check_variant(chain[k].variant, *chain[k].app, strip)
+                         : check_variant(chain[k].variant, k == 0 ? first : *chain[k].app, launch))
       return std::make_pair(static_cast<int>(k), *verdict);
   if (auto verdict = check_work_group(launch, dev)) return std::make_pair(-1, *verdict);
+  if (rolling.rows && rolling.rows % launch.py)
+    return std::make_pair(
+        -1, Verdict{Status::kInvalidConfig, "the rolling design's strips of " +
+                                                std::to_string(rolling.rows) +
+                                                " rows (--fuse-rows) are not whole steps of --py " +
+                                                std::to_string(launch.py) + " rows"});
+  if (rolling.rows && rolling.block_x() < 4)
+    return std::make_pair(
+        -1, Verdict{Status::kInvalidConfig,
+                    "the rolling design's " + std::to_string(rolling.columns()) +
+                        " columns a row (the work-group's x times --vec) leave no block of 4 "
+                        "beside the chain's halo of " +
+                        std::to_string(2 * rolling.halo_after_first) + " columns"});
   const std::size_t bytes = fused_local_bytes(chain);
   if (bytes > dev.local_mem_size)
     return std::make_pair(
@@ -262,6 +287,7 @@ std::optional<std::pair<int, Verdict>> check_fused_launch(const std::vector<Pipe
 }
 
 std::size_t fused_local_bytes(const std::vector<PipelineStage>& chain) {
+  if (fuse_rows(chain)) return rolling_local_bytes(chain);
   const AppDescriptor first = first_as_tile(chain);
   Variant input = chain.front().variant;
   if (const PrecisionDescriptor* p = chain_precision(chain)) input.precision = p;
@@ -287,13 +313,15 @@ void stage_text(std::ostringstream& s, const std::vector<PipelineStage>& chain, 
   const bool last = k + 1 == chain.size();
   const StorageType* reads = k == 0 ? precision.in : chain[k - 1].variant.precision_info().out;
   const StorageType* writes = last ? precision.out : st.variant.precision_info().out;
-  const WorkGroup chunk = stage_chunk(chain, k);
+  const bool rolling = fuse_rows(chain) > 0;
+  // A rolling stage computes the launch's VEC x PY outputs a step, whatever the stage.
+  const WorkGroup chunk = rolling ? chain.back().wg : stage_chunk(chain, k);
   const fs::path file = fs::path(kernel_root) / "kernels" / st.app->kernel_file;
   const std::string text = read_file(file.string());
   s << "\n// stage " << k + 1 << ": " << st.app->name << ", " << file.filename().string()
     << " (sha256 " << sha256_hex(text) << ")\n"
     << "#define KPERF_FUSE_STAGE " << k + 1 << "\n";
-  if (last) {
+  if (last || rolling) {
     s << "#define KPERF_FUSE_STAGE_VEC " << chunk.vec << "\n"
       << "#define KPERF_FUSE_STAGE_PY " << chunk.py << "\n";
   } else {
@@ -320,10 +348,32 @@ void stage_text(std::ostringstream& s, const std::vector<PipelineStage>& chain, 
   s << "#include \""
     << (st.app->user() ? fs::absolute(file).lexically_normal().string()
                        : std::string(st.app->kernel_file))
-    << "\"\n#include \"fuse_stage_end.cl\"\n";
+    << "\"\n#include \"" << (rolling ? "fuse_roll_stage.cl" : "fuse_stage_end.cl") << "\"\n";
   for (const std::string& n : names) s << "#undef " << n << "\n";
   for (const std::string& m : defined_macros(text))
     if (m != "RADIUS" && !defined.count(m)) s << "#undef " << m << "\n";
+}
+
+// The kernel at the end of a fused program's text: the tile design's (fuse_kernel.cl) or the
+// rolling design's (fuse_roll_kernel.cl), each stage reading the region or ring before it.
+void kernel_text(std::ostringstream& s, std::size_t stages, bool rolling) {
+  const std::string n = std::to_string(stages);
+  if (!rolling) {
+    s << "\n#include \"fuse_kernel.cl\"\nKPERF_FUSE_KERNEL_BEGIN\n";
+    for (std::size_t k = 1; k < stages; ++k)
+      s << "KPERF_FUSE_MIDDLE(" << k << ", "
+        << (k == 1 ? std::string("kperf_fuse_tile") : "kperf_fuse_inter_" + std::to_string(k - 1))
+        << ")\n";
+    s << "KPERF_FUSE_LAST(" << n << ", kperf_fuse_inter_" << stages - 1 << ")\n";
+    return;
+  }
+  s << "\n#include \"fuse_roll_kernel.cl\"\nKPERF_ROLL_KERNEL_BEGIN\n";
+  for (std::size_t k = 1; k < stages; ++k) s << "KPERF_ROLL_DECLARE(" << k << ")\n";
+  s << "KPERF_ROLL_DECLARE_LAST(" << n << ")\nKPERF_ROLL_STEP_BEGIN\n";
+  for (std::size_t k = 1; k < stages; ++k)
+    s << "KPERF_ROLL_MIDDLE(" << k << ", kperf_roll_mine_" << k - 1 << ")\n";
+  s << "KPERF_ROLL_LAST(" << n << ", kperf_roll_mine_" << stages - 1
+    << ")\nKPERF_ROLL_KERNEL_END\n";
 }
 
 }  // namespace
@@ -332,12 +382,15 @@ FusedProgram fused_program(const std::vector<PipelineStage>& chain, const std::s
                            const AppParams& params, const std::string& extra_options) {
   const WorkGroup launch = chain.back().wg;
   const PrecisionDescriptor* precision = chain_precision(chain);
+  const int rows = fuse_rows(chain);
   Variant input = chain.front().variant;
   input.precision = precision;
   FusedProgram p;
   p.options = "-cl-std=CL1.2 -I " + (fs::path(kernel_root) / "schemes").string() + " -I " +
               (fs::path(kernel_root) / "kernels").string() + " " + input.build_options() +
               " -DWG_X=" + std::to_string(launch.x) + " -DWG_Y=" + std::to_string(launch.y);
+  // The design: the rolling design's strip height, where it is the one.
+  if (rows) p.options += " -DKPERF_FUSE_ROWS=" + std::to_string(rows);
   // Every stage's kernel axes and app parameters, each -D once (fused_chain_problem refuses two
   // values of one).
   std::map<std::string, std::string> seen = defines_of(p.options);
@@ -348,7 +401,7 @@ FusedProgram fused_program(const std::vector<PipelineStage>& chain, const std::s
   const std::map<std::string, std::string> defined = defines_of(p.options);
 
   std::ostringstream s;
-  s << "// kperf fused chain:";
+  s << "// kperf fused chain" << (rows ? " (rolling strips)" : "") << ":";
   for (const PipelineStage& st : chain) s << " " << st.app->name << " (" << st.variant.id() << ")";
   s << ", launched at " << wg_label(launch.x, launch.y, launch.vec, launch.py) << "\n"
     << "#define KPERF_FUSE_STAGES " << chain.size() << "\n"
@@ -357,15 +410,14 @@ FusedProgram fused_program(const std::vector<PipelineStage>& chain, const std::s
     << "#define KPERF_FUSE_HALO_0 " << fused_tile_halo(chain) << "\n";
   for (std::size_t k = 0; k + 1 < chain.size(); ++k)
     s << "#define KPERF_FUSE_HALO_" << k + 1 << " " << halo_after(chain, k) << "\n";
-  s << "#include \"fuse_contract.cl\"\n";
+  if (rows)
+    s << "#define KPERF_ROLL_BLOCK_X " << rolling_shape(chain).block_x()
+      << "\n#include \"fuse_roll.cl\"\n";
+  else
+    s << "#include \"fuse_contract.cl\"\n";
   for (std::size_t k = 0; k < chain.size(); ++k)
     stage_text(s, chain, k, *precision, kernel_root, defined);
-  s << "\n#include \"fuse_kernel.cl\"\nKPERF_FUSE_KERNEL_BEGIN\n";
-  for (std::size_t k = 0; k + 1 < chain.size(); ++k)
-    s << "KPERF_FUSE_MIDDLE(" << k + 1 << ", "
-      << (k == 0 ? std::string("kperf_fuse_tile") : "kperf_fuse_inter_" + std::to_string(k))
-      << ")\n";
-  s << "KPERF_FUSE_LAST(" << chain.size() << ", kperf_fuse_inter_" << chain.size() - 1 << ")\n";
+  kernel_text(s, chain.size(), rows > 0);
   p.source = s.str();
   return p;
 }

@@ -52,6 +52,7 @@ nlohmann::ordered_json to_json(const ChainRow& r) {
       {"status", status_name(r.status)},
       {"fused", r.fused},
       {"exact", r.exact}};
+  if (r.fuse_rows) row["fuse_rows"] = r.fuse_rows;
   if (!r.stage.empty()) row["stage"] = r.stage;
   if (r.round) row["round"] = *r.round;
   if (!r.ok()) row["reason"] = r.reason;
@@ -80,6 +81,7 @@ ChainRow chain_row_from_json(const nlohmann::json& j) {
   r.status = parse_status(j.at("status").get<std::string>());
   r.reason = j.value("reason", std::string());
   r.fused = j.value("fused", false);
+  r.fuse_rows = j.value("fuse_rows", 0);
   r.exact = j.value("exact", false);
   r.stage = j.value("stage", std::string());
   if (j.contains("round")) r.round = j.at("round").get<int>();

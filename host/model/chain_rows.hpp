@@ -35,6 +35,7 @@ struct ChainRow {
   Status status = Status::kOk;
   std::string reason;
   bool fused = false, exact = false;
+  int fuse_rows = 0;  // a fused chain's rolling design: its strip height (0: the tile design)
   // A tune's stage ("screen", "measure", "rank", "test", "ladder"; "" in kperf pipeline) and the
   // rank stage's round.
   std::string stage;

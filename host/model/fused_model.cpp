@@ -141,6 +141,14 @@ std::vector<GridD> chain_model(const Chain& chain, const Grid& input, const AppP
   return models;
 }
 
+GridD rolling_chain_model(const Chain& chain, const Grid& input, const AppParams& params,
+                          const std::vector<GridEvaluator>& evaluators) {
+  Chain separate = chain;
+  for (PipelineStage& s : separate) s = {s.app, s.variant, s.wg};
+  separate.front().wg = WorkGroup{input.width, 1, 1, input.height};
+  return chain_model(separate, input, params, evaluators).back();
+}
+
 GridD fused_chain_model(const Chain& chain, const Grid& input, const AppParams& params,
                         const std::vector<GridEvaluator>& evaluators) {
   std::vector<const AppDescriptor*> apps;

@@ -33,4 +33,12 @@ std::vector<GridD> chain_model(const Chain& chain, const Grid& input, const AppP
 GridD fused_chain_model(const Chain& chain, const Grid& input, const AppParams& params = {},
                         const std::vector<GridEvaluator>& evaluators = {});
 
+// The CPU model of a rolling fused chain's output (schemes/fuse_roll.cl): the chained models of
+// its stages in separate launches (chain_model) with the first stage's block as tall and wide as
+// the grid, so that its rows:k keeps rows by global coordinates and rebuilds them from the grid's
+// kept rows and its halo, with no tile edge inside the grid (the later stages are accurate, the
+// same at any shape).
+GridD rolling_chain_model(const Chain& chain, const Grid& input, const AppParams& params = {},
+                          const std::vector<GridEvaluator>& evaluators = {});
+
 }  // namespace kperf

@@ -1,12 +1,14 @@
 // The default grid of `kperf run` (default_size.hpp).
 #include "default_size.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "cache_probe.hpp"
 #include "compile_workers.hpp"
+#include "gzip.hpp"
 #include "io.hpp"
 
 namespace fs = std::filesystem;
@@ -92,6 +94,42 @@ DefaultSize choose_default_size(ClEnv& env, const std::string& kernel_root, bool
     return from_json(nlohmann::json::parse(read_file(scratch_choice().string())));
   d = probed(env, kernel_root, own);
   std::ofstream(scratch_choice()) << d.json.dump() << "\n";
+  return d;
+}
+
+DefaultSize default_run_size(ClEnv& env, RunConfig& cfg, std::vector<std::pair<int, int>>& sizes,
+                             const std::string& given_text, bool input_given, bool dry_run,
+                             const std::string& resumed, std::pair<int, int>& largest) {
+  const bool sizes_given = !sizes.empty();
+  nlohmann::json earlier;
+  if (!resumed.empty() && fs::exists(resumed)) {
+    try {
+      const auto doc = nlohmann::json::parse(read_document(resumed));
+      earlier = doc.at("context").value("default_size", nlohmann::json());
+    } catch (const std::exception&) {
+      // An unreadable file is refused by --resume itself, with its reason.
+    }
+  }
+  DefaultSize d = choose_default_size(env, cfg.kernel_root, sizes_given, given_text, input_given,
+                                      dry_run, largest, earlier);
+  const std::pair<int, int> own = largest;  // the default input's own size
+  if (d.size) {
+    sizes = cfg.sizes = {*d.size};
+    largest = *d.size;
+    // Rodinia's explicit step, whose factor grows with the grid's cells, diverges well below
+    // 2048^2: the apps with their own inputs keep the photo's size.
+    if (std::any_of(cfg.apps.begin(), cfg.apps.end(),
+                    [](const AppDescriptor* a) { return !a->takes_images(); })) {
+      cfg.own_input_size = own;
+      const std::string note = " (hotspot stays at " + std::to_string(own.first) + "x" +
+                               std::to_string(own.second) +
+                               ": Rodinia's explicit step diverges on larger grids)";
+      if (d.line.find(note) == std::string::npos) d.line += note;
+      d.json["reason"] = d.line;
+      d.json["own_input_size"] = {own.first, own.second};
+    }
+  }
+  cfg.default_size = d.json;
   return d;
 }
 

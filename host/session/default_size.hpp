@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cl_env.hpp"
+#include "runner.hpp"
 
 namespace kperf {
 
@@ -25,5 +26,13 @@ struct DefaultSize {
 DefaultSize choose_default_size(ClEnv& env, const std::string& kernel_root, bool sizes_given,
                                 const std::string& given_text, bool input_given, bool dry_run,
                                 std::pair<int, int> own, const nlohmann::json& earlier);
+
+// kperf run's grid: choose_default_size for `cfg` (`sizes`: --size's or a preset's, described by
+// `given_text`; `resumed`: the document --resume continues, whose choice is kept), set in `cfg`
+// and `sizes`; the apps with their own inputs (hotspot) keep `largest`, the default input's own
+// size, which becomes the largest grid the run allocates.
+DefaultSize default_run_size(ClEnv& env, RunConfig& cfg, std::vector<std::pair<int, int>>& sizes,
+                             const std::string& given_text, bool input_given, bool dry_run,
+                             const std::string& resumed, std::pair<int, int>& largest);
 
 }  // namespace kperf

@@ -175,30 +175,41 @@ nlohmann::ordered_json fuse_json(const std::vector<bool> &fuse) {
   return list;
 }
 
+namespace {
+
+// --fuse-rows where it names a rolling design: beside "fuse" in a context block.
+void add_fuse_rows(nlohmann::ordered_json &block, const ChainRequest &req) {
+  if (req.fuse_rows != std::vector<int>{0}) block["fuse_rows"] = req.fuse_rows;
+}
+
+}  // namespace
+
 nlohmann::ordered_json pipeline_block(const ChainRequest &req) {
   nlohmann::ordered_json stage_names = nlohmann::ordered_json::array();
   for (const auto *app : req.apps) stage_names.push_back(app->name);
-  Json size = req.size ? Json{req.size->first, req.size->second} : Json(nullptr);
-  return {{"name", req.name},
-          {"stages", stage_names},
-          {"size", size},
-          {"default_size", req.default_size},
-          {"warmup", req.opt.warmup},
-          {"reps", req.opt.reps},
-          {"cold", req.opt.cold},
-          {"fuse", fuse_json(req.fuse)},
-          {"truth",
-           "each stage's reference (a built-in's in double on the CPU, a user app's accurate "
-           "kernel in double) applied to the previous stage's truth"},
-          {"method",
-           "each chain run launches every stage in order on one queue, each stage reading the "
-           "previous stage's output buffer on the device; a stage's time is its launches' "
-           "profiling events, the chain's their sum, per run; medians over --reps runs after "
-           "--warmup; a fused chain (fused: true) is one launch, timed as the chain alone. "
-           "Errors: each stage's output against the chained truth at that stage, by the stage "
-           "app's primary metric (a fused chain's last stage alone); outputs from one run into "
-           "NaN-poisoned buffers in canary bands. speedup: against the fastest accurate f32 chain "
-           "of separate launches on the same input (of fused ones where there is none)"}};
+  nlohmann::ordered_json block = {
+      {"name", req.name},
+      {"stages", stage_names},
+      {"size", req.size ? Json{req.size->first, req.size->second} : Json(nullptr)},
+      {"default_size", req.default_size},
+      {"warmup", req.opt.warmup},
+      {"reps", req.opt.reps},
+      {"cold", req.opt.cold},
+      {"fuse", fuse_json(req.fuse)},
+      {"truth",
+       "each stage's reference (a built-in's in double on the CPU, a user app's accurate "
+       "kernel in double) applied to the previous stage's truth"},
+      {"method",
+       "each chain run launches every stage in order on one queue, each stage reading the "
+       "previous stage's output buffer on the device; a stage's time is its launches' "
+       "profiling events, the chain's their sum, per run; medians over --reps runs after "
+       "--warmup; a fused chain (fused: true) is one launch, timed as the chain alone. "
+       "Errors: each stage's output against the chained truth at that stage, by the stage "
+       "app's primary metric (a fused chain's last stage alone); outputs from one run into "
+       "NaN-poisoned buffers in canary bands. speedup: against the fastest accurate f32 chain "
+       "of separate launches on the same input (of fused ones where there is none)"}};
+  add_fuse_rows(block, req);
+  return block;
 }
 
 // The context's tune_pipeline block: what was searched, how, and how it went.
@@ -226,6 +237,7 @@ Json chain_search_context(const ChainRequest &req, const ChainTuneRequest &treq,
   block["train"] = train_names;
   block["test"] = test_names;
   block["method"] = ChainSearch::method();
+  add_fuse_rows(block, req);
   if (select.canary) block["select"] = select_context(select, TuneConfig::kLadderReach, "chains");
   return block;
 }

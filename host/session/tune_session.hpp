@@ -23,6 +23,7 @@ struct ChainRequest {
   std::vector<const AppDescriptor*> apps;
   std::vector<StageSpace> spaces;
   std::vector<bool> fuse = {false};  // --fuse none,all: each value a set of chains
+  std::vector<int> fuse_rows = {0};  // --fuse-rows: each a set of fused chains (0: tile design)
   // --size; none: a file at its own size, a synthetic input at 512x512 or, for kperf pipeline on a
   // GPU, at the default grid (session/default_size.hpp).
   std::optional<std::pair<int, int>> size;

@@ -38,34 +38,36 @@ bool uniform(const Chain& chain) {
 }  // namespace
 
 std::vector<Chain> chains_of(const std::vector<const AppDescriptor*>& apps,
-                             const std::vector<StageSpace>& spaces, const std::vector<bool>& fuse) {
+                             const std::vector<StageSpace>& spaces, const std::vector<bool>& fuse,
+                             const std::vector<int>& fuse_rows) {
   std::vector<Chain> all;
   const Variant accurate = default_variant();
-  for (const bool fused : fuse) {
-    std::vector<Chain> chains = {{}};
-    for (std::size_t k = 0; k < apps.size(); ++k) {
-      std::vector<Variant> variants = spaces[k].variants;
-      if (std::none_of(variants.begin(), variants.end(),
-                       [&](const Variant& v) { return v.id() == accurate.id(); }))
-        variants.insert(variants.begin(), accurate);
-      // A fused chain has one launch shape, the last stage's.
-      const std::vector<WorkGroup> shapes =
-          fused && k + 1 < apps.size() ? std::vector<WorkGroup>{WorkGroup{}} : spaces[k].shapes;
-      std::vector<Chain> next;
-      for (const auto& prefix : chains)
-        for (const auto& v : variants)
-          for (const auto& wg : shapes) {
-            auto chain = prefix;
-            chain.push_back({apps[k], v, wg, fused});
-            next.push_back(std::move(chain));
-          }
-      chains = std::move(next);
+  for (const bool fused : fuse)
+    for (const int rows : fused ? fuse_rows : std::vector<int>{0}) {
+      std::vector<Chain> chains = {{}};
+      for (std::size_t k = 0; k < apps.size(); ++k) {
+        std::vector<Variant> variants = spaces[k].variants;
+        if (std::none_of(variants.begin(), variants.end(),
+                         [&](const Variant& v) { return v.id() == accurate.id(); }))
+          variants.insert(variants.begin(), accurate);
+        // A fused chain has one launch shape, the last stage's.
+        const std::vector<WorkGroup> shapes =
+            fused && k + 1 < apps.size() ? std::vector<WorkGroup>{WorkGroup{}} : spaces[k].shapes;
+        std::vector<Chain> next;
+        for (const auto& prefix : chains)
+          for (const auto& v : variants)
+            for (const auto& wg : shapes) {
+              auto chain = prefix;
+              chain.push_back({apps[k], v, wg, fused, rows});
+              next.push_back(std::move(chain));
+            }
+        chains = std::move(next);
+      }
+      for (auto& chain : chains) {
+        for (PipelineStage& s : chain) s.wg = fused ? chain.back().wg : s.wg;
+        all.push_back(std::move(chain));
+      }
     }
-    for (auto& chain : chains) {
-      for (PipelineStage& s : chain) s.wg = fused ? chain.back().wg : s.wg;
-      all.push_back(std::move(chain));
-    }
-  }
   return all;
 }
 
@@ -196,6 +198,7 @@ Json ChainSearch::candidate_json(const ChainCandidate& c) const {
             {"train_error", c.error},
             {"train_errors", c.train_errors},
             {"intermediate", c.screen_row.intermediate}};
+  if (c.screen_row.fuse_rows) j["fuse_rows"] = c.screen_row.fuse_rows;
   if (c.rank_time) {
     j["rank_time_ns"] = *c.rank_time;
     if (base_rank_time_) j["rank_speedup"] = *base_rank_time_ / *c.rank_time;

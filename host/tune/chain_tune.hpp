@@ -30,10 +30,12 @@ struct StageSpace {
 
 // Every chain of the stages' product, the accurate f32 kernel added to every stage, for each value
 // of `fuse`: separate launches (false), every stage at each of its shapes; or one fused launch
-// (true) at each shape of the last stage (every stage's wg then that shape).
+// (true) at each shape of the last stage (every stage's wg then that shape), once per value of
+// `fuse_rows` (0 the tile design, H the rolling design in strips of H rows).
 std::vector<Chain> chains_of(const std::vector<const AppDescriptor*>& apps,
                              const std::vector<StageSpace>& spaces,
-                             const std::vector<bool>& fuse = {false});
+                             const std::vector<bool>& fuse = {false},
+                             const std::vector<int>& fuse_rows = {0});
 
 // What the chain tuner is asked.
 struct ChainTuneRequest {

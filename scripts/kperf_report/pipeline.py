@@ -9,10 +9,16 @@ from .plotting import plt, save
 from .select import select_sections
 
 
+def _design(c):
+    """A fused chain's design: "fused", or "fused-rows:H" for the rolling design's strips."""
+    return f"fused-rows:{c['fuse_rows']}" if c.get("fuse_rows") else "fused"
+
+
 def _chain(c):
     """A chain (a row or a tune's candidate) as its stages; a fused one's launch shape once."""
     if c.get("fused"):
-        return "fused " + " > ".join(s["variant"] for s in c["stages"]) + f"@{c['stages'][-1]['wg']}"
+        return (_design(c) + " " + " > ".join(s["variant"] for s in c["stages"]) +
+                f"@{c['stages'][-1]['wg']}")
     return " > ".join(f"{s['variant']}@{s['wg']}" for s in c["stages"])
 
 
@@ -38,7 +44,8 @@ def _fused_beside(rows):
         f = best[(name, variants, True)]
         md.append(f"| {name} | `{' > '.join(variants)}` | {_time(r)} | "
                   f"{', '.join(s['wg'] for s in r['stages'])} | {_pct(r['final_error'])} | "
-                  f"{_time(f)} | {f['stages'][-1]['wg']} | {_pct(f['final_error'])} | "
+                  f"{_time(f)} | {f['stages'][-1]['wg']}"
+                  f"{' ' + _design(f) if f.get('fuse_rows') else ''} | {_pct(f['final_error'])} | "
                   f"{r['time_ns']['median'] / f['time_ns']['median']:.2f}x |")
     return md + [""] if len(md) > 4 else []
 
