@@ -18,7 +18,8 @@ that the runs determine:
 - tune-agreement: how many cells two tunes chose alike, and in how many their speedups lie
   within 3 %;
 - cache-repeat: per cache, the range over runs of the median over inputs of accurate / rows:2;
-- fused: per chain of stage variants, the fastest unfused and fused chains and their ratios;
+- fused: per chain of stage variants, the fastest unfused chain, the fastest fused one of each
+  design (tiles, rolling) and the ratios of the fastest;
 - pipeline-tune: each choice's rank speedup (the medians of the rank stage's samples of the
   accurate chain and of the chosen one), training and held-out errors and verdict;
 - targets: Paraprox's rows:2 and rows:3 output schemes against the global baseline, inversion
@@ -413,41 +414,46 @@ def tune_select(paths, text):
 
 
 def fused(paths, text):
-    """Per chain and stage variants: the fastest unfused and fused medians over their shapes, the
-    one over the other, and the fused chain over the fastest accurate f32 chain of separate
-    launches on its input (of fused ones where the run has none), found here among the rows (not
-    read from accurate_time_ns)."""
+    """Per chain and stage variants: the fastest unfused medians over their shapes, the fastest
+    fused ones of each design (tiles; rolling, with its strip height), the fastest fused over the
+    unfused, and the fastest fused over the fastest accurate f32 chain of separate launches on its
+    input (of fused ones where the run has none), found here among the rows (not read from
+    accurate_time_ns)."""
     rows = [r for p in paths for r in load(p)["results"] if r.get("status") == "ok"]
 
     def fastest(pick):
-        mine = [r["time_ns"]["median"] for r in rows if pick(r)]
-        return min(mine) if mine else None
+        mine = [r for r in rows if pick(r)]
+        return min(mine, key=lambda r: r["time_ns"]["median"]) if mine else None
 
-    def show(t, fmt):
-        return "-" if t is None else fmt(t)
+    def us(r):
+        return "-" if r is None else f"{r['time_ns']['median'] / 1e3:.1f} us"
     for line in cells(text):
         chain, name, variants = line[0], line[1], tuple(line[2].strip("`").split(" > "))
 
-        def same(r, is_fused):
+        def same(r, design):
+            kind = ("rolling" if r.get("fuse_rows") else "tiles") if r.get("fused") else None
             return (r["pipeline"] == chain and r["input"]["name"] == name and
-                    bool(r.get("fused")) == is_fused and
-                    tuple(s["variant"] for s in r["stages"]) == variants)
+                    kind in design and tuple(s["variant"] for s in r["stages"]) == variants)
 
         def exact(r, is_fused):
             return (r["pipeline"] == chain and r["input"]["name"] == name and
                     bool(r.get("fused")) == is_fused and
                     all(s["variant"] == "accurate/none" and s["precision"] == "f32"
                         for s in r["stages"]))
-        unfused, fused_t = fastest(lambda r: same(r, False)), fastest(lambda r: same(r, True))
+        unfused = fastest(lambda r: same(r, (None,)))
+        tiles, rolling = fastest(lambda r: same(r, ("tiles",))), fastest(lambda r: same(r, ("rolling",)))
+        best = fastest(lambda r: same(r, ("tiles", "rolling")))
         accurate = fastest(lambda r: exact(r, False)) or fastest(lambda r: exact(r, True))
-        if fused_t is None:
+        if best is None:
             expect(f"fused {chain} {line[2]}", "a fused row", "none in the runs")
             continue
-        err = [r["final_error"] for r in rows if same(r, True) and r["time_ns"]["median"] == fused_t]
-        expect(f"fused {chain} {line[2]}", line[3:8],
-               [show(unfused, lambda t: f"{t / 1e3:.1f} us"), f"{fused_t / 1e3:.1f} us",
-                show(unfused, lambda t: x(t / fused_t)), show(accurate, lambda t: x(t / fused_t)),
-                pct(err[0])])
+        t = best["time_ns"]["median"]
+        expect(f"fused {chain} {line[2]}", line[3:9],
+               [us(unfused), us(tiles),
+                "-" if rolling is None else f"{us(rolling)} ({rolling['fuse_rows']} rows)",
+                "-" if unfused is None else x(unfused["time_ns"]["median"] / t),
+                "-" if accurate is None else x(accurate["time_ns"]["median"] / t),
+                pct(best["final_error"])])
 
 
 KINDS = {"fused": fused, "tune-select": tune_select, "harness": harness, "peers": peers, "fig10": fig10, "half": half, "syprox": syprox, "sizes": sizes, "energy": energy,

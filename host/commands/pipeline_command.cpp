@@ -16,6 +16,7 @@
 #include "command_support.hpp"
 #include "default_size.hpp"
 #include "fault_journal.hpp"
+#include "gzip.hpp"
 #include "inputs.hpp"
 #include "metrics.hpp"
 #include "option_groups.hpp"
@@ -310,7 +311,7 @@ int cmd_pipeline(int argc, char** argv, const std::string& command_line) {
                                       {"pipeline_schema_version", kPipelineSchemaVersion},
                                       {"context", ctx},
                                       {"results", results}};
-  write_file_atomic(out_path, doc.dump(1) + "\n");
+  write_document_atomic(out_path, doc.dump(1) + "\n");
   std::printf("%s\n", size.line.c_str());
   print_rows(rows);
   std::fprintf(stderr, "done: %zu chains written to %s\n", rows.size(), out_path.c_str());

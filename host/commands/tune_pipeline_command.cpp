@@ -10,6 +10,7 @@
 #include "chain_select.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
+#include "gzip.hpp"
 #include "metrics.hpp"
 #include "option_groups.hpp"
 #include "phases.hpp"
@@ -149,7 +150,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
       {"tune",
        {{"front", search.front()}, {"choices", choices}, {"measured", search.measured_json()}}}};
   if (select.canary) doc["tune"]["canary"] = canary;
-  write_file_atomic(out_path, doc.dump(1) + "\n");
+  write_document_atomic(out_path, doc.dump(1) + "\n");
   print_choices(choices);
   if (select.canary) {
     print_selections_header("pipeline");
