@@ -135,8 +135,8 @@ class LadderWalks {
   const std::vector<std::string>& ladder() const { return ladder_; }
   // The select block: method, ladder, canary, per_input {rung, estimate, margin, [raw_margin,]
   // error, kernel_ns, canary_ns, canary_device_ns, canary_host_ns, accurate_ns, rungs_tried},
-  // percentile_error, max, holds, and as medians over the inputs of per-input ratios speedup_net (canary_ns counted),
-  // speedup_kernel (not counted) and speedup_static (the static choice).
+  // percentile_error, max, holds, and as medians over the inputs of per-input ratios speedup_net
+  // (canary_ns counted), speedup_kernel (not counted) and speedup_static (the static choice).
   nlohmann::ordered_json json(const nlohmann::ordered_json& canary, double percentile) const;
 
  private:
