@@ -1,6 +1,7 @@
 // The tuner's decision logic without a device: percentiles, the Pareto filter
 // on ties and duplicates, --select canary's ladder rule and its walk over device estimates, the
-// search space's atoms, variant identities and the proposed combinations.
+// search space's atoms, variant identities and the proposed combinations; the split-conformal
+// calibration of the canary's margin.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "canary_calibration.hpp"
 #include "input_canary.hpp"
 #include "select_walk.hpp"
 #include "tune.hpp"
@@ -248,6 +250,17 @@ TEST(Tune, StageWorkerLimitGrowsWithItsShareUnlessTheEnvironmentSetsIt) {
     ::unsetenv("KPERF_STAGE_TIMEOUT");
 }
 
+// A smooth textured 64 x 48 input in `grid`, and its canary's input (at least 8 tiles).
+CanaryInput textured(Grid &grid) {
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 64; ++x) grid.at(y, x) = 100 + 50 * std::sin(0.3f * x + 0.2f * y);
+  CanaryInput in;
+  in.name = "textured";
+  in.grid = &grid;
+  in.settings.min_tiles = 8;
+  return in;
+}
+
 // --select canary's walk over the device canary's estimates (select_walk.hpp): a rung the device
 // estimated is read there and any other gets the host canary; canary_ns is the device call's
 // interval plus the host's time outside it (the call's wall time beyond the interval, the walk),
@@ -256,12 +269,7 @@ TEST(Tune, StageWorkerLimitGrowsWithItsShareUnlessTheEnvironmentSetsIt) {
 TEST(Tune, WalkReadsTheDeviceEstimatesAndCountsTheirCost) {
   const AppDescriptor &app = find_app("gaussian3");
   Grid grid(64, 48);
-  for (int y = 0; y < 48; ++y)
-    for (int x = 0; x < 64; ++x) grid.at(y, x) = 100 + 50 * std::sin(0.3f * x + 0.2f * y);
-  CanaryInput in;
-  in.name = "textured";
-  in.grid = &grid;
-  in.settings.min_tiles = 8;
+  CanaryInput in = textured(grid);
   const CanaryStage a{&app, parse_scheme("rows:2"), {16, 8}},
       b{&app, parse_scheme("cols:2"), {16, 8}};
   const std::map<std::string, LadderRung> rungs = {
@@ -343,6 +351,113 @@ TEST(Tune, TrackingComparesTheDeviceEstimatesWithTheHostCanarys) {
   }
   EXPECT_TRUE(within_device_tolerance(std::nan(""), std::nan("")));
   EXPECT_FALSE(within_device_tolerance(1, std::nan("")));
+}
+
+// --canary-calibrate's rule (canary_calibration.hpp): k the ceil((n + 1) x confidence)-th smallest
+// score, infinite when that index passes n, the scale never below 1; a margin of 0 stays 0.
+TEST(Tune, ConformalScaleTakesTheQuantileScoreAndNeverNarrows) {
+  std::vector<double> scores;
+  for (int i = 19; i >= 1; --i) scores.push_back(0.1 * i);  // 0.1 .. 1.9, any order
+  ConformalScale c = conformal_scale(scores, 0.95);         // ceil(20 x 0.95) = 19 of 19
+  EXPECT_EQ(c.n, 19u);
+  EXPECT_EQ(c.index, 19u);
+  EXPECT_DOUBLE_EQ(c.score, 1.9);
+  EXPECT_DOUBLE_EQ(c.scale, 1.9);
+  c = conformal_scale(scores, 0.5);  // ceil(20 x 0.5) = 10: the 10th smallest, 1.0
+  EXPECT_EQ(c.index, 10u);
+  EXPECT_DOUBLE_EQ(c.score, 1.0);
+  EXPECT_DOUBLE_EQ(c.scale, 1.0);
+  c = conformal_scale({3, -1, 2, 5}, 0.6);  // ceil(5 x 0.6) = 3: 3
+  EXPECT_EQ(c.index, 3u);
+  EXPECT_DOUBLE_EQ(c.scale, 3);
+  c = conformal_scale({-0.5, -2, 0.25}, 0.5);  // ceil(2) = 2: -0.5, the scale stays 1
+  EXPECT_DOUBLE_EQ(c.score, -0.5);
+  EXPECT_DOUBLE_EQ(c.scale, 1);
+  scores.pop_back();  // 18 scores: ceil(19 x 0.95) = 19 > 18, nothing can be said
+  c = conformal_scale(scores, 0.95);
+  EXPECT_EQ(c.index, 19u);
+  EXPECT_TRUE(std::isinf(c.score) && std::isinf(c.scale));
+  EXPECT_TRUE(std::isinf(conformal_scale({}, 0.95).scale));
+  EXPECT_DOUBLE_EQ(calibrated_margin(2, 1.5), 3);
+  EXPECT_EQ(calibrated_margin(0, INFINITY), 0);
+  EXPECT_TRUE(std::isinf(calibrated_margin(2, INFINITY)));
+  EXPECT_TRUE(std::isnan(calibrated_margin(NAN, 2)));
+}
+
+// A calibration's pairs: those without finite numbers or a positive margin are skipped with the
+// reason, the rest scored; its block says the quantile and the coverage before and after.
+TEST(Tune, CanaryCalibrationSkipsWhatItCannotScoreAndSaysTheCoverage) {
+  CanaryCalibration cal;
+  for (int i = 1; i <= 19; ++i)
+    cal.add({"r", "in" + std::to_string(i), "host", 1.0, 0.5, 1 + 0.1 * i});
+  cal.add({"r", "a", "host", 1.0, 0, 1.5});         // every window sampled
+  cal.add({"r", "b", "host", 1.0, INFINITY, 1.5});  // no information
+  cal.add({"r", "c", "host", NAN, NAN, 1.5});       // a broken truth
+  cal.skip("no training row at the rung's shape");
+  const auto j = cal.json({"in"}, 0.95);
+  EXPECT_EQ(j["pairs"], 19);
+  EXPECT_EQ(j["skipped"], 4);
+  EXPECT_EQ(j["skipped_reasons"].size(), 4u);
+  EXPECT_EQ(j["quantile_index"], 19);
+  // Scores (0.1 i) / 0.5 = 0.2 i: the largest, 3.8.
+  EXPECT_NEAR(j["score_at_quantile"].get<double>(), 3.8, 1e-12);
+  EXPECT_NEAR(j["scale"].get<double>(), 3.8, 1e-12);
+  EXPECT_NEAR(j["training_coverage_raw"].get<double>(), 5.0 / 19, 1e-12);  // scores <= 1
+  EXPECT_EQ(j["training_coverage"].get<double>(), 1.0);
+  EXPECT_FALSE(j.contains("refused"));
+  EXPECT_EQ(j["estimates"].size(), 19u);
+  CanaryCalibration few;
+  few.add({"r", "x", "host", 1.0, 0.5, 2.0});
+  const auto f = few.json({"x"}, 0.95);
+  EXPECT_TRUE(f["scale"].is_null() && f["score_at_quantile"].is_null() && f.contains("refused"));
+}
+
+// The walks and the estimates under a margin scale: a rung whose own bound is within the budget
+// but whose calibrated one is not is refused, and the canary's margin is kept as raw_margin;
+// without a scale nothing changes and no raw_margin is written.
+TEST(Tune, CalibratedMarginsDecideTheWalkAndKeepTheRawOne) {
+  const AppDescriptor &app = find_app("gaussian3");
+  Grid grid(64, 48);
+  CanaryInput in = textured(grid);
+  const CanaryStage a{&app, parse_scheme("rows:2"), {16, 8}};
+  const std::map<std::string, LadderRung> rungs = {
+      {"a", {"a", {a}, false, false}},
+      {"acc", {"acc", {{&app, parse_scheme("accurate"), {16, 8}}}, true, false}}};
+  RungMeasures here;
+  here["a"].error = 0.02, here["a"].time = 100;
+  here["acc"].error = 0, here["acc"].time = 400;
+  const CanaryEstimate e = InputCanary(grid, in.settings, canary_seed(in.name)).estimate({a});
+  ASSERT_GT(e.margin, 0);
+  const double budget = e.estimate + 1.5 * e.margin;
+  auto walk = [&](const CanaryInput &on) {
+    LadderWalks w({"a", "acc"}, budget, "a");
+    w.walk(on, rungs, here);
+    return w.json(nlohmann::ordered_json::object(), 95)["per_input"]["textured"];
+  };
+  auto pi = walk(in);
+  EXPECT_EQ(pi["rung"], "a");
+  EXPECT_EQ(pi["margin"].get<double>(), e.margin);
+  EXPECT_FALSE(pi.contains("raw_margin"));
+  in.margin_scale = 1.25;  // 1.25 x margin: still within
+  pi = walk(in);
+  EXPECT_EQ(pi["rung"], "a");
+  EXPECT_DOUBLE_EQ(pi["margin"].get<double>(), 1.25 * e.margin);
+  EXPECT_EQ(pi["raw_margin"].get<double>(), e.margin);
+  in.margin_scale = 2;  // past the budget: the accurate rung
+  EXPECT_EQ(walk(in)["rung"], "acc");
+  nlohmann::ordered_json estimates = nlohmann::ordered_json::array();
+  estimate_rungs(in, rungs, here, estimates);
+  ASSERT_EQ(estimates.size(), 1u);
+  EXPECT_DOUBLE_EQ(estimates[0]["margin"].get<double>(), 2 * e.margin);
+  EXPECT_EQ(estimates[0]["raw_margin"].get<double>(), e.margin);
+  const auto tracking = tracking_json(estimates);
+  EXPECT_TRUE(tracking.contains("coverage_raw"));
+  in.margin_scale.reset();
+  estimates = nlohmann::ordered_json::array();
+  estimate_rungs(in, rungs, here, estimates);
+  EXPECT_EQ(estimates[0]["margin"].get<double>(), e.margin);
+  EXPECT_FALSE(estimates[0].contains("raw_margin"));
+  EXPECT_FALSE(tracking_json(estimates).contains("coverage_raw"));
 }
 
 }  // namespace

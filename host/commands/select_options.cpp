@@ -22,6 +22,7 @@ void add_select_options(cxxopts::Options& options, const char* what) {
     ("canary-fraction", "--select canary: the share of the outputs a canary compares", cxxopts::value<std::string>()->default_value("0.001"))
     ("canary-tiles", "--select canary: the fewest tiles a canary samples (every tile of a smaller launch)", cxxopts::value<std::string>()->default_value("128"))
     ("canary-confidence", "--select canary: the confidence of the canary's one-sided upper bound", cxxopts::value<std::string>()->default_value("0.95"))
+    ("canary-calibrate", "--select canary (kperf tune): on scales each app's margins by a split-conformal quantile of its canaries' misses on the training inputs, off keeps the canary's own", cxxopts::value<std::string>()->default_value("on"))
     ("canary-on", "--select canary: where the canaries run: auto (the device on a GPU that can run them, else the host), device (wherever the device canary can; the host for rungs it cannot take) or host (CPU models)", cxxopts::value<std::string>()->default_value("auto"));
   // clang-format on
 }
@@ -39,6 +40,9 @@ SelectOptions read_select_options(const cxxopts::ParseResult& args) {
   s.settings.fraction = fraction == "1" ? 1.0 : parse_fraction("canary-fraction", fraction);
   s.settings.confidence = parse_fraction("canary-confidence", text("canary-confidence"));
   s.settings.min_tiles = parse_count("canary-tiles", text("canary-tiles"), 2, 1 << 20);
+  s.calibrate = text("canary-calibrate") == "on";
+  if (!s.calibrate && text("canary-calibrate") != "off")
+    throw UsageError("--canary-calibrate " + text("canary-calibrate") + ": expected on or off");
   s.canary_on = text("canary-on");
   if (s.canary_on != "auto" && s.canary_on != "device" && s.canary_on != "host")
     throw UsageError("--canary-on " + s.canary_on + ": expected auto, device or host");

@@ -75,9 +75,9 @@ std::vector<ImageSource> read_input_dir(const std::string &option, const std::st
 
 namespace {
 
-// 2: test errors at --percentile are "percentile_error" (version 1 called them "p95" whatever the
-// percentile); readers take both.
-constexpr int kTuneSchemaVersion = 2;
+// 2: test errors at --percentile are "percentile_error" (1: "p95" at any); readers take both.
+// 3: --select canary's margins calibrated (canary.calibration; raw_margin beside margin).
+constexpr int kTuneSchemaVersion = 3;
 
 // kperf tune's options (the axes' and the common ones added too).
 cxxopts::Options tune_options() {
@@ -179,6 +179,7 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   cfg.ladder = select.ladder;
   cfg.canary = select.settings;
   cfg.canary_on = select.canary_on;
+  cfg.canary_calibrate = select.calibrate;
   if (cfg.select_canary && cfg.energy_objective)
     throw UsageError(
         "--select canary ranks time: a canary's cost is not in joules "

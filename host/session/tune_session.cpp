@@ -162,9 +162,11 @@ nlohmann::ordered_json tune_context(const TuneConfig &cfg, const std::string &tr
                                     const std::string &test_dir,
                                     const nlohmann::ordered_json &devices) {
   nlohmann::ordered_json block = search_context(cfg, train_dir, test_dir, devices);
-  if (cfg.select_canary)
+  if (cfg.select_canary) {
     block["select"] = select_context({true, cfg.ladder, cfg.canary, cfg.canary_on},
                                      TuneConfig::kLadderReach, "configurations");
+    block["select"]["canary"]["calibrate"] = cfg.canary_calibrate;
+  }
   return block;
 }
 

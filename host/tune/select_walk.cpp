@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "canary_calibration.hpp"
 #include "parallel.hpp"
 #include "tune.hpp"
 
@@ -29,6 +30,11 @@ const CanaryEstimate* device_estimate(const DeviceEstimates* device, const std::
   if (!device) return nullptr;
   const auto found = device->by_label.find(label);
   return found == device->by_label.end() ? nullptr : &found->second;
+}
+
+// The margin the walks use: the canary's, calibrated where the input says so.
+double scaled_margin(const CanaryInput& in, double raw) {
+  return in.margin_scale ? calibrated_margin(raw, *in.margin_scale) : raw;
 }
 
 }  // namespace
@@ -151,11 +157,12 @@ void estimate_rungs(const CanaryInput& in, const std::map<std::string, LadderRun
                   {"input", in.name},
                   {"where", dev ? "device" : "host"},
                   {"estimate", number_or_null(e.estimate)},
-                  {"margin", number_or_null(e.margin)},
-                  {"error", number_or_null(error)},
-                  {"tiles", e.tiles},
-                  {"population", e.population},
-                  {"fraction", e.fraction}};
+                  {"margin", number_or_null(scaled_margin(in, e.margin))}};
+    if (in.margin_scale) entry["raw_margin"] = number_or_null(e.margin);
+    entry["error"] = number_or_null(error);
+    entry["tiles"] = e.tiles;
+    entry["population"] = e.population;
+    entry["fraction"] = e.fraction;
     if (dev) {
       entry["host_estimate"] = number_or_null(host.estimate);
       entry["host_margin"] = number_or_null(host.margin);
@@ -188,8 +195,10 @@ Json device_vs_host(const Json& estimates) {
     if (e["where"] != "device") continue;
     ++pairs;
     bool ok = true;
+    // A calibrated margin is compared as the canary made it: host_margin is the raw one.
+    const char* margin = e.contains("raw_margin") ? "raw_margin" : "margin";
     for (const auto& [d, h] : {std::pair<const char*, const char*>{"estimate", "host_estimate"},
-                               {"margin", "host_margin"}}) {
+                               {margin, "host_margin"}}) {
       const double dv = value(e[d]), hv = value(e[h]);
       ok = ok && within_device_tolerance(dv, hv);
       if (std::isfinite(dv) && std::isfinite(hv))
@@ -206,7 +215,7 @@ Json device_vs_host(const Json& estimates) {
 }  // namespace
 
 Json tracking_json(const Json& estimates) {
-  std::size_t pairs = 0, covered = 0;
+  std::size_t pairs = 0, covered = 0, raw_pairs = 0, raw_covered = 0;
   std::vector<double> ratios, fractions;
   bool device = false;
   for (const Json& e : estimates) {
@@ -216,6 +225,8 @@ Json tracking_json(const Json& estimates) {
     const double error = e["error"], estimate = e["estimate"], margin = e["margin"];
     ++pairs;
     covered += error <= estimate + margin;
+    if (e.contains("raw_margin") && e["raw_margin"].is_number())
+      ++raw_pairs, raw_covered += error <= estimate + e["raw_margin"].get<double>();
     if (error > 0) ratios.push_back(estimate / error);
   }
   Json tracking = {{"pairs", pairs},
@@ -223,6 +234,8 @@ Json tracking_json(const Json& estimates) {
                    {"coverage", number_or_null(pairs ? static_cast<double>(covered) / pairs : NAN)},
                    {"median_estimate_over_error", number_or_null(median(ratios))},
                    {"median_fraction", number_or_null(median(fractions))}};
+  if (raw_pairs)  // calibrated margins: the coverage the canary's own would have had
+    tracking["coverage_raw"] = static_cast<double>(raw_covered) / static_cast<double>(raw_pairs);
   if (device) tracking["device_vs_host"] = device_vs_host(estimates);
   return tracking;
 }
@@ -233,6 +246,7 @@ void LadderWalks::walk(const CanaryInput& in, const std::map<std::string, Ladder
   const auto start = std::chrono::steady_clock::now();
   const LadderRung* ran = nullptr;
   std::optional<CanaryEstimate> estimate;
+  double raw_margin = 0;  // the canary's own margin of the rung that ran
   int tried = 0;
   for (const std::string& label : ladder_) {
     const LadderRung& r = rungs.at(label);
@@ -244,7 +258,9 @@ void LadderWalks::walk(const CanaryInput& in, const std::map<std::string, Ladder
     }
     ++tried;
     const CanaryEstimate* on_device = device_estimate(device, label);
-    const CanaryEstimate e = on_device ? *on_device : canary.estimate(r.stages);
+    CanaryEstimate e = on_device ? *on_device : canary.estimate(r.stages);
+    raw_margin = e.margin;
+    e.margin = scaled_margin(in, e.margin);
     if (e.upper() <= budget_) {
       ran = &r, estimate = e;
       break;
@@ -287,6 +303,7 @@ void LadderWalks::walk(const CanaryInput& in, const std::map<std::string, Ladder
   per_input_[in.name] = {{"rung", ran->label},
                          {"estimate", estimate ? number_or_null(estimate->estimate) : Json(0.0)},
                          {"margin", estimate ? number_or_null(estimate->margin) : Json(0.0)},
+                         {"raw_margin", estimate ? number_or_null(raw_margin) : Json(0.0)},
                          {"error", *on->error},
                          {"kernel_ns", *on->time},
                          {"canary_ns", canary_ns},
@@ -294,6 +311,7 @@ void LadderWalks::walk(const CanaryInput& in, const std::map<std::string, Ladder
                          {"canary_host_ns", host_ns},
                          {"accurate_ns", *accurate->time},
                          {"rungs_tried", tried}};
+  if (!in.margin_scale) per_input_[in.name].erase("raw_margin");
 }
 
 Json LadderWalks::json(const Json& canary, double percentile_p) const {

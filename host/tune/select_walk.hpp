@@ -35,6 +35,8 @@ struct SelectOptions {
   // --canary-on: auto (the device canary on a GPU that can run it, else the host's), device (the
   // device canary wherever it can run) or host (the CPU models alone).
   std::string canary_on = "auto";
+  // --canary-calibrate on|off: kperf tune's alone (the chain tuner keeps the canary's margins).
+  bool calibrate = true;
 };
 
 // A rung of a ladder: its name in the document and the stages its canary models.
@@ -89,15 +91,20 @@ struct CanaryInput {
   CanarySettings settings;
   AppParams params;
   std::vector<GridEvaluator> evaluators;
+  // kperf tune --canary-calibrate: every margin the walks and estimates use is the canary's times
+  // this (calibrated_margin), the canary's own kept beside it as raw_margin; none: the canary's.
+  std::optional<double> margin_scale;
   InputCanary make() const {
     return InputCanary(*grid, settings, canary_seed(name), params, evaluators);
   }
 };
 
 // Every modelled rung's canary alone on one input, each appended to `estimates` as {rung, input,
-// where, estimate, margin, error, tiles, population, fraction, canary_ns}: how the estimates
-// track the errors. A rung `device` estimated is listed with the device's estimate, and beside it
-// the host canary's (host_estimate, host_margin, host_canary_ns): the model it is held to.
+// where, estimate, margin, [raw_margin,] error, tiles, population, fraction, canary_ns}: how the
+// estimates track the errors (raw_margin where in.margin_scale calibrates the margin). A rung
+// `device` estimated is listed with the device's estimate, and beside it the host canary's
+// (host_estimate, host_margin, host_canary_ns): the model it is held to (its margin the raw one,
+// compared with raw_margin).
 void estimate_rungs(const CanaryInput& in, const std::map<std::string, LadderRung>& rungs,
                     const RungMeasures& here, nlohmann::ordered_json& estimates,
                     const DeviceEstimates* device = nullptr);
@@ -126,10 +133,10 @@ class LadderWalks {
     if (problem_.empty()) problem_ = problem;
   }
   const std::vector<std::string>& ladder() const { return ladder_; }
-  // The select block: method, ladder, canary, per_input {rung, estimate, margin, error, kernel_ns,
-  // canary_ns, canary_device_ns, canary_host_ns, accurate_ns, rungs_tried}, percentile_error, max,
-  // holds, and as medians over the inputs of per-input ratios speedup_net (canary_ns counted),
-  // speedup_kernel (not counted) and speedup_static (the static choice).
+  // The select block: method, ladder, canary, per_input {rung, estimate, margin, [raw_margin,]
+  // error, kernel_ns, canary_ns, canary_device_ns, canary_host_ns, accurate_ns, rungs_tried},
+  // percentile_error, max, holds, and as medians over the inputs of per-input ratios speedup_net
+  // (canary_ns counted), speedup_kernel (not counted) and speedup_static (the static choice).
   nlohmann::ordered_json json(const nlohmann::ordered_json& canary, double percentile) const;
 
  private:

@@ -188,6 +188,9 @@ struct TuneConfig {
   // --canary-on auto|device|host: where the canaries run (select_device.hpp); the device canary
   // costs launches of a few hundred work-groups where the host canary costs milliseconds.
   std::string canary_on = "auto";
+  // --canary-calibrate on|off: each app's margins scaled by a split-conformal quantile of its
+  // rungs' canaries on the training inputs (canary_calibration.hpp); off: the canary's own.
+  bool canary_calibrate = true;
   // A rung's training error may exceed the budget up to this factor: on easier inputs it holds.
   static constexpr double kLadderReach = 2;
   std::string kernel_root, extra_build_options, outputs_dir;

@@ -84,6 +84,12 @@ class TuneReport {
   void canary_json(const AppDescriptor &app, const std::vector<Choice> &choices,
                    const std::vector<std::vector<Point>> &ladders,
                    nlohmann::ordered_json &app_json) const;
+  // --canary-calibrate (canary_calibration.cpp): the scale of the app's held-out margins from its
+  // rungs' canaries on the training inputs (`device`'s where it takes them), `block` what it
+  // computed them from.
+  double calibrate_canary(const AppDescriptor &app, const std::map<std::string, LadderRung> &rungs,
+                          CanaryInput in, SelectDeviceCanary *device,
+                          nlohmann::ordered_json &block) const;
   // The device canary of the rungs, where --canary-on and the device allow it (else null);
   // `where` gets where the canaries run and why.
   std::unique_ptr<SelectDeviceCanary> device_canary(const std::map<std::string, LadderRung> &rungs,

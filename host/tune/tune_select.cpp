@@ -169,6 +169,9 @@ void TuneReport::canary_json(const AppDescriptor &app, const std::vector<Choice>
     device = device_canary(rungs, where);
   else
     where.reason = problem;
+  Json calibration;  // before the walks: their margins are the calibrated ones
+  if (problem.empty() && t_.cfg_.canary_calibrate)
+    in.margin_scale = calibrate_canary(app, rungs, in, device.get(), calibration);
   // What the ladder stage timed: the rungs and the static choices, by label.
   std::map<std::string, std::pair<std::string, WorkGroup>> timed;
   for (const auto &[label, r] : rungs) timed[label] = {r.stages[0].variant.id(), r.stages[0].wg};
@@ -196,6 +199,7 @@ void TuneReport::canary_json(const AppDescriptor &app, const std::vector<Choice>
   }
   const Json tracking = tracking_json(estimates);
   app_json["canary"] = {{"estimates", estimates}, {"tracking", tracking}};
+  if (!calibration.is_null()) app_json["canary"]["calibration"] = calibration;
   if (where.device) app_json["canary"]["device_calls"] = calls;
   if (!problem.empty()) app_json["canary"]["problem"] = problem;
   for (std::size_t b = 0; b < walks.size(); ++b) {
