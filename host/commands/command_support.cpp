@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cctype>
 #include <csignal>
 #include <cstdint>

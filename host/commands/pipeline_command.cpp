@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <iostream>
 #include <iterator>
 #include <map>
 #include <set>

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <iostream>
 #include <set>
 
 #include "axis_options.hpp"

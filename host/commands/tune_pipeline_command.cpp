@@ -1,11 +1,7 @@
 // kperf tune --pipeline: its options, the chain tuner (tune/chain_tune.hpp) and --select
 // canary's ladders (tune/chain_select.hpp) called in order, the document and the table.
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <map>
-#include <set>
 
 #include "chain_select.hpp"
 #include "cli.hpp"
