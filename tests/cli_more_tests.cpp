@@ -513,9 +513,10 @@ TEST(Cli, EnergyAutoWithoutACounterRunsWithNullEnergy) {
 TEST(Cli, SummaryNamesTheSizeAndWholeInputNames) {
   if (!test::test_env()) GTEST_SKIP() << "no OpenCL device";
   TempDir dir;
-  const std::string common = " --apps inversion --schemes accurate,rows:2 --wg 8x8 --warmup 0 "
-                             "--reps 2 --quiet --out " +
-                             (dir / "s.json").string();
+  const std::string common =
+      " --apps inversion --schemes accurate,rows:2 --wg 8x8 --warmup 0 "
+      "--reps 2 --quiet --out " +
+      (dir / "s.json").string();
   const CliRun first = kperf_cli("run" + common, dir);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string line = first.out.substr(0, first.out.find('\n'));
@@ -529,8 +530,7 @@ TEST(Cli, SummaryNamesTheSizeAndWholeInputNames) {
     EXPECT_FALSE(doc["context"].contains("default_size"));
   }
   const std::string name = "an-input-whose-name-is-longer-than-the-old-column";
-  const CliRun named =
-      kperf_cli("run --input synthetic:noise --size 24x20" + common, dir);
+  const CliRun named = kperf_cli("run --input synthetic:noise --size 24x20" + common, dir);
   ASSERT_EQ(named.exit_code, 0) << named.err;
   EXPECT_EQ(named.out.rfind("size: 24x20 (--size)\n", 0), 0u) << named.out;
   EXPECT_NE(named.out.find("synthetic-noise@24x20"), std::string::npos) << named.out;

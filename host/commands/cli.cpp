@@ -153,7 +153,9 @@ std::vector<WorkGroup> cpu_wg_candidates() { return {{16, 4}, {32, 8}, {64, 4}, 
 
 std::vector<WorkGroup> gpu_wg_candidates() { return {{16, 8}, {32, 4}, {32, 8}, {64, 4}}; }
 
-std::vector<WorkGroup> gpu_chain_candidates() { return {{32, 4, 4, 4}, {32, 8, 4, 4}, {32, 4, 4, 2}}; }
+std::vector<WorkGroup> gpu_chain_candidates() {
+  return {{32, 4, 4, 4}, {32, 8, 4, 4}, {32, 4, 4, 2}};
+}
 
 std::vector<WorkGroup> gpu_block_candidates() {
   // PY 6: a whole number of rows:2 and rows:3 periods per work-item, where their fused gather
