@@ -14,6 +14,7 @@
 #include <set>
 
 #include "axis_options.hpp"
+#include "cache_probe.hpp"
 #include "cli.hpp"
 #include "command_support.hpp"
 #include "fault_journal.hpp"
@@ -232,7 +233,9 @@ std::unique_ptr<EnergyCounter> set_up_on_device(const cxxopts::ParseResult &args
   cfg.shapes = tune_shapes(args, env.info().is_cpu());
   const bool gpu = env.info().is_gpu() && !env.info().is_cpu();
   cfg.cold = cfg.cache == "cold" || (cfg.cache == "auto" && gpu);
-  cfg.flush_bytes = cfg.cold ? cold_flush_bytes(env.info()) : 0;
+  cfg.flush_bytes =
+      cfg.cold ? cold_flush_bytes(env.info(), command_cache_probe(env, cfg.kernel_root).cache_bytes)
+               : 0;
   std::unique_ptr<EnergyCounter> energy =
       open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
   cfg.energy = energy.get();

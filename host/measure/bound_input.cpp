@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "chain.hpp"
 #include "fault_journal.hpp"
@@ -20,13 +21,6 @@ namespace {
 double wall_now() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
-std::string cache_key(const BoundInput& in) {
-  std::string key;
-  for (const AppDescriptor* app : in.apps) key += app->name + ">";
-  return key + "|" + in.name + "|" + std::to_string(in.width) + "x" + std::to_string(in.height) +
-         "|" + std::to_string(in.iterations);
 }
 
 }  // namespace
@@ -82,7 +76,7 @@ GridEvaluator TruthSource::evaluator(const AppDescriptor& app) {
 bool TruthSource::cached(BoundInput& in) {
   if (!cache_) return false;
   std::lock_guard<std::mutex> lock(cache_->mutex);
-  const auto it = cache_->grids.find(cache_key(in));
+  const auto it = cache_->grids.find(truth_key(in));
   if (it == cache_->grids.end()) return false;
   in.truths = *it->second;
   ++cache_->hits;
@@ -97,7 +91,7 @@ void TruthSource::keep(const BoundInput& in) {
   std::lock_guard<std::mutex> lock(cache_->mutex);
   if (cache_->bytes + bytes > cache_->max_bytes) return;
   const auto grids = std::make_shared<const std::vector<GridD>>(in.truths);
-  if (cache_->grids.emplace(cache_key(in), grids).second) cache_->bytes += bytes;
+  if (cache_->grids.emplace(truth_key(in), grids).second) cache_->bytes += bytes;
 }
 
 bool TruthSource::compute(BoundInput& in) {
@@ -207,6 +201,26 @@ bool journaled_truth(TruthSource& truths, BoundInput& in, const nlohmann::ordere
   }
   if (device_work) journal_end();
   return kept;
+}
+
+std::string truth_key(const BoundInput& in) {
+  std::string key;
+  for (const AppDescriptor* app : in.apps) key += app->name + ">";
+  return key + "|" + input_key(in) + "|" + std::to_string(in.iterations);
+}
+
+std::string input_key(const BoundInput& in) {
+  // The name and size, and a sample of the contents: one name given to two grids (generated
+  // inputs, a test's) is two inputs.
+  std::uint64_t h = 1469598103934665603ull;
+  const std::vector<float>& d = in.input.data;
+  for (std::size_t i = 0; i < d.size(); i += 97) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &d[i], sizeof bits);
+    h = (h ^ bits) * 1099511628211ull;
+  }
+  return in.name + "|" + std::to_string(in.width) + "x" + std::to_string(in.height) + "|" +
+         std::to_string(h);
 }
 
 }  // namespace kperf

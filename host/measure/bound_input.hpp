@@ -48,7 +48,8 @@ struct BoundInput {
   std::string truth_problem, truth_log;
   std::string alloc_problem;  // non-empty: its buffers do not fit (invalid_config)
   std::string note;           // a caveat copied onto every row (a diverging hotspot)
-  DeviceUploads uploads;      // device inputs by layout (precision, packing)
+  // Device inputs by layout (precision, packing); a command's DeviceResidency shares them.
+  std::shared_ptr<DeviceUploads> uploads = std::make_shared<DeviceUploads>();
   // Iterated apps: the initial state in canary guards, per storage type (storage_index).
   std::vector<unsigned char> in_init[kStorageTypes];
   std::vector<float> float_args;      // the app's float kernel arguments (traits)
@@ -59,6 +60,12 @@ struct BoundInput {
 // `input` bound for `apps` (the stages in order), with nothing computed yet.
 BoundInput bind_input(std::vector<const AppDescriptor*> apps, std::string name, Grid input,
                       std::optional<Grid> power = std::nullopt, int iterations = 1);
+
+// What names an input across the passes of one command (its name, size and a sample of its
+// contents), and its truth (the stages' apps, the input and the iterations): the keys of the
+// TruthCache and of a DeviceResidency.
+std::string input_key(const BoundInput& in);
+std::string truth_key(const BoundInput& in);
 
 // Truths kept across the measurements of one command (each of kperf tune's stages makes its own
 // runner), so that an input's truth is computed once per command. Keyed by the stages' apps,

@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <random>
 
+#include "compile_workers.hpp"
 #include "io.hpp"
+#include "sha256.hpp"
 #include "stats.hpp"
 
 namespace fs = std::filesystem;
@@ -134,6 +138,59 @@ CacheProbe probe_last_level_cache(ClEnv& env, const std::string& kernel_root,
       probe.problem = "no cache effect: the peak bandwidth is less than 1.3x the largest size's";
   }
   return probe;
+}
+
+namespace {
+
+CacheProbe probe_from_json(const nlohmann::json& j) {
+  CacheProbe probe;
+  for (const auto& p : j.at("points"))
+    probe.points.push_back({p.at("bytes").get<std::uint64_t>(), p.at("gbps").get<double>()});
+  if (j.contains("cache_bytes") && !j.at("cache_bytes").is_null())
+    probe.cache_bytes = j.at("cache_bytes").get<std::uint64_t>();
+  probe.problem = j.value("problem", std::string());
+  return probe;
+}
+
+}  // namespace
+
+const CacheProbe& command_cache_probe(ClEnv& env, const std::string& kernel_root) {
+  static std::mutex mutex;
+  static std::map<std::string, CacheProbe> probes;  // by device name
+  std::lock_guard<std::mutex> lock(mutex);
+  const DeviceInfo& dev = env.info();
+  auto it = probes.find(dev.name);
+  if (it != probes.end()) return it->second;
+  CacheProbe probe;
+  if (!dev.is_gpu()) {
+    probe.problem = "not probed: a CPU device's caches are the host's";
+    return probes.emplace(dev.name, probe).first->second;
+  }
+  // One file per device, so that the processes of one command agree on one measurement.
+  std::string file;
+  try {
+    file = scratch_dir() + "/cache-probe-" + sha256_hex(dev.name).substr(0, 16) + ".json";
+  } catch (const std::exception&) {
+    // no scratch directory: this process probes for itself
+  }
+  std::error_code ec;
+  if (!file.empty() && fs::is_regular_file(file, ec)) {
+    try {
+      probe = probe_from_json(nlohmann::json::parse(read_file(file)));
+      return probes.emplace(dev.name, probe).first->second;
+    } catch (const std::exception&) {
+      probe = CacheProbe();  // half a file from a process that died writing it: probe again
+    }
+  }
+  probe = probe_last_level_cache(env, kernel_root);
+  if (!file.empty()) {
+    try {
+      write_file_atomic(file, probe.to_json().dump());
+    } catch (const std::exception&) {
+      // the next process probes again
+    }
+  }
+  return probes.emplace(dev.name, probe).first->second;
 }
 
 }  // namespace kperf

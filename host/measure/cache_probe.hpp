@@ -54,4 +54,11 @@ CacheProbe probe_last_level_cache(ClEnv& env, const std::string& kernel_root,
                                   std::uint64_t max_bytes = std::uint64_t{1} << 30,
                                   std::uint64_t read_bytes = std::uint64_t{1} << 30);
 
+// The probe of this command's device, made once per command: the first process on a GPU probes
+// and leaves the answer in the scratch directory, which the processes it starts (a supervisor's
+// children, a tune's stage workers) read instead of probing again. A CPU device is not probed (its
+// caches are the host's, and --size and --cold keep their fixed rules there): the result has no
+// points and says so.
+const CacheProbe& command_cache_probe(ClEnv& env, const std::string& kernel_root);
+
 }  // namespace kperf

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <new>
 
+#include "cache_probe.hpp"
 #include "core_impl.hpp"
 #include "fused_program.hpp"
 #include "fused_rows.hpp"
@@ -46,7 +47,8 @@ void Measurement::fail(Status s, std::string why, int stage) {
 Core::Core(ClEnv& env, CoreOptions options)
     : env_(env), opt_(std::move(options)), impl_(std::make_unique<Impl>()) {
   if (opt_.cold) {
-    flush_bytes_ = cold_flush_bytes(env_.info());
+    flush_bytes_ =
+        cold_flush_bytes(env_.info(), command_cache_probe(env_, opt_.kernel_root).cache_bytes);
     flush_ = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, flush_bytes_);
   }
   // Errors on the device by default where the host would be the bottleneck (a GPU); on a CPU
@@ -124,13 +126,18 @@ void Core::bind(BoundInput& in) {
   if (first.traits.make_float_args)
     first.traits.make_float_args(in.width, in.height, in.float_args.data());
   in.truth_on_device.assign(in.truths.size(), false);
+  if (opt_.residency) in.uploads = opt_.residency->uploads(input_key(in));
   if (!impl_->metrics_on_device) return;
   for (std::size_t k = 0; k < in.truths.size(); ++k) {
     try {
       if (impl_->metrics.size() <= k)
         impl_->metrics.push_back(std::make_unique<DeviceMetrics>(env_, opt_.kernel_root));
       const GridD& t = in.truths[k];
-      in.truth_on_device[k] = impl_->metrics[k]->set_truth(t.data, t.width, t.height);
+      in.truth_on_device[k] =
+          opt_.residency
+              ? impl_->metrics[k]->use_truth(opt_.residency->truth(
+                    env_, truth_key(in) + "|" + std::to_string(k), t.data, t.width, t.height))
+              : impl_->metrics[k]->set_truth(t.data, t.width, t.height);
     } catch (const cl::Error&) {
       in.truth_on_device[k] = false;  // no room: measured on the host
     }
@@ -219,7 +226,7 @@ bool Core::prepare(BoundInput& in, const Chain& chain, Prepared& p) {
   const bool uploaded = attempt(p, [&] {
     PhaseTimer timer(phases_, "upload");
     const int radius = fused ? fused_tile_halo(chain) : chain[0].app->radius;
-    p.input = &device_upload(env_, in.uploads, chain[0].variant, radius, in.input,
+    p.input = &device_upload(env_, *in.uploads, chain[0].variant, radius, in.input,
                              !chain[0].app->traits.iterated, [this]() -> const std::string& {
                                if (!impl_->half_image_problem)
                                  impl_->half_image_problem =

@@ -20,6 +20,7 @@
 #include "chain.hpp"
 #include "cl_env.hpp"
 #include "device_metrics.hpp"
+#include "device_residency.hpp"
 #include "device_upload.hpp"
 #include "launch_checks.hpp"
 #include "metrics.hpp"
@@ -58,6 +59,8 @@ struct CoreOptions {
   // Test hook: in the run that reads the outputs, every element a stage does not read (the first
   // stage's input on the host, later ones in the buffer before them) is NaN.
   bool poison_unread = false;
+  // Inputs and truths kept on the device across this command's cores; none: each bind uploads.
+  std::shared_ptr<DeviceResidency> residency;
 };
 
 // kTimed: warm-up, then timed samples, then every stage's error. kFinalError: one untimed run,

@@ -50,20 +50,12 @@ DeviceMetrics::DeviceMetrics(ClEnv& env, const std::string& kernel_root) : env_(
 }
 
 bool DeviceMetrics::set_truth(const std::vector<double>& truth, int width, int height) {
-  const std::size_t bytes = truth.size() * sizeof(double);
-  // The kernels take the element count as an int (the command line refuses larger grids).
-  if (bytes > env_.info().max_mem_alloc_size ||
-      static_cast<long long>(width) * height > kMaxGridElements)
-    return false;
-  truth_ = cl::Buffer(env_.context(), CL_MEM_READ_ONLY, bytes);
-  env_.queue().enqueueWriteBuffer(truth_, CL_TRUE, 0, bytes, truth.data());
-  width_ = width;
-  height_ = height;
-  max_abs_truth_ = 0;
-  for (double t : truth)
-    if (std::isfinite(t)) max_abs_truth_ = std::max(max_abs_truth_, std::fabs(t));
-  std::tie(c1_, c2_) = ssim_constants(truth);
-  return true;
+  return use_truth(upload_truth(env_, truth, width, height));
+}
+
+bool DeviceMetrics::use_truth(std::shared_ptr<const DeviceTruth> truth) {
+  truth_ = std::move(truth);
+  return truth_ != nullptr;
 }
 
 ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType& type,
@@ -71,7 +63,7 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
   const std::size_t t = storage_index(type);
   auto& q = env_.queue();
   // In 64 bits: width x height is at most INT_MAX (set_truth), but n + kGroup - 1 may not be.
-  const std::int64_t elements = static_cast<std::int64_t>(width_) * height_;
+  const std::int64_t elements = static_cast<std::int64_t>(truth_->width) * truth_->height;
   const cl_int n = static_cast<cl_int>(elements);
   const int groups =
       static_cast<int>(std::clamp<std::int64_t>((elements + kGroup - 1) / kGroup, 1, kGroups));
@@ -80,7 +72,7 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
   std::vector<cl_long> counts(5 * kGroups);
 
   cl::Kernel& range = range_[t];
-  range.setArg(0, truth_);
+  range.setArg(0, truth_->buffer);
   range.setArg(1, output);
   range.setArg(2, n);
   range.setArg(3, partial_);
@@ -97,11 +89,11 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
   }
 
   cl::Kernel& sums = sums_[t];
-  sums.setArg(0, truth_);
+  sums.setArg(0, truth_->buffer);
   sums.setArg(1, output);
   sums.setArg(2, n);
   sums.setArg(3, 1e-6 * max_abs_t);
-  sums.setArg(4, 1e-3 * std::max(1.0, max_abs_truth_));
+  sums.setArg(4, 1e-3 * std::max(1.0, truth_->max_abs));
   sums.setArg(5, partial_);
   sums.setArg(6, counts_);
   q.enqueueNDRangeKernel(sums, cl::NullRange, global, local);
@@ -122,31 +114,31 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
   if (s.n == 0) return e;
   e.ssim = std::numeric_limits<double>::quiet_NaN();
   if (!with_ssim) return e;
-  if (width_ < 11 || height_ < 11) {
+  if (truth_->width < 11 || truth_->height < 11) {
     // Smaller than SSIM's window: one uniform window, as on the host.
     std::vector<float> values(static_cast<std::size_t>(n));
     std::vector<unsigned char> stored(values.size() * type.bytes);
     q.enqueueReadBuffer(output, CL_TRUE, 0, stored.size(), stored.data());
     type.decode(stored.data(), values.data(), values.size());
     std::vector<double> truth(values.size());
-    q.enqueueReadBuffer(truth_, CL_TRUE, 0, truth.size() * 8, truth.data());
-    e.ssim = mean_ssim(truth, values, width_, height_);
+    q.enqueueReadBuffer(truth_->buffer, CL_TRUE, 0, truth.size() * 8, truth.data());
+    e.ssim = mean_ssim(truth, values, truth_->width, truth_->height);
     return e;
   }
   cl::Kernel& ssim = ssim_[t];
-  ssim.setArg(0, truth_);
+  ssim.setArg(0, truth_->buffer);
   ssim.setArg(1, output);
-  ssim.setArg(2, static_cast<cl_int>(width_));
-  ssim.setArg(3, static_cast<cl_int>(height_));
-  ssim.setArg(4, c1_);
-  ssim.setArg(5, c2_);
+  ssim.setArg(2, static_cast<cl_int>(truth_->width));
+  ssim.setArg(3, static_cast<cl_int>(truth_->height));
+  ssim.setArg(4, truth_->c1);
+  ssim.setArg(5, truth_->c2);
   ssim.setArg(6, window_);
   ssim.setArg(7, partial_);
   q.enqueueNDRangeKernel(ssim, cl::NullRange, global, local);
   q.enqueueReadBuffer(partial_, CL_TRUE, 0, sizeof(double) * groups, partial.data());
   double total = 0;
   for (int g = 0; g < groups; ++g) total += partial[g];
-  e.ssim = total / (static_cast<double>(width_ - 10) * (height_ - 10));
+  e.ssim = total / (static_cast<double>(truth_->width - 10) * (truth_->height - 10));
   return e;
 }
 

@@ -4,11 +4,13 @@
 // host's in rounding only.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cl_env.hpp"
+#include "device_residency.hpp"
 #include "metrics.hpp"
 #include "storage_types.hpp"
 
@@ -23,6 +25,8 @@ class DeviceMetrics {
   // Uploads the accurate output of a width x height workload; false when it does not fit in
   // one allocation (the caller measures on the host instead).
   bool set_truth(const std::vector<double>& truth, int width, int height);
+  // Measures against a truth already on the device (DeviceResidency); false for none.
+  bool use_truth(std::shared_ptr<const DeviceTruth> truth);
   // The metrics of `output` (elements stored as `type`) against the truth.
   ErrorMetrics compute(const cl::Buffer& output, const StorageType& type, bool with_ssim);
 
@@ -31,9 +35,8 @@ class DeviceMetrics {
   cl::Program program_[kStorageTypes];  // per output storage type (storage_index)
   // Built once and reused for every configuration, per storage type
   cl::Kernel range_[kStorageTypes], sums_[kStorageTypes], ssim_[kStorageTypes];
-  cl::Buffer truth_, window_, partial_, counts_;
-  int width_ = 0, height_ = 0;
-  double max_abs_truth_ = 0, c1_ = 0, c2_ = 0;
+  cl::Buffer window_, partial_, counts_;
+  std::shared_ptr<const DeviceTruth> truth_;
 };
 
 }  // namespace kperf

@@ -11,9 +11,12 @@ namespace kperf {
 
 namespace {
 
-std::string layout_key(const Variant& v) {
+// The packed lines depend on the app's radius (packed_lines): apps of a command share an input's
+// uploads (DeviceResidency).
+std::string layout_key(const Variant& v, int radius) {
   return std::string(v.precision_info().in->name) +
-         (v.host_perforate ? "/host:" + v.canonical() : std::string());
+         (v.host_perforate ? "/host:" + v.canonical() + "/r" + std::to_string(radius)
+                           : std::string());
 }
 
 // Why the device cannot hold `v`'s input of `layout` as an image, or "" after making it.
@@ -45,19 +48,19 @@ std::string make_image(ClEnv& env, const Variant& v, DeviceUpload& up,
 DeviceUpload& device_upload(ClEnv& env, DeviceUploads& uploads, const Variant& v, int radius,
                             const Grid& input, bool upload_buffer,
                             const std::function<const std::string&()>& half_image_problem) {
-  const std::string key = layout_key(v);
+  const std::string key = layout_key(v, radius);
   auto it = uploads.find(key);
   if (it == uploads.end()) {
     DeviceUpload up;
     up.layout = input_layout(v, radius, input.width, input.height);
     up.host = make_input(v, radius, input);
-    if (upload_buffer) {
-      up.buffer = cl::Buffer(env.context(), CL_MEM_READ_ONLY, up.host.size());
-      env.queue().enqueueWriteBuffer(up.buffer, CL_TRUE, 0, up.host.size(), up.host.data());
-    }
     it = uploads.emplace(key, std::move(up)).first;
   }
   DeviceUpload& up = it->second;
+  if (upload_buffer && !up.buffer()) {  // an iterated app's bytes may be there without one
+    up.buffer = cl::Buffer(env.context(), CL_MEM_READ_ONLY, up.host.size());
+    env.queue().enqueueWriteBuffer(up.buffer, CL_TRUE, 0, up.host.size(), up.host.data());
+  }
   if (v.load_path().reads_image && !up.image_tried) {
     up.image_tried = true;
     up.image_problem = make_image(env, v, up, half_image_problem);

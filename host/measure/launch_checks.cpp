@@ -116,11 +116,22 @@ unsigned build_threads(const DeviceInfo& dev) {
   return std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
 }
 
-std::size_t cold_flush_bytes(const DeviceInfo& dev) {
-  // Larger than any last-level cache kperf targets (H100/H200 L2: 50-60 MB; NVIDIA reports a
-  // few MB) and 4x what the device reports, within one allocation.
+std::size_t cold_flush_bytes(const DeviceInfo& dev, std::optional<std::uint64_t> measured_cache) {
+  if (const char* text = std::getenv("KPERF_FLUSH_BYTES"); text && *text) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(text, &end, 10);
+    if (end != text && *end == '\0' && n >= 4)
+      return std::min<std::size_t>(n, dev.max_mem_alloc_size) & ~std::size_t{3};
+  }
+  // A fill larger than the cache by half of it: what the probe calls the cache is where reads
+  // slow to half way, and a fill of just that size leaves lines of the timed kernel's buffers in
+  // it (results/README, "the flush"). Without a measurement: larger than any last-level cache
+  // kperf targets (H100/H200 L2: 50-60 MB; NVIDIA reports a few MB) and 4x what the device
+  // reports.
   const std::size_t bytes =
-      std::max<std::size_t>(std::size_t{256} << 20, 4 * dev.global_mem_cache_size);
+      measured_cache
+          ? static_cast<std::size_t>(kFlushOverCache * static_cast<double>(*measured_cache))
+          : std::max<std::size_t>(std::size_t{256} << 20, 4 * dev.global_mem_cache_size);
   return std::min<std::size_t>(bytes, dev.max_mem_alloc_size / 2) & ~std::size_t{3};
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -36,7 +37,10 @@ std::optional<Verdict> check_built_kernel(const cl::Kernel& kernel, const ClEnv&
 std::string compiler_messages(const cl::Program& program, const cl::Device& device);
 // Threads that build programs at once for a device: one under Oclgrind.
 unsigned build_threads(const DeviceInfo& dev);
-// The bytes --cold fills before every timed sample on a device.
-std::size_t cold_flush_bytes(const DeviceInfo& dev);
+// The bytes --cold fills before every timed sample on a device: kFlushOverCache times the
+// last-level cache the probe measured (command_cache_probe), else 256 MiB or 4x the cache the
+// device reports. $KPERF_FLUSH_BYTES=N sets N bytes instead (to test the rule).
+constexpr double kFlushOverCache = 1.5;
+std::size_t cold_flush_bytes(const DeviceInfo& dev, std::optional<std::uint64_t> measured_cache);
 
 }  // namespace kperf

@@ -33,7 +33,7 @@ CoreOptions core_options(const RunConfig& c) {
           c.max_reps,    c.rounds > 1,
           c.cold,        c.ssim,
           c.metrics_on,  c.verify || !c.save_outputs_dir.empty(),
-          false};
+          false,         c.residency};
 }
 
 }  // namespace

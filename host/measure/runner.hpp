@@ -43,8 +43,9 @@ struct RunConfig {
   // says: kperf run's default grid on a GPU, where Rodinia's explicit step would diverge.
   std::optional<std::pair<int, int>> own_input_size;
   int iterations = 60;
-  AppParams params;                         // --bilateral-sigmas
-  std::shared_ptr<TruthCache> truth_cache;  // none: every workload computes its truth
+  AppParams params;                            // --bilateral-sigmas
+  std::shared_ptr<TruthCache> truth_cache;     // none: every workload computes its truth
+  std::shared_ptr<DeviceResidency> residency;  // none: every workload uploads its inputs
   int warmup = 50;
   int reps = 50;
   // Noise-based stop (--max-cv): after `reps` samples, more batches of `reps` until the samples'

@@ -41,7 +41,7 @@ DefaultSize from_json(const nlohmann::json& block) {
 }
 
 DefaultSize probed(ClEnv& env, const std::string& kernel_root, std::pair<int, int> own) {
-  const CacheProbe probe = probe_last_level_cache(env, kernel_root);
+  const CacheProbe& probe = command_cache_probe(env, kernel_root);
   DefaultSize d;
   const std::string here = size_text(own);
   if (!probe.cache_bytes) {

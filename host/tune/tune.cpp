@@ -205,7 +205,8 @@ Tuner::Tuner(ClEnv &env, TuneConfig config, std::vector<TuneRow> resumed)
     : env_(env),
       cfg_(std::move(config)),
       ledger_(std::make_unique<TuneLedger>(cfg_, std::move(resumed))),
-      truths_(std::make_shared<TruthCache>()) {
+      truths_(std::make_shared<TruthCache>()),
+      residency_(std::make_shared<DeviceResidency>(env.info().global_mem_size / 4)) {
   // A quarter of the machine's memory at most: at 2048^2 a truth is 32 MiB.
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   truths_->max_bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) / 4 * page : 0;

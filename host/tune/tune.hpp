@@ -334,6 +334,8 @@ class Tuner {
   nlohmann::ordered_json summary_;
   double copy_gbps_ = 0;
   std::shared_ptr<TruthCache> truths_;  // every stage's Runner computes an input's truth once
+  // Every stage's Runner uploads an input once per stored layout, and each truth once.
+  std::shared_ptr<DeviceResidency> residency_;
   // The search's state: per app, per variant id, in insertion order.
   std::map<std::string, std::map<std::string, State>> states_;
   std::map<std::string, std::vector<std::string>> order_;

@@ -213,6 +213,7 @@ bool TuneStages::measure(const std::string &name, StageInputs inputs, const Plan
   rc.skip_keys = skip_keys;
   rc.journal_fields = {{"stage", name}};
   rc.truth_cache = t_.truths_;
+  rc.residency = t_.residency_;
   Runner runner(t_.env_, rc);
   double last_checkpoint = now_s();
   const double checkpoint_s = checkpoint_interval_s();
@@ -252,7 +253,8 @@ nlohmann::ordered_json Tuner::phases_json() const {
   for (const auto &[k, v] : runner_phase_s_) phases[k] = v;
   return {{"stages_s", stages},
           {"phases_s", phases},
-          {"truth_cache", {{"hits", truths_->hits}, {"grids", truths_->grids.size()}}}};
+          {"truth_cache", {{"hits", truths_->hits}, {"grids", truths_->grids.size()}}},
+          {"device_residency", residency_->to_json()}};
 }
 
 double TuneReport::best_time_of(const std::string &app, const std::string &id) const {
