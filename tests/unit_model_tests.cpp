@@ -17,6 +17,7 @@
 #include "gzip.hpp"
 #include "io.hpp"
 #include "kernel_axes.hpp"
+#include "launch_checks.hpp"
 #include "metrics.hpp"
 #include "results.hpp"
 #include "runner.hpp"
@@ -456,6 +457,24 @@ TEST(Model, BytesModelCountsDistinctReads) {
   EXPECT_DOUBLE_EQ(distinct_elements_read(rows2, 1, {4, 4}, 10, 8), 5.0 * 10);
   EXPECT_DOUBLE_EQ(distinct_elements_read(parse_scheme("stencil"), 2, {4, 4}, 10, 8), 80.0);
   EXPECT_DOUBLE_EQ(distinct_elements_read(parse_scheme("accurate"), 0, {4, 4}, 10, 8), 80.0);
+}
+
+// The cold flush: 1.5x the probed last-level cache, 256 MiB (or 4x the reported cache) without a
+// measurement, within half the largest allocation; $KPERF_FLUSH_BYTES overrides the rule.
+TEST(Validation, ColdFlushFillsHalfAgainTheProbedCache) {
+  DeviceInfo dev;
+  dev.global_mem_cache_size = 4u << 20;
+  dev.max_mem_alloc_size = std::size_t{1} << 34;
+  ::unsetenv("KPERF_FLUSH_BYTES");
+  EXPECT_EQ(cold_flush_bytes(dev, 60000000), 90000000u);
+  EXPECT_EQ(cold_flush_bytes(dev, std::nullopt), std::size_t{256} << 20);
+  dev.global_mem_cache_size = std::size_t{128} << 20;  // a driver that reports a large cache
+  EXPECT_EQ(cold_flush_bytes(dev, std::nullopt), std::size_t{512} << 20);
+  dev.max_mem_alloc_size = 100000000;
+  EXPECT_EQ(cold_flush_bytes(dev, 60000000), 50000000u);
+  ::setenv("KPERF_FLUSH_BYTES", "4096", 1);
+  EXPECT_EQ(cold_flush_bytes(dev, 60000000), 4096u);
+  ::unsetenv("KPERF_FLUSH_BYTES");
 }
 
 // Launch validation against a fake device: a small mobile-like GPU.
