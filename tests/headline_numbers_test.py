@@ -358,7 +358,7 @@ def harness(paths, text):
         shown = ("compile", "reference", "timed_launches", "metrics")
         other = sum(v for k, v in phases.items() if k not in shown)
         # A tune's harness counts no configurations: its rows (every stage's) stand for them.
-        configurations = h.get("configurations", len(doc["results"]))
+        configurations = len(doc["results"]) if doc.get("kind") == "tune" else h["configurations"]
         want = [str(configurations), str(h["builds"]), f"{h['wall_s']:.1f} s"] + \
             [f"{phases[k]:.1f} s" for k in shown] + [f"{other:.1f} s"]
         expect(f"harness {os.path.basename(path)}", line[3:], want)

@@ -459,22 +459,39 @@ TEST(Model, BytesModelCountsDistinctReads) {
   EXPECT_DOUBLE_EQ(distinct_elements_read(parse_scheme("accurate"), 0, {4, 4}, 10, 8), 80.0);
 }
 
-// The cold flush: 1.5x the probed last-level cache, 256 MiB (or 4x the reported cache) without a
-// measurement, within half the largest allocation; $KPERF_FLUSH_BYTES overrides the rule.
+// The cold flush: 1.5x the probed last-level cache, never under 4x the reported one; 256 MiB (or
+// that 4x) without a measurement; within half the largest allocation. $KPERF_FLUSH_BYTES
+// overrides the rule, and then the cache is not probed.
 TEST(Validation, ColdFlushFillsHalfAgainTheProbedCache) {
+  const char* before = std::getenv("KPERF_FLUSH_BYTES");
+  const std::string saved = before ? before : "";
+  ::unsetenv("KPERF_FLUSH_BYTES");
   DeviceInfo dev;
   dev.global_mem_cache_size = 4u << 20;
   dev.max_mem_alloc_size = std::size_t{1} << 34;
-  ::unsetenv("KPERF_FLUSH_BYTES");
-  EXPECT_EQ(cold_flush_bytes(dev, 60000000), 90000000u);
-  EXPECT_EQ(cold_flush_bytes(dev, std::nullopt), std::size_t{256} << 20);
+  int probes = 0;
+  auto probe = [&](std::optional<std::uint64_t> bytes) {
+    return [&probes, bytes] {
+      ++probes;
+      return bytes;
+    };
+  };
+  EXPECT_EQ(cold_flush_bytes(dev, probe(60000000)), 90000000u);
+  EXPECT_EQ(cold_flush_bytes(dev, probe(std::nullopt)), std::size_t{256} << 20);
+  EXPECT_EQ(cold_flush_bytes(dev, probe(1000000)), std::size_t{16} << 20);  // an inner level
   dev.global_mem_cache_size = std::size_t{128} << 20;  // a driver that reports a large cache
-  EXPECT_EQ(cold_flush_bytes(dev, std::nullopt), std::size_t{512} << 20);
+  EXPECT_EQ(cold_flush_bytes(dev, probe(std::nullopt)), std::size_t{512} << 20);
+  dev.global_mem_cache_size = 4u << 20;
   dev.max_mem_alloc_size = 100000000;
-  EXPECT_EQ(cold_flush_bytes(dev, 60000000), 50000000u);
+  EXPECT_EQ(cold_flush_bytes(dev, probe(60000000)), 50000000u);
+  EXPECT_EQ(probes, 5);
   ::setenv("KPERF_FLUSH_BYTES", "4096", 1);
-  EXPECT_EQ(cold_flush_bytes(dev, 60000000), 4096u);
-  ::unsetenv("KPERF_FLUSH_BYTES");
+  EXPECT_EQ(cold_flush_bytes(dev, probe(60000000)), 4096u);
+  EXPECT_EQ(probes, 5);  // not probed
+  if (before)
+    ::setenv("KPERF_FLUSH_BYTES", saved.c_str(), 1);
+  else
+    ::unsetenv("KPERF_FLUSH_BYTES");
 }
 
 // Launch validation against a fake device: a small mobile-like GPU.

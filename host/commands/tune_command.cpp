@@ -233,9 +233,11 @@ std::unique_ptr<EnergyCounter> set_up_on_device(const cxxopts::ParseResult &args
   cfg.shapes = tune_shapes(args, env.info().is_cpu());
   const bool gpu = env.info().is_gpu() && !env.info().is_cpu();
   cfg.cold = cfg.cache == "cold" || (cfg.cache == "auto" && gpu);
-  cfg.flush_bytes =
-      cfg.cold ? cold_flush_bytes(env.info(), command_cache_probe(env, cfg.kernel_root).cache_bytes)
-               : 0;
+  if (cfg.cold) {  // one size for the tune and every process it starts
+    cfg.flush_bytes = cold_flush_bytes(
+        env.info(), [&] { return command_cache_probe(env, cfg.kernel_root).cache_bytes; });
+    ::setenv("KPERF_FLUSH_BYTES", std::to_string(cfg.flush_bytes).c_str(), 1);
+  }
   std::unique_ptr<EnergyCounter> energy =
       open_energy_counter(cfg.energy_spec, env, cfg.energy_absent_reason);
   cfg.energy = energy.get();

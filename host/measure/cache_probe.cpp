@@ -183,7 +183,7 @@ const CacheProbe& command_cache_probe(ClEnv& env, const std::string& kernel_root
     }
   }
   probe = probe_last_level_cache(env, kernel_root);
-  if (!file.empty()) {
+  if (!file.empty() && probe.cache_bytes) {  // a failed probe is tried again, not handed on
     try {
       write_file_atomic(file, probe.to_json().dump());
     } catch (const std::exception&) {

@@ -47,8 +47,8 @@ void Measurement::fail(Status s, std::string why, int stage) {
 Core::Core(ClEnv& env, CoreOptions options)
     : env_(env), opt_(std::move(options)), impl_(std::make_unique<Impl>()) {
   if (opt_.cold) {
-    flush_bytes_ =
-        cold_flush_bytes(env_.info(), command_cache_probe(env_, opt_.kernel_root).cache_bytes);
+    flush_bytes_ = cold_flush_bytes(
+        env_.info(), [&] { return command_cache_probe(env_, opt_.kernel_root).cache_bytes; });
     flush_ = cl::Buffer(env_.context(), CL_MEM_READ_WRITE, flush_bytes_);
   }
   // Errors on the device by default where the host would be the bottleneck (a GPU); on a CPU

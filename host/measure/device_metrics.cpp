@@ -62,7 +62,7 @@ ErrorMetrics DeviceMetrics::compute(const cl::Buffer& output, const StorageType&
                                     bool with_ssim) {
   const std::size_t t = storage_index(type);
   auto& q = env_.queue();
-  // In 64 bits: width x height is at most INT_MAX (set_truth), but n + kGroup - 1 may not be.
+  // In 64 bits: width x height is at most INT_MAX (upload_truth), but n + kGroup - 1 may not be.
   const std::int64_t elements = static_cast<std::int64_t>(truth_->width) * truth_->height;
   const cl_int n = static_cast<cl_int>(elements);
   const int groups =

@@ -44,6 +44,8 @@ std::size_t DeviceResidency::entry_bytes(const Entry& e) const {
 void DeviceResidency::trim() {
   std::size_t total = 0;
   for (const auto& [key, e] : entries_) total += entry_bytes(e);
+  // (A raw pointer into an entry, such as a Prepared chain's input, is only taken while a bound
+  // input holds the entry's uploads.)
   // From the least recently used; an entry a bound input still holds stays.
   for (auto it = recent_.end(); total > max_bytes_ && it != recent_.begin();) {
     --it;
@@ -60,7 +62,6 @@ void DeviceResidency::trim() {
 
 std::shared_ptr<DeviceUploads> DeviceResidency::uploads(const std::string& key) {
   std::lock_guard<std::mutex> lock(mutex_);
-  trim();  // the uploads the last pass added count from here on
   Entry& e = entries_["input:" + key];
   touch(e, "input:" + key);
   if (e.uploads) {
@@ -69,7 +70,9 @@ std::shared_ptr<DeviceUploads> DeviceResidency::uploads(const std::string& key) 
     ++inputs_made_;
     e.uploads = std::make_shared<DeviceUploads>();
   }
-  return e.uploads;
+  std::shared_ptr<DeviceUploads> held = e.uploads;  // held: trim keeps it
+  trim();  // the uploads the last passes added count from here on
+  return held;
 }
 
 std::shared_ptr<const DeviceTruth> DeviceResidency::truth(ClEnv& env, const std::string& key,

@@ -33,7 +33,9 @@ std::shared_ptr<const DeviceTruth> upload_truth(ClEnv& env, const std::vector<do
                                                 int width, int height);
 
 // The store. Within `max_bytes` of device memory: past it, the least recently used inputs and
-// truths that no bound input holds are let go (and made again when asked for).
+// truths that no bound input holds are let go (and made again when asked for). Its table is
+// locked, but the upload maps it hands out are filled by the measuring thread without it: one
+// thread and one ClEnv use a residency (as a tune's stages do, one after the other).
 class DeviceResidency {
  public:
   explicit DeviceResidency(std::size_t max_bytes) : max_bytes_(max_bytes) {}

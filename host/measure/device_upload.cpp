@@ -58,8 +58,10 @@ DeviceUpload& device_upload(ClEnv& env, DeviceUploads& uploads, const Variant& v
   }
   DeviceUpload& up = it->second;
   if (upload_buffer && !up.buffer()) {  // an iterated app's bytes may be there without one
-    up.buffer = cl::Buffer(env.context(), CL_MEM_READ_ONLY, up.host.size());
-    env.queue().enqueueWriteBuffer(up.buffer, CL_TRUE, 0, up.host.size(), up.host.data());
+    // Kept only once written: a failed write leaves no buffer for a later pass to trust.
+    cl::Buffer buffer(env.context(), CL_MEM_READ_ONLY, up.host.size());
+    env.queue().enqueueWriteBuffer(buffer, CL_TRUE, 0, up.host.size(), up.host.data());
+    up.buffer = buffer;
   }
   if (v.load_path().reads_image && !up.image_tried) {
     up.image_tried = true;

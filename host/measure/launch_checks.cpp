@@ -2,6 +2,7 @@
 #include "launch_checks.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -116,23 +117,29 @@ unsigned build_threads(const DeviceInfo& dev) {
   return std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
 }
 
-std::size_t cold_flush_bytes(const DeviceInfo& dev, std::optional<std::uint64_t> measured_cache) {
+std::size_t cold_flush_bytes(const DeviceInfo& dev,
+                             const std::function<std::optional<std::uint64_t>()>& measure_cache) {
+  const std::size_t most = static_cast<std::size_t>(dev.max_mem_alloc_size / 2) & ~std::size_t{3};
   if (const char* text = std::getenv("KPERF_FLUSH_BYTES"); text && *text) {
     char* end = nullptr;
     const unsigned long long n = std::strtoull(text, &end, 10);
     if (end != text && *end == '\0' && n >= 4)
-      return std::min<std::size_t>(n, dev.max_mem_alloc_size) & ~std::size_t{3};
+      return std::min<std::size_t>(n, most) & ~std::size_t{3};
+    std::fprintf(stderr, "warning: KPERF_FLUSH_BYTES=%s is not a byte count; ignored\n", text);
   }
   // A fill larger than the cache by half of it: what the probe calls the cache is where reads
   // slow to half way, and a fill of just that size leaves lines of the timed kernel's buffers in
-  // it (results/README, "the flush"). Without a measurement: larger than any last-level cache
-  // kperf targets (H100/H200 L2: 50-60 MB; NVIDIA reports a few MB) and 4x what the device
-  // reports.
+  // it (docs/guide.md). Never under 4x what the driver reports, in case the probe found an inner
+  // level. Without a measurement: larger than any last-level cache kperf targets (H100/H200 L2:
+  // 50-60 MB; NVIDIA reports a few MB).
+  const std::size_t reported = 4 * static_cast<std::size_t>(dev.global_mem_cache_size);
+  const std::optional<std::uint64_t> measured = measure_cache ? measure_cache() : std::nullopt;
   const std::size_t bytes =
-      measured_cache
-          ? static_cast<std::size_t>(kFlushOverCache * static_cast<double>(*measured_cache))
-          : std::max<std::size_t>(std::size_t{256} << 20, 4 * dev.global_mem_cache_size);
-  return std::min<std::size_t>(bytes, dev.max_mem_alloc_size / 2) & ~std::size_t{3};
+      measured
+          ? std::max(reported,
+                     static_cast<std::size_t>(kFlushOverCache * static_cast<double>(*measured)))
+          : std::max<std::size_t>(std::size_t{256} << 20, reported);
+  return std::min(bytes, most) & ~std::size_t{3};
 }
 
 }  // namespace kperf

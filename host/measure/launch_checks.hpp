@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -38,9 +39,12 @@ std::string compiler_messages(const cl::Program& program, const cl::Device& devi
 // Threads that build programs at once for a device: one under Oclgrind.
 unsigned build_threads(const DeviceInfo& dev);
 // The bytes --cold fills before every timed sample on a device: kFlushOverCache times the
-// last-level cache the probe measured (command_cache_probe), else 256 MiB or 4x the cache the
-// device reports. $KPERF_FLUSH_BYTES=N sets N bytes instead (to test the rule).
+// last-level cache `measure_cache` finds (command_cache_probe; asked only when needed), never
+// under 4x the cache the device reports; without a measurement 256 MiB or that 4x. Within half
+// the largest allocation. $KPERF_FLUSH_BYTES=N sets N bytes instead: to test the rule, and how a
+// command hands its choice to the processes it starts (kperf tune's stage workers).
 constexpr double kFlushOverCache = 1.5;
-std::size_t cold_flush_bytes(const DeviceInfo& dev, std::optional<std::uint64_t> measured_cache);
+std::size_t cold_flush_bytes(const DeviceInfo& dev,
+                             const std::function<std::optional<std::uint64_t>()>& measure_cache);
 
 }  // namespace kperf

@@ -27,13 +27,20 @@ bool selected(const RunConfig& cfg, const AppDescriptor& app, const Variant& v,
 // The core's options: the run's, the outputs read back where --verify or --save-outputs needs
 // them (CoreOptions' members in their order).
 CoreOptions core_options(const RunConfig& c) {
-  return {c.kernel_root, c.extra_build_options,
-          c.params,      c.warmup,
-          c.reps,        c.max_cv,
-          c.max_reps,    c.rounds > 1,
-          c.cold,        c.ssim,
-          c.metrics_on,  c.verify || !c.save_outputs_dir.empty(),
-          false,         c.residency};
+  return {c.kernel_root,
+          c.extra_build_options,
+          c.params,
+          c.warmup,
+          c.reps,
+          c.max_cv,
+          c.max_reps,
+          c.rounds > 1,
+          c.cold && !c.dry_run,
+          c.ssim,
+          c.metrics_on,
+          c.verify || !c.save_outputs_dir.empty(),
+          false,
+          c.residency};
 }
 
 }  // namespace
