@@ -210,6 +210,7 @@ std::string truth_key(const BoundInput& in) {
 }
 
 std::string input_key(const BoundInput& in) {
+  if (!in.input_key_memo.empty()) return in.input_key_memo;
   // The name and size, and every element (the second input's too): one name given to two grids
   // (a file's stem in two folders, a test's edited copy) is two inputs. Four independent FNV
   // lanes, so that the multiplies overlap: milliseconds at 2048^2.
@@ -225,8 +226,9 @@ std::string input_key(const BoundInput& in) {
   }
   std::uint64_t h = 0;
   for (std::uint64_t lane : lanes) h = (h ^ lane) * 1099511628211ull;
-  return in.name + "|" + std::to_string(in.width) + "x" + std::to_string(in.height) + "|" +
-         std::to_string(h);
+  in.input_key_memo = in.name + "|" + std::to_string(in.width) + "x" + std::to_string(in.height) +
+                      "|" + std::to_string(h);
+  return in.input_key_memo;
 }
 
 }  // namespace kperf

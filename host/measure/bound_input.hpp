@@ -52,8 +52,9 @@ struct BoundInput {
   std::shared_ptr<DeviceUploads> uploads = std::make_shared<DeviceUploads>();
   // Iterated apps: the initial state in canary guards, per storage type (storage_index).
   std::vector<unsigned char> in_init[kStorageTypes];
-  std::vector<float> float_args;      // the app's float kernel arguments (traits)
-  std::vector<bool> truth_on_device;  // per stage: the core's device metrics hold its truth
+  std::vector<float> float_args;       // the app's float kernel arguments (traits)
+  std::vector<bool> truth_on_device;   // per stage: the core's device metrics hold its truth
+  mutable std::string input_key_memo;  // input_key's, hashed once (the grids do not change)
   bool truthful() const { return truth_problem.empty() && !truths.empty(); }
 };
 
