@@ -52,6 +52,8 @@ def check_calibration(t, train_names):
     pairs = cal["estimates"]
     n = len(pairs)
     check(cal["pairs"] == n > 0, f"calibration pairs {cal['pairs']} against {n} listed")
+    if n == 0:
+        return None
     scores = sorted((p["error"] - p["estimate"]) / p["raw_margin"] for p in pairs)
     index = math.ceil((n + 1) * CONFIDENCE - 1e-9)
     check(cal["quantile_index"] == index and index <= n, f"quantile index {cal['quantile_index']}")
@@ -107,11 +109,20 @@ def main():
         out = os.path.join(tmp, "on.json")
         args = ["tune", "--apps", "bilateral", "--budget", ",".join(map(str, ts.BUDGETS)),
                 "--train", train, "--test", test] + ts.SPACE + SELECT
-        r = ts.run(binary, args + ["--out", out], BAD)
-        check(r.returncode == 0, f"tune --select canary, calibrated: {r.stderr[-500:]}")
-        if r.returncode != 0:
-            return finish("tune_calibrate")
-        on = json.load(open(out))
+        # As in tune_select_test: on a loaded machine the loop perforation can time no faster
+        # than the accurate kernel, every ladder then holds the accurate kernel alone and there is
+        # nothing to calibrate. Such a tune is timed again, at most twice; a third fails.
+        for attempt in range(3):
+            r = ts.run(binary, args + ["--out", out], BAD)
+            check(r.returncode == 0, f"tune --select canary, calibrated: {r.stderr[-500:]}")
+            if r.returncode != 0:
+                return finish("tune_calibrate")
+            on = json.load(open(out))
+            ladders = [c["select"]["ladder"] for c in on["tune"]["bilateral"]["choices"]]
+            if any(len(ladder) >= 2 for ladder in ladders):
+                break
+            print(f"attempt {attempt + 1}: every ladder holds the accurate kernel alone "
+                  f"({ladders}); timing again", flush=True)
         check(on["tune_schema_version"] == 3, "tune_schema_version 3")
         check(on["context"]["tune"]["select"]["canary"]["calibrate"] is True, "on: the context")
         ts.check_selection(on)
