@@ -65,8 +65,9 @@ if [ "${KPERF_SANITIZE:-1}" != 0 ]; then
   # sanitizers check the same code paths. -g1 (line tables, for the reports' stack traces) and
   # -O1 compile in half the time of RelWithDebInfo's -O2 -g: 26 s against 49 s for one of the
   # larger files.
-  # The commands, the tuner, main.cpp and the test suites' files at -O0: their run time is small
-  # beside the models' and PoCL's, and they are most of the build (KPERF_GLUE_COMPILE_OPTIONS).
+  # The commands, the tuner, the sessions, main.cpp and the test suites' files at -O0: their run
+  # time is small beside the models' and PoCL's, and they are most of the build
+  # (KPERF_GLUE_COMPILE_OPTIONS).
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DKPERF_GLUE_COMPILE_OPTIONS=-O0 \
         -DKPERF_SANITIZE=ON >/dev/null

@@ -118,14 +118,16 @@ def main():
             if r.returncode != 0:
                 return finish("tune_calibrate")
             on = json.load(open(out))
+            ts.check_selection(on)  # every attempt's walks and ladders, a discarded one's too
             ladders = [c["select"]["ladder"] for c in on["tune"]["bilateral"]["choices"]]
             if any(len(ladder) >= 2 for ladder in ladders):
                 break
             print(f"attempt {attempt + 1}: every ladder holds the accurate kernel alone "
                   f"({ladders}); timing again", flush=True)
         check(on["tune_schema_version"] == 3, "tune_schema_version 3")
+        check(any(len(c["select"]["ladder"]) >= 2 for c in on["tune"]["bilateral"]["choices"]),
+              "in three tunes a ladder held an approximation to calibrate")
         check(on["context"]["tune"]["select"]["canary"]["calibrate"] is True, "on: the context")
-        ts.check_selection(on)
         check_calibration(on["tune"]["bilateral"], sorted(names))
         off_path = os.path.join(tmp, "off.json")
         with open(off_path, "w") as f:

@@ -414,6 +414,7 @@ def main():
             ladder = doc["tune"]["bilateral"]["choices"][0]["select"]["ladder"]
             if len(ladder) >= 2 and separated(doc["tune"]["bilateral"]):
                 break
+            check_selection(doc)  # a tune timed again is held to the ladder rule all the same
             print(f"attempt {attempt + 1}: the tightest budget's ladder is {ladder}, and no "
                   f"budget's ladder separates the inputs (the loop perforation timed no faster "
                   f"than the accurate kernel); timing again", flush=True)

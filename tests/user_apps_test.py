@@ -116,7 +116,12 @@ def check_check(binary, source):
     check(r.returncode == 0, f"kperf check passes the examples (exit {r.returncode}: "
           f"{[l for l in r.stdout.splitlines() if 'FAIL' in l][:5]} {r.stderr.strip()[-300:]})")
     for n in names:
-        check(f"{n}: perforation-safe" in r.stdout, f"kperf check says {n} is perforation-safe")
+        m = re.search(rf"^{n}: perforation-safe \((\d+) checks passed\)$", r.stdout, re.M)
+        check(m is not None and int(m.group(1)) > 0,
+              f"kperf check says {n} is perforation-safe, with checks run ({m and m.group(0)})")
+    if not full:
+        check(re.search(r"^poison\s+\S+.*\spass\s", r.stdout, re.M) is not None,
+              "box5's poison check ran and passed rows")
     check("FAIL" not in r.stdout, "no failed check for the examples")
     # The fast tier runs the poison check alone on the unsafe app (9 s against 28 s with PoCL's
     # cache empty), --full every check; tests/apps/mutants/ shows every other check failing.
