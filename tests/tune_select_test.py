@@ -505,16 +505,25 @@ def main():
               f"report.py --table tune-select: {r.stdout[-300:]} {r.stderr[-300:]}")
         # The same over chains.
         chain_out = os.path.join(tmp, "chains.json")
-        r = run(binary, ["tune", "--pipeline", "bilateral,gaussian3", "--budget", "0.01,0.05",
-                         "--train", train, "--test", test, "--size", "96", "--stage",
-                         "1:--schemes accurate,stencil --loop-skip 1,2 --wg 8x8", "--stage",
-                         "2:--schemes stencil --wg 8x4", "--reps", "3", "--warmup", "1", "--quiet",
-                         "--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32",
-                         "--out", chain_out])
-        check(r.returncode == 0, f"tune --pipeline --select static,canary: {r.stderr[-500:]}")
-        if r.returncode == 0:
+        # As the app tune above: under load a chain's ladder can hold the accurate chain alone;
+        # such a tune is timed again (each one held to the rules), at most three tunes.
+        for attempt in range(3):
+            r = run(binary, ["tune", "--pipeline", "bilateral,gaussian3", "--budget", "0.01,0.05",
+                             "--train", train, "--test", test, "--size", "96", "--stage",
+                             "1:--schemes accurate,stencil --loop-skip 1,2 --wg 8x8", "--stage",
+                             "2:--schemes stencil --wg 8x4", "--reps", "3", "--warmup", "1",
+                             "--quiet", "--select", "static,canary", "--canary-fraction", "0.1",
+                             "--canary-tiles", "32", "--out", chain_out])
+            if r.returncode != 0:
+                break
             chains = json.load(open(chain_out))
             check_chain_selection(chains)
+            if all(len(c["select"]["ladder"]) >= 2 for c in chains["tune"]["choices"]):
+                break
+            print(f"attempt {attempt + 1}: a chain ladder holds the accurate chain alone; timing "
+                  f"again", flush=True)
+        check(r.returncode == 0, f"tune --pipeline --select static,canary: {r.stderr[-500:]}")
+        if r.returncode == 0:
             for c in chains["tune"]["choices"]:
                 canary = c["select"]["canary"]
                 check(canary["where"] == "host" and "no chains" in canary["reason"],
