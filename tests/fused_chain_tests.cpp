@@ -54,16 +54,6 @@ TEST(FusedChain, AccurateEqualsTheUnfusedChainAndTheChainedReferences) {
     }
 }
 
-// Integers 0..15: every stage-1 output below computed exactly in float and in double (binomial
-// weights over 256, medians, rows:2 and cols:2 interpolations by halves), so that the half the
-// device rounds an intermediate to is the model's: a model in double rounding to half elsewhere
-// may land on the other side of a rounding midpoint than the device's float does.
-Grid small_integers(int w, int h, unsigned seed) {
-  Grid g = test::random_grid(w, h, seed, 0.0f, 16.0f);
-  for (float& v : g.data) v = std::floor(v);
-  return g;
-}
-
 struct FusedCase {
   const char* name;
   std::vector<PipelineStage> stages;  // fused
@@ -103,7 +93,7 @@ TEST(FusedChain, PerforatedEqualsTheChainedModelsOverTheFusedTile) {
   const int w = 61, h = 47;
   ChainBench runner(*env, test_options(1));
   for (const FusedCase& c : fused_cases()) {
-    const Grid input = c.small_integers ? small_integers(w, h, 92) : test::random_grid(w, h, 92);
+    const Grid input = c.small_integers ? test::small_integers(w, h, 92) : test::random_grid(w, h, 92);
     const Measurement out = runner.run(c.stages, input);
     ASSERT_TRUE(out.ok()) << c.name << ": " << out.reason << "\n" << out.stages.back().build_log;
     const Grid got = as_grid(out.stages.back().output, w, h);

@@ -36,14 +36,6 @@ Chain rolling(Chain chain, int rows) {
   return chain;
 }
 
-// Integers 0..15: stage-1 outputs exact in float and double, so that an f16 intermediate rounds
-// the same way on the device and in the model.
-Grid small_integers(int w, int h, unsigned seed) {
-  Grid g = test::random_grid(w, h, seed, 0.0f, 16.0f);
-  for (float& v : g.data) v = std::floor(v);
-  return g;
-}
-
 // The accurate rolling chain equals the accurate chain of separate launches bit for bit (each
 // output the same float operations on the same values: the apps' own row and column passes) and
 // the chained references, for strip heights that divide the grid or not, one row, or more than
@@ -125,7 +117,7 @@ TEST(FusedRows, PerforatedEqualsTheUnfusedChainOnAGridTallTile) {
   const int w = 61, h = 47;
   ChainBench runner(*env, test_options(1));
   for (const RollingCase& c : rolling_cases()) {
-    const Grid input = c.small_integers ? small_integers(w, h, 102) : test::random_grid(w, h, 102);
+    const Grid input = c.small_integers ? test::small_integers(w, h, 102) : test::random_grid(w, h, 102);
     const Measurement out = runner.run(c.stages, input);
     ASSERT_TRUE(out.ok()) << c.name << ": " << out.reason << "\n" << out.stages.back().build_log;
     const Grid got = as_grid(out.stages.back().output, w, h);

@@ -1,7 +1,8 @@
-// What the pipeline tests share (pipeline_tests.cpp, fused_chain_tests.cpp): variants by their
-// axes' names, grids of outputs, the runner's options for tests.
+// What the pipeline tests share (pipeline_tests.cpp, fused_chain_tests.cpp, fused_rows_tests.cpp):
+// variants by their axes' names, grids of outputs and inputs, the runner's options for tests.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,19 @@
 #include "fused_model.hpp"
 #include "io.hpp"
 #include "schemes.hpp"
+#include "test_support.hpp"
 
 namespace kperf::test {
+
+// Integers 0..15: every stage-1 output computed exactly in float and in double (binomial weights
+// over 256, medians, rows:2 and cols:2 interpolations by halves), so that the half the device
+// rounds an intermediate to is the model's: a model in double rounding to half elsewhere may land
+// on the other side of a rounding midpoint than the device's float does.
+inline Grid small_integers(int w, int h, unsigned seed) {
+  Grid g = random_grid(w, h, seed, 0.0f, 16.0f);
+  for (float& v : g.data) v = std::floor(v);
+  return g;
+}
 
 inline Variant variant_of(const char* scheme, const char* recon, const char* precision,
                           const char* load = "local", const char* output = "none",

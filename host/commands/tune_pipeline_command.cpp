@@ -34,7 +34,7 @@ cxxopts::Options pipeline_tune_options() {
   return options;
 }
 
-void print_choices(const Json& choices) {
+void print_chain_choices(const Json& choices) {
   std::printf("%7s  %-60s %8s %9s %9s  %s\n", "budget", "chosen chain", "speedup", "train",
               "test p", "holds");
   for (const auto& c : choices) {
@@ -147,7 +147,7 @@ int cmd_tune_pipeline(int argc, char** argv, const std::string& command_line) {
        {{"front", search.front()}, {"choices", choices}, {"measured", search.measured_json()}}}};
   if (select.canary) doc["tune"]["canary"] = canary;
   write_document_atomic(out_path, doc.dump(1) + "\n");
-  print_choices(choices);
+  print_chain_choices(choices);
   if (select.canary) {
     print_selections_header("pipeline");
     for (const auto& c : choices) print_selection(req.name, c, c["select"], canary["tracking"]);
