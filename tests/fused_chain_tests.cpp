@@ -93,7 +93,8 @@ TEST(FusedChain, PerforatedEqualsTheChainedModelsOverTheFusedTile) {
   const int w = 61, h = 47;
   ChainBench runner(*env, test_options(1));
   for (const FusedCase& c : fused_cases()) {
-    const Grid input = c.small_integers ? test::small_integers(w, h, 92) : test::random_grid(w, h, 92);
+    const Grid input =
+        c.small_integers ? test::small_integers(w, h, 92) : test::random_grid(w, h, 92);
     const Measurement out = runner.run(c.stages, input);
     ASSERT_TRUE(out.ok()) << c.name << ": " << out.reason << "\n" << out.stages.back().build_log;
     const Grid got = as_grid(out.stages.back().output, w, h);

@@ -117,7 +117,8 @@ TEST(FusedRows, PerforatedEqualsTheUnfusedChainOnAGridTallTile) {
   const int w = 61, h = 47;
   ChainBench runner(*env, test_options(1));
   for (const RollingCase& c : rolling_cases()) {
-    const Grid input = c.small_integers ? test::small_integers(w, h, 102) : test::random_grid(w, h, 102);
+    const Grid input =
+        c.small_integers ? test::small_integers(w, h, 102) : test::random_grid(w, h, 102);
     const Measurement out = runner.run(c.stages, input);
     ASSERT_TRUE(out.ok()) << c.name << ": " << out.reason << "\n" << out.stages.back().build_log;
     const Grid got = as_grid(out.stages.back().output, w, h);
