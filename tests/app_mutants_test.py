@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from checks import check, finish
+from checks import check, finish, full_tier
 
 # Each mutant and the one check it breaks.
 MUTANTS = {
@@ -124,7 +124,7 @@ def main():
           f"({present} vs {sorted(MUTANTS)})")
     paths = [os.path.join(folder, f) for f in sorted(MUTANTS)]
     bad_checks(binary, paths[0])
-    if os.environ.get("KPERF_TEST_FULL", "0") not in ("", "0"):
+    if full_tier():
         every_check(binary, paths)
         return finish("app mutants")
     for path in paths:

@@ -58,6 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from indep import compare, input_families, other_families, output_families  # noqa: E402
 from indep.context import Context, check_model  # noqa: E402
 from indep.selftest import known_bad  # noqa: E402
+from checks import full_tier  # noqa: E402
 
 # Comparisons each family must make (the plan's count: a row lost, a family skipped or an
 # empty run fails). KPERF_TEST_FULL=1 runs more and must make at least as many.
@@ -155,7 +156,7 @@ def main():
     # $KPERF_TEST_SHARED_DATA (a clone elsewhere).
     shared = next((d for d in args[2:3] + [os.environ.get("KPERF_TEST_SHARED_DATA")]
                    if d and os.path.isdir(os.path.join(d, "rodinia-hotspot"))), None)
-    full = os.environ.get("KPERF_TEST_FULL") == "1"
+    full = full_tier()
     minimum = dict(MINIMUM_FULL if full else MINIMUM)
     if shared is None:
         # Without Rodinia's inputs (a clone with no ../shared/data) their comparisons are

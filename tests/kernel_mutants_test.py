@@ -24,12 +24,12 @@ import sys
 import tempfile
 import time
 
-from checks import check, finish, numpy_or_skip
+from checks import check, finish, full_tier, numpy_or_skip
 from kernel_mutants import MUTANTS, apply, mutated_root
 
 np = numpy_or_skip()
 HERE = os.path.dirname(os.path.abspath(__file__))
-FULL = os.environ.get("KPERF_TEST_FULL", "0") not in ("", "0")
+FULL = full_tier()
 SAMPLE_ENV = {k: v for k, v in os.environ.items() if k != "KPERF_TEST_FULL"}
 
 

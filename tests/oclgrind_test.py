@@ -57,7 +57,7 @@ import sys
 import tempfile
 import time
 
-from checks import check, finish, numpy_or_skip
+from checks import check, finish, full_tier, numpy_or_skip
 
 np = numpy_or_skip()
 
@@ -405,7 +405,7 @@ def mutants(kperf, source, jobs):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    everything = "--all" in sys.argv or os.environ.get("KPERF_TEST_FULL", "0") not in ("", "0")
+    everything = "--all" in sys.argv or full_tier()
     jobs = os.cpu_count() or 2
     if "--jobs" in sys.argv:
         jobs = int(sys.argv[sys.argv.index("--jobs") + 1])

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 
+from checks import full_tier
+
 FIGURES = ("fig3_speedup", "fig4_speedup_geomean", "fig5_error", "fig6_error_distribution",
            "fig8_error_vs_runtime", "fig9_workgroups", "fig10_pareto")
 EXPECTED = ["report.md"] + [f"{name}.{ext}" for name in FIGURES for ext in ("png", "svg")]
@@ -28,7 +30,7 @@ def main():
 
     # The fast tier runs part of the apps and renders the figures once; KPERF_TEST_FULL=1
     # (scripts/test.sh --full) runs every app and every output format.
-    full = os.environ.get("KPERF_TEST_FULL", "0") not in ("", "0")
+    full = full_tier()
     with tempfile.TemporaryDirectory() as tmp:
         results = os.path.join(tmp, "r.json")
         subprocess.run([binary, "run", "--apps", "all" if full else "gaussian3,sobel5,median,hotspot", "--schemes", "accurate,stencil,rows1,rows2",

@@ -109,21 +109,24 @@ def main():
         out = os.path.join(tmp, "on.json")
         args = ["tune", "--apps", "bilateral", "--budget", ",".join(map(str, ts.BUDGETS)),
                 "--train", train, "--test", test] + ts.SPACE + SELECT
-        # As in tune_select_test: on a loaded machine the loop perforation can time no faster
-        # than the accurate kernel, every ladder then holds the accurate kernel alone and there is
-        # nothing to calibrate. Such a tune is timed again, at most twice; a third fails.
-        for attempt in range(3):
+        # As in tune_select_test: with nothing on a ladder but the accurate kernel there is
+        # nothing to calibrate, and the tune is timed again.
+        def tune_calibrated():
             r = ts.run(binary, args + ["--out", out], BAD)
             check(r.returncode == 0, f"tune --select canary, calibrated: {r.stderr[-500:]}")
             if r.returncode != 0:
-                return finish("tune_calibrate")
-            on = json.load(open(out))
-            ts.check_selection(on)  # every attempt's walks and ladders, a discarded one's too
-            ladders = [c["select"]["ladder"] for c in on["tune"]["bilateral"]["choices"]]
-            if any(len(ladder) >= 2 for ladder in ladders):
-                break
-            print(f"attempt {attempt + 1}: every ladder holds the accurate kernel alone "
-                  f"({ladders}); timing again", flush=True)
+                return None
+            doc = json.load(open(out))
+            ts.check_selection(doc)  # every attempt's walks and ladders, a discarded one's too
+            return doc
+
+        def ladders(doc):
+            return [c["select"]["ladder"] for c in doc["tune"]["bilateral"]["choices"]]
+
+        on = ts.tune_until(tune_calibrated, lambda d: any(len(x) >= 2 for x in ladders(d)),
+                           lambda d: f"every ladder holds the accurate kernel alone ({ladders(d)})")
+        if on is None:
+            return finish("tune_calibrate")
         check(on["tune_schema_version"] == 3, "tune_schema_version 3")
         check(any(len(c["select"]["ladder"]) >= 2 for c in on["tune"]["bilateral"]["choices"]),
               "in three tunes a ladder held an approximation to calibrate")

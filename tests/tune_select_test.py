@@ -385,6 +385,22 @@ def separated(t):
     return False
 
 
+def tune_until(tune, accepted, why, tries=3):
+    """A tune timed on this device, timed again while accepted(doc) fails, at most `tries` tunes
+    in all: on a machine loaded enough (two cores, the widened pass's heaviest tests beside it) an
+    approximation can time no faster than the accurate kernel, and a ladder then holds the
+    accurate rung alone, with nothing to select between. tune() returns the document (held to
+    the rules by tune() itself, a discarded one too) or None when kperf failed; the last document
+    is returned, accepted or not, for the caller's final check."""
+    doc = None
+    for attempt in range(tries):
+        doc = tune()
+        if doc is None or accepted(doc):
+            return doc
+        print(f"attempt {attempt + 1}: {why(doc)}; timing again", flush=True)
+    return doc
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     rng = np.random.default_rng(2026)
@@ -399,31 +415,32 @@ def main():
         out = os.path.join(tmp, "select.json")
         args = [binary, "tune", "--apps", "bilateral", "--budget", ",".join(map(str, BUDGETS)),
                 "--train", train, "--test", test] + SPACE + CALIBRATE_OFF + ["--out", out]
-        # The fronts are timed on this device: on a machine loaded enough (two cores, the widened
-        # pass's heaviest tests beside it) the loop perforation can time no faster than the
-        # accurate kernel, and the tightest budget's ladder then holds the accurate kernel alone,
-        # with nothing for the canary to choose between. Such a tune is timed again, at most
-        # twice; a third fails.
-        for attempt in range(3):
+        def tune_apps():
             r = run(args[0], args[1:] + ["--select", "static,canary", "--canary-fraction", "0.1",
                                          "--canary-tiles", "32"])
             check(r.returncode == 0, f"tune --select static,canary: {r.stderr[-500:]}")
             if r.returncode != 0:
-                return finish("tune_select")
+                return None
             doc = json.load(open(out))
-            ladder = doc["tune"]["bilateral"]["choices"][0]["select"]["ladder"]
-            if len(ladder) >= 2 and separated(doc["tune"]["bilateral"]):
-                break
-            check_selection(doc)  # a tune timed again is held to the ladder rule all the same
-            print(f"attempt {attempt + 1}: the tightest budget's ladder is {ladder}, and no "
-                  f"budget's ladder separates the inputs (the loop perforation timed no faster "
-                  f"than the accurate kernel); timing again", flush=True)
+            check_selection(doc)
+            return doc
+
+        def tightest_ladder(doc):
+            return doc["tune"]["bilateral"]["choices"][0]["select"]["ladder"]
+
+        doc = tune_until(tune_apps, lambda d: len(tightest_ladder(d)) >= 2 and
+                         separated(d["tune"]["bilateral"]),
+                         lambda d: f"the tightest budget's ladder is {tightest_ladder(d)}, and no "
+                                   f"budget's ladder separates the inputs (the loop perforation "
+                                   f"timed no faster than the accurate kernel)")
+        if doc is None:
+            return finish("tune_select")
+        ladder = tightest_ladder(doc)
         check(len(ladder) >= 2, f"in three tunes the tightest budget's ladder held an "
                                 f"approximation: {ladder}")
         if len(ladder) < 2:
             return finish("tune_select")
         check(doc["context"]["tune"]["select"]["methods"] == ["static", "canary"], "select context")
-        check_selection(doc)
         check_device_canary(binary, args[1:] + ["--select", "static,canary", "--canary-fraction",
                                                 "0.1", "--canary-tiles", "32"], doc, out, tmp)
         t = doc["tune"]["bilateral"]
@@ -505,25 +522,25 @@ def main():
               f"report.py --table tune-select: {r.stdout[-300:]} {r.stderr[-300:]}")
         # The same over chains.
         chain_out = os.path.join(tmp, "chains.json")
-        # As the app tune above: under load a chain's ladder can hold the accurate chain alone;
-        # such a tune is timed again (each one held to the rules), at most three tunes.
-        for attempt in range(3):
+        # As the app tune above: under load a chain's ladder can hold the accurate chain alone.
+        def tune_chains():
             r = run(binary, ["tune", "--pipeline", "bilateral,gaussian3", "--budget", "0.01,0.05",
                              "--train", train, "--test", test, "--size", "96", "--stage",
                              "1:--schemes accurate,stencil --loop-skip 1,2 --wg 8x8", "--stage",
                              "2:--schemes stencil --wg 8x4", "--reps", "3", "--warmup", "1",
                              "--quiet", "--select", "static,canary", "--canary-fraction", "0.1",
                              "--canary-tiles", "32", "--out", chain_out])
+            check(r.returncode == 0, f"tune --pipeline --select static,canary: {r.stderr[-500:]}")
             if r.returncode != 0:
-                break
+                return None
             chains = json.load(open(chain_out))
             check_chain_selection(chains)
-            if all(len(c["select"]["ladder"]) >= 2 for c in chains["tune"]["choices"]):
-                break
-            print(f"attempt {attempt + 1}: a chain ladder holds the accurate chain alone; timing "
-                  f"again", flush=True)
-        check(r.returncode == 0, f"tune --pipeline --select static,canary: {r.stderr[-500:]}")
-        if r.returncode == 0:
+            return chains
+
+        chains = tune_until(tune_chains, lambda d: all(len(c["select"]["ladder"]) >= 2
+                                                       for c in d["tune"]["choices"]),
+                            lambda d: "a chain ladder holds the accurate chain alone")
+        if chains is not None:
             for c in chains["tune"]["choices"]:
                 canary = c["select"]["canary"]
                 check(canary["where"] == "host" and "no chains" in canary["reason"],

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, numpy_or_skip
+from checks import check, finish, full_tier, numpy_or_skip
 
 np = numpy_or_skip()
 
@@ -108,7 +108,7 @@ def check_examples(binary, source, tmp, image):
 def check_check(binary, source):
     # Every example through every check with KPERF_TEST_FULL=1 (scripts/test.sh --full, where
     # the README's own commands check box5 too); in the fast tier box5 through the poison check.
-    full = os.environ.get("KPERF_TEST_FULL", "0") not in ("", "0")
+    full = full_tier()
     names = REFERENCES if full else ["box5"]
     apps = [os.path.join(source, "examples", "apps", n + ".cl") for n in names]
     r = run([binary, "check"] + sum([["--app-file", a] for a in apps], []) +
@@ -172,7 +172,7 @@ def readme_commands(source):
 def check_readme(binary, source, tmp):
     # With KPERF_TEST_FULL=1 only: the README's run sweeps every launch shape at 256x256 with the
     # default repetitions, 20 of this test's 55 s in the fast tier on 2 cores.
-    if os.environ.get("KPERF_TEST_FULL", "0") in ("", "0"):
+    if not full_tier():
         print("SKIP the README's commands: KPERF_TEST_FULL=1 (scripts/test.sh --full) runs them")
         return
     work = os.path.join(tmp, "readme")
