@@ -24,6 +24,8 @@ usage: tune_test.py KPERF_BINARY REPORT_PY [--devices]
 Exit 0 on success, 1 on a failed check, 77 (skipped, with a line saying why) when numpy is
 unavailable or, with --devices, when PoCL does not give two devices.
 """
+import contextlib
+import io
 import json
 import os
 import re
@@ -33,7 +35,7 @@ import sys
 import tempfile
 import time
 
-from checks import check, finish, numpy_or_skip
+from checks import FAILURES, check, finish, numpy_or_skip
 
 np = numpy_or_skip()
 
@@ -113,28 +115,50 @@ def neighbours(shape, shapes):
 
 
 def check_climb(doc):
-    """The sweep's climb: both baselines at every shape; every other survivor at its probe shape and
-    at every neighbour of its fastest, and (with vec 1,2 on two work-groups) not at every shape."""
-    shapes = doc["context"]["tune"]["shapes"]
-    check(doc["context"]["tune"]["sweep"] == "climb", "the default sweep climbs")
-    partial = 0
+    """The sweep's climb: both baselines at every shape; every other survivor at its probe shape and,
+    while it lies within climb_band of the fastest of a budget its probe error meets, at every
+    neighbour of its fastest; with vec 1,2 on two work-groups, not at every shape."""
+    tune = doc["context"]["tune"]
+    shapes, band, budgets = tune["shapes"], tune["climb_band"], tune["budgets"]
+    check(tune["sweep"] == "climb", "the default sweep climbs")
+    partial = stopped = 0
     for app, t in doc["tune"].items():
-        swept = {}
+        swept, probe_errors = {}, {}
         for r in doc["results"]:
-            if r["stage"] == "sweep" and r["app"] == app:
+            if r["app"] != app:
+                continue
+            if r["stage"] == "sweep":
                 swept.setdefault(r["variant"], {})[r["wg_label"] if "wg_label" in r else label(r)] = r
+            if r["stage"] == "probe" and r["status"] == "ok":
+                probe_errors.setdefault(r["variant"], []).append(r["error"][r["primary_metric"]])
+        baselines = ("accurate/none", "accurate/none/load:global")
+        fastest = {}
         for variant, rows in swept.items():
-            if variant in ("accurate/none", "accurate/none/load:global"):
+            ok = [r["time_ns"]["median"] for r in rows.values() if r["status"] == "ok"]
+            if ok:
+                fastest[variant] = min(ok)
+        meets = {v: [b for b in budgets if v in baselines or np.percentile(probe_errors.get(v, [np.inf]), 95) <= b]
+                 for v in fastest}
+        climbed = {p["variant"]: p["climbed"] for p in t["points"]}
+        for variant, rows in swept.items():
+            if variant in baselines:
                 check(sorted(rows) == sorted(shapes), f"{app} {variant}: a baseline at every shape")
                 continue
-            ok = {s: r["time_ns"]["median"] for s, r in rows.items() if r["status"] == "ok"}
-            if not ok:
+            if variant not in fastest:
                 continue
-            best = min(ok, key=ok.get)
+            best = min((s for s, r in rows.items() if r["status"] == "ok"), key=lambda s: rows[s]["time_ns"]["median"])
             missing = [s for s in neighbours(best, shapes) if s not in rows]
-            check(not missing, f"{app} {variant}: neighbours {missing} of its fastest {best} not timed")
+            near = [b for b in meets[variant]
+                    if fastest[variant] <= (1 + band) * min(fastest[v] for v in fastest if b in meets[v])]
+            if near:
+                check(not missing, f"{app} {variant}: within the band at {near}, neighbours {missing} of its fastest "
+                                   f"{best} not timed")
+            check(variant not in climbed or (not missing or not climbed[variant]) and (not near or climbed[variant]),
+                  f"{app} {variant}: climbed {climbed.get(variant)}, {len(missing)} neighbours untimed, near {near}")
             partial += len(rows) < len(shapes)
+            stopped += bool(missing)
     check(partial > 0, "the climb left some shape of some variant untimed")
+    return stopped
 
 
 def label(row):
@@ -459,13 +483,25 @@ def main():
         climb = subprocess.run([binary, "tune", "--apps", "gaussian3", "--budget", "0.5", "--train", train,
                                 "--test", test, "--wg", "8x8,16x4", "--vec", "1,2", "--py", "1,2", "--schemes",
                                 "accurate,rows:2", "--recon", "nn", "--load", "local,global",
-                                "--output", "none", "--precision", "f32,f16", "--relax", "none",
-                                "--warmup", "1", "--reps", "3", "--quiet", "--out", climb_out, "--cache", "cold"],
+                                "--output", "none", "--precision", "f32,f16", "--relax", "none", "--climb-band",
+                                "0.05", "--warmup", "1", "--reps", "3", "--quiet", "--out", climb_out, "--cache", "cold"],
                                capture_output=True, text=True)
         check(climb.returncode == 0, f"tune on a grid of shapes: {climb.stderr}")
         if climb.returncode == 0:
             climbed = json.load(open(climb_out))
-            check_climb(climbed)
+            stopped = check_climb(climbed)
+            check(stopped > 0 and climbed["context"]["tune"]["climb_band"] == 0.05,
+                  f"--climb-band 0.05 stopped {stopped} climbs")
+            # The same rows read with a band wide enough for every variant: a climb stopped inside
+            # the band must fail the check.
+            wide = json.loads(json.dumps(climbed))
+            wide["context"]["tune"]["climb_band"] = 100.0
+            failures_before = len(FAILURES)
+            with contextlib.redirect_stderr(io.StringIO()):  # its failures are the expected ones
+                check_climb(wide)
+            caught = len(FAILURES) > failures_before
+            del FAILURES[failures_before:]
+            check(caught or not stopped, "a climb stopped inside the band passes check_climb")
             cache = climbed["context"]["tune"]["cache"]
             check(cache["mode"] == "cold" and cache["cold"] and cache["flush_bytes"] >= 256 << 20,
                   f"--cache cold in the context: {cache}")

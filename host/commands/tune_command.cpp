@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "axis_options.hpp"
@@ -92,6 +93,7 @@ cxxopts::Options tune_options() {
     ("max-combinations", "combinations of the axis fronts tried per app, fastest predicted first", cxxopts::value<std::string>()->default_value("32"))
     ("screen-combinations", "auto (3 x --max-combinations), 0 (no screen) or more than --max-combinations: time this many of the fastest predicted combinations at their probe shape on the first training input and try the --max-combinations fastest measured", cxxopts::value<std::string>()->default_value("auto"))
     ("sweep", "climb (time each survivor at its starting shapes, then at the neighbours of its fastest until none is faster) or every (every launch shape)", cxxopts::value<std::string>()->default_value("climb"))
+    ("climb-band", "the climb goes on for a survivor only while its fastest time so far lies within this fraction of the fastest of a budget it meets (0.25), or all: every survivor climbs", cxxopts::value<std::string>()->default_value("0.25"))
     ("objective", "what is ranked: kernel (the launches' time), end-to-end (host packing or conversion, upload, launches, download) or energy (joules per launch; needs --energy)", cxxopts::value<std::string>()->default_value("kernel"))
     ("save-outputs", "directory for the test outputs of the choices and the accurate kernel (default: beside --out)", cxxopts::value<std::string>())
     ("devices", "spread each stage over these devices of one model, one process each: a list of --device values (1:0,1:1) or all (every device of --device's platform and model)", cxxopts::value<std::string>())
@@ -155,6 +157,13 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   if (sweep != "climb" && sweep != "every")
     throw UsageError("--sweep " + sweep + ": expected climb or every");
   cfg.sweep_every_shape = sweep == "every";
+  const std::string band = text("climb-band");
+  char *band_end = nullptr;
+  cfg.climb_band = band == "all" ? std::numeric_limits<double>::infinity()
+                                 : std::strtod(band.c_str(), &band_end);
+  if (band != "all" && (band.empty() || *band_end != '\0' || !(cfg.climb_band > 0) ||
+                        !std::isfinite(cfg.climb_band)))
+    throw UsageError("--climb-band " + band + ": expected a fraction above 0 (0.25) or all");
   cfg.tie_tolerance = parse_fraction("tie-tolerance", text("tie-tolerance"));
   cfg.percentile = parse_count("percentile", text("percentile"), 0, 100);
   const std::string objective = text("objective");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "fault_journal.hpp"
@@ -100,60 +101,67 @@ nlohmann::ordered_json search_context(const TuneConfig &cfg, const std::string &
   for (const KernelAxis &axis : kernel_axes())
     if (const auto list = cfg.axes.kernel.find(axis.flag); list != cfg.axes.kernel.end())
       space[axis.field] = list->second;
-  return {{"budgets", budgets},
-          {"percentile", cfg.percentile},
-          {"objective", cfg.energy_objective ? "energy"
-                        : cfg.end_to_end     ? "end-to-end"
-                                             : "kernel"},
-          {"energy", cfg.energy_spec == "none" ? nlohmann::ordered_json(nullptr)
-                     : cfg.energy ? nlohmann::ordered_json{{"source", cfg.energy->source()},
-                                                           {"counter", cfg.energy->describe()}}
-                                  : nlohmann::ordered_json{{"source", nullptr},
-                                                           {"reason", cfg.energy_absent_reason}}},
-          {"train", inputs_json(cfg.train, train_dir)},
-          {"test", inputs_json(cfg.test, test_dir)},
-          {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
-                            : nlohmann::ordered_json(nullptr)},
-          {"space", space},
-          {"shapes", shapes},
-          {"max_combinations", cfg.max_combinations},
-          {"screen_combinations", cfg.screen_combinations},
-          {"sweep", cfg.sweep_every_shape ? "every" : "climb"},
-          {"cache",
-           {{"mode", cfg.cache},
-            {"cold", cfg.cold},
-            {"flush_bytes", cfg.flush_bytes},
-            {"method", cfg.cold ? "clEnqueueFillBuffer of flush_bytes before every timed sample"
-                                : "back-to-back launches"}}},
-          {"rank",
-           {{"finalist_band", TuneConfig::kFinalistBand},
-            {"max_finalists", TuneConfig::kMaxFinalists},
-            {"rounds", std::min(TuneConfig::kRankRounds, cfg.rank_reps())},
-            {"reps", cfg.rank_reps()},
-            {"tie_tolerance", cfg.tie_tolerance}}},
-          {"devices", devices},
-          {"outputs_dir", cfg.outputs_dir},
-          {"method",
-           "probe: every single-axis variant (atom) at its largest valid block on every training "
-           "input, error only; pruned when the percentile training error exceeds the largest "
-           "budget. sweep (climb): the survivors timed on the first training input at their "
-           "probe shape and the accurate kernel's fastest (a combination also at its atoms' "
-           "fastest), then at the neighbours of their fastest shape (one of work-group, vec, py "
-           "changed) until none is faster; the accurate kernel and Paraprox's baseline at every "
-           "shape (sweep every: every survivor at every shape). combinations: the cross product "
-           "of each axis group's Pareto-optimal atoms, predicted (time ratios multiplied, errors "
-           "added), within the largest budget, fastest predicted first, probed and swept like "
-           "the atoms (screen, with screen_combinations: that many timed at their probe shape "
-           "on the first training input, the max_combinations fastest measured go on). "
-           "confirm: each survivor's fastest shape on every training input. points: each "
-           "survivor at its probe and best shapes. rank: per budget, the points within it whose "
-           "sweep time is within finalist_band of the fastest (at most max_finalists) timed "
-           "again with both baselines at their best shapes, interleaved in rounds on the first "
-           "training input; of the finalists within tie_tolerance of the fastest, the lowest "
-           "training error is chosen, and the choice's speedups are the rank stage's. test: the "
-           "choice on every held-out input, holds when the same percentile is within the "
-           "budget. Relaxed (racing) variants count the worst of several launches. Every timed "
-           "stage times as cache says: cold flushes the device's cache before each sample."}};
+  return {
+      {"budgets", budgets},
+      {"percentile", cfg.percentile},
+      {"objective", cfg.energy_objective ? "energy"
+                    : cfg.end_to_end     ? "end-to-end"
+                                         : "kernel"},
+      {"energy", cfg.energy_spec == "none" ? nlohmann::ordered_json(nullptr)
+                 : cfg.energy ? nlohmann::ordered_json{{"source", cfg.energy->source()},
+                                                       {"counter", cfg.energy->describe()}}
+                              : nlohmann::ordered_json{{"source", nullptr},
+                                                       {"reason", cfg.energy_absent_reason}}},
+      {"train", inputs_json(cfg.train, train_dir)},
+      {"test", inputs_json(cfg.test, test_dir)},
+      {"size", cfg.size ? nlohmann::ordered_json{cfg.size->first, cfg.size->second}
+                        : nlohmann::ordered_json(nullptr)},
+      {"space", space},
+      {"shapes", shapes},
+      {"max_combinations", cfg.max_combinations},
+      {"screen_combinations", cfg.screen_combinations},
+      {"sweep", cfg.sweep_every_shape ? "every" : "climb"},
+      {"climb_band", std::isfinite(cfg.climb_band) && !cfg.sweep_every_shape
+                         ? nlohmann::ordered_json(cfg.climb_band)
+                         : nlohmann::ordered_json(nullptr)},
+      {"cache",
+       {{"mode", cfg.cache},
+        {"cold", cfg.cold},
+        {"flush_bytes", cfg.flush_bytes},
+        {"method", cfg.cold ? "clEnqueueFillBuffer of flush_bytes before every timed sample"
+                            : "back-to-back launches"}}},
+      {"rank",
+       {{"finalist_band", TuneConfig::kFinalistBand},
+        {"max_finalists", TuneConfig::kMaxFinalists},
+        {"rounds", std::min(TuneConfig::kRankRounds, cfg.rank_reps())},
+        {"reps", cfg.rank_reps()},
+        {"tie_tolerance", cfg.tie_tolerance}}},
+      {"devices", devices},
+      {"outputs_dir", cfg.outputs_dir},
+      {"method",
+       "probe: every single-axis variant (atom) at its largest valid block on every training "
+       "input, error only; pruned when the percentile training error exceeds the largest "
+       "budget. sweep (climb): the survivors timed on the first training input at their "
+       "probe shape and the accurate kernel's fastest (a combination also at its atoms' "
+       "fastest), then at the neighbours of their fastest shape (one of work-group, vec, py "
+       "changed) until none is faster, while their fastest so far lies within climb_band of the "
+       "fastest of a budget their probe error meets; the accurate kernel and Paraprox's baseline "
+       "at every "
+       "shape (sweep every: every survivor at every shape). combinations: the cross product "
+       "of each axis group's Pareto-optimal atoms, predicted (time ratios multiplied, errors "
+       "added), within the largest budget, fastest predicted first, probed and swept like "
+       "the atoms (screen, with screen_combinations: that many timed at their probe shape "
+       "on the first training input, the max_combinations fastest measured go on). "
+       "confirm: each survivor's fastest shape, and up to near_shapes more within shape_band "
+       "of it, on every training input. points: each survivor at its probe shape and those. "
+       "rank: per budget, the points within it whose "
+       "sweep time is within finalist_band of the fastest (at most max_finalists) timed "
+       "again with both baselines at their best shapes, interleaved in rounds on the first "
+       "training input; of the finalists within tie_tolerance of the fastest, the lowest "
+       "training error is chosen, and the choice's speedups are the rank stage's. test: the "
+       "choice on every held-out input, holds when the same percentile is within the "
+       "budget. Relaxed (racing) variants count the worst of several launches. Every timed "
+       "stage times as cache says: cold flushes the device's cache before each sample."}};
 }
 
 // The context's "tune" block: what was searched, on which inputs, and how; with --select canary,

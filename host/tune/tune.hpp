@@ -170,13 +170,24 @@ struct TuneConfig {
   // at the neighbours (neighbour_shapes) of its fastest shape until none is faster; the two
   // baselines are always timed at every shape.
   bool sweep_every_shape = false;
+  // --climb-band: a survivor climbs on only while its fastest time so far lies within this
+  // fraction of the fastest of any budget it meets (its probe error within it; the accurate
+  // kernel meets them all); the others keep the shapes they ran at. Leaders only get faster, so
+  // a climb once stopped never would have gone on. Infinity (`all`): every survivor climbs.
+  double climb_band = 0.25;
   // The rank stage: per budget, the points within it whose sweep time lies within
   // kFinalistBand of the fastest (at most kMaxFinalists) are timed again with the accurate
   // kernel and Paraprox's baseline at their best shapes, interleaved in kRankRounds rounds of
   // rank_reps() launches in all; the choice is stable_choice() with --tie-tolerance.
   double tie_tolerance = 0.03;
   static constexpr double kFinalistBand = 0.10;
-  static constexpr std::size_t kMaxFinalists = 4;
+  static constexpr std::size_t kMaxFinalists = 8;
+  // Beside its fastest shape, up to kNearShapes more of a survivor's shapes whose sweep time lies
+  // within kShapeBand of its fastest are confirmed and become points: one sample a shape differs
+  // between two runs by up to 3.1 % (p90; 1.1 % median) on an H200, so which of them is fastest
+  // is the rank stage's to say, not the sweep's.
+  static constexpr double kShapeBand = 0.03;
+  static constexpr std::size_t kNearShapes = 2;
   static constexpr int kRankRounds = 6;
   int rank_reps() const { return 3 * reps; }
   // --select (SPEC 15): the static choice is always made; with canary each budget also keeps a
@@ -267,6 +278,7 @@ class Tuner {
     std::string problem;  // why it left the search
     std::string pruned_at;
     bool swept = false;
+    bool climb_stopped = false;  // outside climb_band of every budget it meets
     std::optional<Combination> proposal;
   };
   // A survivor at one launch shape: its time on the first training input, its errors on all.
@@ -307,7 +319,16 @@ class Tuner {
   bool sweep(const std::string &origin, const std::string &baseline, const Checkpoint &checkpoint);
   std::vector<WorkGroup> climb_shapes(const AppDescriptor &app, const std::string &id,
                                       const State &s) const;
+  // A variant's fastest sweep row on the first training input so far: its shape and time.
+  std::optional<std::pair<WorkGroup, double>> fastest_swept(const AppDescriptor &app,
+                                                            const std::string &variant) const;
+  void stop_distant_climbs(const std::string &origin);
   Plan confirm_plan();
+  // A survivor's shapes that become points: its probe shape, its fastest and those near it
+  // (kShapeBand), each with the stage whose rows hold its training errors.
+  std::vector<std::pair<WorkGroup, std::string>> point_shapes(const AppDescriptor &app,
+                                                              const std::string &id,
+                                                              const State &s) const;
   // The finalists of every budget with both baselines at their best shapes, and their times in
   // the rank stage (on the device that measured them).
   Plan rank_plan(const std::map<std::string, std::vector<Point>> &points) const;

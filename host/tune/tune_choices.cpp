@@ -27,9 +27,7 @@ std::vector<Tuner::Point> TuneReport::points_of(const AppDescriptor &app) const 
   for (const auto &id : t_.order_.at(app.name)) {
     const State &s = m.at(id);
     if (!s.problem.empty() || !s.best) continue;
-    std::vector<std::pair<WorkGroup, std::string>> where = {{*s.probe, "probe"}};
-    if (!(*s.best == *s.probe)) where.emplace_back(*s.best, "confirm");
-    for (const auto &[wg, stage_name] : where) {
+    for (const auto &[wg, stage_name] : t_.point_shapes(app, id, s)) {
       const TuneRow *found =
           t_.ledger_->find("sweep", app.name, id, shape_label(wg), t_.cfg_.train[0].name);
       const ResultRow *timed = found ? &found->row : nullptr;
@@ -122,6 +120,7 @@ nlohmann::ordered_json TuneReport::app_json(const AppDescriptor &app,
     nlohmann::ordered_json per = nlohmann::ordered_json::object();
     for (std::size_t i = 0; i < p.errors.size(); ++i) per[t_.cfg_.train[i].name] = p.errors[i];
     pj["train_errors"] = per;
+    if (!t_.cfg_.sweep_every_shape) pj["climbed"] = !s.climb_stopped;
     if (s.proposal)
       pj["predicted"] = {{"time_ns", s.proposal->predicted_time},
                          {"error", s.proposal->predicted_error}};

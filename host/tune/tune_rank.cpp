@@ -2,6 +2,8 @@
 // again beside the accurate kernel in interleaved rounds, and the stable rule that chooses.
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <tuple>
 
@@ -48,6 +50,7 @@ bool Tuner::sweep(const std::string &origin, const std::string &baseline,
   // The rows carry no round, so a resumed tune replays the climb from them.
   std::set<std::tuple<std::string, std::string, WorkGroup>> planned;
   while (true) {
+    stop_distant_climbs(origin);
     Plan plan;
     for (auto *app : cfg_.apps)
       for (auto &[id, s] : states_[app->name]) {
@@ -67,38 +70,73 @@ bool Tuner::sweep(const std::string &origin, const std::string &baseline,
   }
 }
 
+std::optional<std::pair<WorkGroup, double>> Tuner::fastest_swept(const AppDescriptor &app,
+                                                                 const std::string &variant) const {
+  std::optional<std::pair<WorkGroup, double>> best;
+  for (const auto &wg : cfg_.shapes) {
+    const TuneRow *r =
+        ledger_->find("sweep", app.name, variant, shape_label(wg), cfg_.train[0].name);
+    const std::optional<TimingStats> t =
+        r && r->row.ok() ? ledger_->objective_time(*r) : std::nullopt;
+    if (t && (!best || t->median < best->second)) best = std::make_pair(wg, t->median);
+  }
+  return best;
+}
+
+// Before each round of the climb: a survivor whose fastest time so far lies outside climb_band
+// of the fastest of every budget it meets stops climbing. Finalists lie within kFinalistBand of
+// a budget's fastest; replayed on three committed H200 tunes at 2048^2, a band of 0.25 left
+// every budget's finalists as the full climb had them, for under half the programs.
+void Tuner::stop_distant_climbs(const std::string &origin) {
+  if (!std::isfinite(cfg_.climb_band)) return;
+  for (auto *app : cfg_.apps) {
+    auto &m = states_[app->name];
+    auto meets = [&](const State &s, double budget) {
+      return is_exact(s.v) || s.probe_error <= budget;
+    };
+    std::map<std::string, double> so_far;
+    for (const auto &[id, s] : m)
+      if (s.problem.empty())
+        if (const auto f = fastest_swept(*app, id)) so_far[id] = f->second;
+    for (auto &[id, s] : m) {
+      const auto own = so_far.find(id);
+      if (s.origin.rfind(origin, 0) != 0 || !s.problem.empty() || s.climb_stopped ||
+          id == base_id_ || id == paraprox_id_ || own == so_far.end())
+        continue;
+      bool near = false;
+      for (double budget : cfg_.budgets) {
+        if (!meets(s, budget)) continue;
+        double fastest = std::numeric_limits<double>::infinity();
+        for (const auto &[other, t] : so_far)
+          if (meets(m.at(other), budget)) fastest = std::min(fastest, t);
+        near = near || own->second <= fastest * (1 + cfg_.climb_band);
+      }
+      s.climb_stopped = !near;
+    }
+  }
+}
+
 // The shapes a survivor's climb wants timed: its starting shapes (its probe shape, the accurate
 // kernel's fastest, and for a combination each of its atoms' fastest) and the neighbours of its
-// own fastest so far. Every shape when none it ran at so far ran.
+// own fastest so far. Every shape when none it ran at so far ran; none once its climb stopped.
 std::vector<WorkGroup> Tuner::climb_shapes(const AppDescriptor &app, const std::string &id,
                                            const State &s) const {
-  bool any_row = false;
-  auto fastest = [&](const std::string &variant, bool own) -> std::optional<WorkGroup> {
-    std::optional<WorkGroup> best;
-    double best_time = 0;
-    for (const auto &wg : cfg_.shapes) {
-      const TuneRow *r =
-          ledger_->find("sweep", app.name, variant, shape_label(wg), cfg_.train[0].name);
-      if (!r) continue;
-      any_row = any_row || own;
-      const std::optional<TimingStats> t = r->row.ok() ? ledger_->objective_time(*r) : std::nullopt;
-      if (t && (!best || t->median < best_time)) best = wg, best_time = t->median;
-    }
-    return best;
-  };
+  if (s.climb_stopped) return {};
   std::vector<WorkGroup> shapes = {*s.probe};
-  if (const auto b = fastest(base_id_, false)) shapes.push_back(*b);
+  if (const auto b = fastest_swept(app, base_id_)) shapes.push_back(b->first);
   if (s.origin == "combination")
     for (const AxisGroup g : all_groups()) {
       const std::string atom = variant_id(with_group(base_, g, s.v));
       if (atom == base_id_ || atom == id) continue;
-      if (const auto b = fastest(atom, false)) shapes.push_back(*b);
+      if (const auto b = fastest_swept(app, atom)) shapes.push_back(b->first);
     }
-  if (const auto own = fastest(id, true)) {
-    const std::vector<WorkGroup> next = neighbour_shapes(cfg_.shapes, *own);
+  if (const auto own = fastest_swept(app, id)) {
+    const std::vector<WorkGroup> next = neighbour_shapes(cfg_.shapes, own->first);
     shapes.insert(shapes.end(), next.begin(), next.end());
-  } else if (any_row) {
-    return cfg_.shapes;
+  } else {
+    for (const auto &wg : cfg_.shapes)
+      if (ledger_->find("sweep", app.name, id, shape_label(wg), cfg_.train[0].name))
+        return cfg_.shapes;  // rows, none ok: every shape
   }
   return shapes;
 }
