@@ -78,6 +78,21 @@ TEST(Tune, ParetoKeepsTheFirstOfDuplicatesAndDropsTies) {
   EXPECT_EQ(pareto_indices({{3, 3}}), (std::vector<std::size_t>{0}));
 }
 
+TEST(Tune, NearFrontKeepsWhatNoPointBeatsByMoreThanTheBand) {
+  const std::vector<FrontPoint> points = {
+      {100, 0.01},  // 0: front
+      {102, 0.02},  // 1: 2 % slower than 0, more error: within a 3 % band
+      {104, 0.02},  // 2: 4 % slower than 0, more error: beaten
+      {90, 0.05},   // 3: front (fastest)
+      {100, 0.01},  // 4: duplicate of 0, kept
+      {99, 0.06},   // 5: slower than 3, more error: beaten by 3 at any band under 10 %
+  };
+  EXPECT_EQ(near_front_indices(points, 0.03), (std::vector<std::size_t>{0, 1, 3, 4}));
+  EXPECT_EQ(near_front_indices(points, 0.0), (std::vector<std::size_t>{0, 3, 4}));
+  EXPECT_EQ(near_front_indices(points, 0.2), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_TRUE(near_front_indices({}, 0.03).empty());
+}
+
 AxesSpec small_space() {
   AxesSpec axes;
   axes.schemes = "accurate,stencil,rows:2,cols:3";

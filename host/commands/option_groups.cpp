@@ -46,7 +46,7 @@ void add_search_options(cxxopts::Options& options, const std::string& metric) {
                         "of a budget's finalists, timed again beside the accurate one in "
                         "interleaved rounds, those within this fraction of the fastest are a tie, "
                         "won by the lowest training error",
-                        text_value("0.03"))(
+                        text_value("0.015"))(
       "cache",
       "the device cache in the timed stages: cold (flushed before every sample, as kperf run "
       "--cold), warm (back-to-back launches) or auto (cold on a GPU, warm on a CPU)",

@@ -40,7 +40,7 @@ std::vector<Chain> chains_of(const std::vector<const AppDescriptor*>& apps,
 // What the chain tuner is asked.
 struct ChainTuneRequest {
   std::vector<double> budgets;  // ascending
-  double percentile = 95, tie_tolerance = 0.03;
+  double percentile = 95, tie_tolerance = 0.015;
   std::vector<ImageSource> train, test;
   std::optional<std::pair<int, int>> size;  // none: every input at its own size
 };

@@ -27,13 +27,25 @@ std::vector<std::size_t> pareto_indices(const std::vector<FrontPoint> &points) {
   return front;
 }
 
+std::vector<std::size_t> near_front_indices(const std::vector<FrontPoint> &points, double band) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    bool beaten = false;
+    for (std::size_t j = 0; j < points.size() && !beaten; ++j)
+      beaten = j != i && points[j].error <= points[i].error &&
+               points[j].time * (1 + band) < points[i].time;
+    if (!beaten) out.push_back(i);
+  }
+  return out;
+}
+
 std::vector<Combination> propose_combinations(const std::vector<AtomStanding> &atoms,
                                               double base_time, double max_error,
                                               std::size_t limit) {
   if (base_time <= 0) return {};
   const Variant base = default_variant();
   const std::string base_id = variant_id(base);
-  // Per group, the front of its atoms; the default value (no change, ratio 1,
+  // Per group, the front of its atoms and those near it; the default value (no change, ratio 1,
   // error 0) always takes part so that a combination may leave a group alone.
   struct Member {
     Variant donor;
@@ -51,7 +63,7 @@ std::vector<Combination> propose_combinations(const std::vector<AtomStanding> &a
       }
     std::vector<Member> &front = fronts[g];
     front.push_back({base, 1.0, 0.0, true});
-    for (std::size_t i : pareto_indices(points))
+    for (std::size_t i : near_front_indices(points, TuneConfig::kFrontBand))
       front.push_back(
           {members[i]->variant, members[i]->time / base_time, members[i]->error, false});
   }

@@ -39,6 +39,9 @@ struct FrontPoint {
 // when another is no worse in both and better in one; of exact duplicates only
 // the first is kept.
 std::vector<std::size_t> pareto_indices(const std::vector<FrontPoint> &points);
+// The points no other beats by more than `band` in time at no more error, in input order: the
+// front and those within the band of it. With band 0, the front with its duplicates.
+std::vector<std::size_t> near_front_indices(const std::vector<FrontPoint> &points, double band);
 
 // The variant's identity in result keys: "rows:2/nn/load:global/f16"
 // (scheme/recon[/axes]).
@@ -179,7 +182,7 @@ struct TuneConfig {
   // kFinalistBand of the fastest (at most kMaxFinalists) are timed again with the accurate
   // kernel and Paraprox's baseline at their best shapes, interleaved in kRankRounds rounds of
   // rank_reps() launches in all; the choice is stable_choice() with --tie-tolerance.
-  double tie_tolerance = 0.03;
+  double tie_tolerance = 0.015;
   static constexpr double kFinalistBand = 0.10;
   static constexpr std::size_t kMaxFinalists = 8;
   // Beside its fastest shape, up to kNearShapes more of a survivor's shapes whose sweep time lies
@@ -188,6 +191,10 @@ struct TuneConfig {
   // is the rank stage's to say, not the sweep's.
   static constexpr double kShapeBand = 0.03;
   static constexpr std::size_t kNearShapes = 2;
+  // An axis group's atoms that combinations are made of: its front and the atoms within
+  // kFrontBand of it in time (near_front_indices), for the same noise: which of two atoms of
+  // almost equal time and error is on the front is one sample's to say.
+  static constexpr double kFrontBand = 0.03;
   static constexpr int kRankRounds = 6;
   int rank_reps() const { return 3 * reps; }
   // --select (SPEC 15): the static choice is always made; with canary each budget also keeps a
