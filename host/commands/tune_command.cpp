@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <limits>
 #include <set>
 
 #include "axis_options.hpp"
@@ -140,9 +139,7 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   make_space(cfg.axes);  // a bad value fails here, before any work
   cfg.max_combinations = static_cast<std::size_t>(
       parse_count("max-combinations", text("max-combinations"), 0, 100000));
-  // Screening three times as many as are tried found faster choices than the predictions alone,
-  // for one timed shape per combination screened (15 s of a 304 s tune at 4096^2 on an H100;
-  // results/README).
+  // A screen of 3x as many as are tried chose faster than predictions alone (docs/cli.md).
   constexpr std::size_t kScreenFactor = 3;
   cfg.screen_combinations =
       text("screen-combinations") == "auto"
@@ -157,13 +154,7 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   if (sweep != "climb" && sweep != "every")
     throw UsageError("--sweep " + sweep + ": expected climb or every");
   cfg.sweep_every_shape = sweep == "every";
-  const std::string band = text("climb-band");
-  char *band_end = nullptr;
-  cfg.climb_band = band == "all" ? std::numeric_limits<double>::infinity()
-                                 : std::strtod(band.c_str(), &band_end);
-  if (band != "all" && (band.empty() || *band_end != '\0' || !(cfg.climb_band > 0) ||
-                        !std::isfinite(cfg.climb_band)))
-    throw UsageError("--climb-band " + band + ": expected a fraction above 0 (0.25) or all");
+  cfg.climb_band = climb_band_from_text(text("climb-band"));
   cfg.tie_tolerance = parse_fraction("tie-tolerance", text("tie-tolerance"));
   cfg.percentile = parse_count("percentile", text("percentile"), 0, 100);
   const std::string objective = text("objective");
@@ -307,8 +298,8 @@ int report_tune_end(const nlohmann::ordered_json &summary, std::size_t rows, std
   if (broken) report_broken_truths(broken);
   if (faulted == 0 && unmeasured.empty()) return broken ? kExitFaulted : 0;
   std::fprintf(stderr,
-               "kperf: %zu configuration%s faulted the device (device_fault rows, dropped from "
-               "the search); %zu verdict%s unmeasured\n",
+               "kperf: %zu configuration%s faulted the device (device_fault rows, dropped from the "
+               "search); %zu verdict%s unmeasured\n",
                faulted, faulted == 1 ? "" : "s", unmeasured.size(),
                unmeasured.size() == 1 ? "" : "s");
   return kExitFaulted;

@@ -120,6 +120,7 @@ nlohmann::ordered_json search_context(const TuneConfig &cfg, const std::string &
       {"shapes", shapes},
       {"max_combinations", cfg.max_combinations},
       {"screen_combinations", cfg.screen_combinations},
+      {"front_band", TuneConfig::kFrontBand},
       {"sweep", cfg.sweep_every_shape ? "every" : "climb"},
       {"climb_band", std::isfinite(cfg.climb_band) && !cfg.sweep_every_shape
                          ? nlohmann::ordered_json(cfg.climb_band)
@@ -148,7 +149,8 @@ nlohmann::ordered_json search_context(const TuneConfig &cfg, const std::string &
        "fastest of a budget their probe error meets; the accurate kernel and Paraprox's baseline "
        "at every "
        "shape (sweep every: every survivor at every shape). combinations: the cross product "
-       "of each axis group's Pareto-optimal atoms, predicted (time ratios multiplied, errors "
+       "of each axis group's Pareto-optimal atoms and those within front_band of its front in "
+       "time, predicted (time ratios multiplied, errors "
        "added), within the largest budget, fastest predicted first, probed and swept like "
        "the atoms (screen, with screen_combinations: that many timed at their probe shape "
        "on the first training input, the max_combinations fastest measured go on). "

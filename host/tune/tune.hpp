@@ -41,6 +41,9 @@ struct FrontPoint {
 std::vector<std::size_t> pareto_indices(const std::vector<FrontPoint> &points);
 // The points no other beats by more than `band` in time at no more error, in input order: the
 // front and those within the band of it. With band 0, the front with its duplicates.
+// --climb-band's value: a fraction above 0, or "all" (infinity); anything else throws
+// std::invalid_argument with one line.
+double climb_band_from_text(const std::string &text);
 std::vector<std::size_t> near_front_indices(const std::vector<FrontPoint> &points, double band);
 
 // The variant's identity in result keys: "rows:2/nn/load:global/f16"
@@ -324,18 +327,7 @@ class Tuner {
   Plan plan_of(const std::string &origin_prefix, bool every_shape);
   // The sweep of an origin's survivors (tune_rank.cpp): every shape, or the climb.
   bool sweep(const std::string &origin, const std::string &baseline, const Checkpoint &checkpoint);
-  std::vector<WorkGroup> climb_shapes(const AppDescriptor &app, const std::string &id,
-                                      const State &s) const;
-  // A variant's fastest sweep row on the first training input so far: its shape and time.
-  std::optional<std::pair<WorkGroup, double>> fastest_swept(const AppDescriptor &app,
-                                                            const std::string &variant) const;
-  void stop_distant_climbs(const std::string &origin);
   Plan confirm_plan();
-  // A survivor's shapes that become points: its probe shape, its fastest and those near it
-  // (kShapeBand), each with the stage whose rows hold its training errors.
-  std::vector<std::pair<WorkGroup, std::string>> point_shapes(const AppDescriptor &app,
-                                                              const std::string &id,
-                                                              const State &s) const;
   // The finalists of every budget with both baselines at their best shapes, and their times in
   // the rank stage (on the device that measured them).
   Plan rank_plan(const std::map<std::string, std::vector<Point>> &points) const;

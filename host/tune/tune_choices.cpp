@@ -27,7 +27,7 @@ std::vector<Tuner::Point> TuneReport::points_of(const AppDescriptor &app) const 
   for (const auto &id : t_.order_.at(app.name)) {
     const State &s = m.at(id);
     if (!s.problem.empty() || !s.best) continue;
-    for (const auto &[wg, stage_name] : t_.point_shapes(app, id, s)) {
+    for (const auto &[wg, stage_name] : point_shapes(app, id, s)) {
       const TuneRow *found =
           t_.ledger_->find("sweep", app.name, id, shape_label(wg), t_.cfg_.train[0].name);
       const ResultRow *timed = found ? &found->row : nullptr;
@@ -43,6 +43,29 @@ std::vector<Tuner::Point> TuneReport::points_of(const AppDescriptor &app) const 
     }
   }
   return points;
+}
+
+std::vector<std::pair<WorkGroup, std::string>> TuneReport::point_shapes(const AppDescriptor &app,
+                                                                        const std::string &id,
+                                                                        const State &s) const {
+  std::vector<std::pair<WorkGroup, std::string>> out = {{*s.probe, "probe"}};
+  if (!s.best) return out;
+  if (!(*s.best == *s.probe)) out.emplace_back(*s.best, "confirm");
+  std::vector<std::pair<double, WorkGroup>> near;
+  for (const auto &wg : t_.cfg_.shapes) {
+    if (wg == *s.best || wg == *s.probe) continue;
+    const TuneRow *r =
+        t_.ledger_->find("sweep", app.name, id, shape_label(wg), t_.cfg_.train[0].name);
+    const std::optional<TimingStats> t =
+        r && r->row.ok() ? t_.ledger_->objective_time(*r) : std::nullopt;
+    if (t && t->median <= s.best_time * (1 + TuneConfig::kShapeBand))
+      near.push_back({t->median, wg});
+  }
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (std::size_t i = 0; i < near.size() && i < TuneConfig::kNearShapes; ++i)
+    out.emplace_back(near[i].second, "confirm");
+  return out;
 }
 
 // Per budget: of the finalists that the rank stage timed, stable_choice(); the fastest point in

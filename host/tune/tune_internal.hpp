@@ -78,6 +78,11 @@ class TuneReport {
                                       const nlohmann::ordered_json &points) const;
   nlohmann::ordered_json accurate_outputs_json(const AppDescriptor &app) const;
   double best_time_of(const std::string &app, const std::string &id) const;
+  // A survivor's shapes that become points: its probe shape, its fastest and those near it
+  // (TuneConfig::kShapeBand), each with the stage whose rows hold its training errors.
+  std::vector<std::pair<WorkGroup, std::string>> point_shapes(const AppDescriptor &app,
+                                                              const std::string &id,
+                                                              const State &s) const;
   std::vector<Point> ladder_of(const AppDescriptor &app, const std::vector<Point> &points,
                                const Choice &choice) const;
   // The canary of every held-out input for every rung of an app's ladders, and the select blocks.
@@ -118,6 +123,14 @@ class TuneStages {
   // The units a worker's request names (run_share's plan).
   Plan plan_of_request(const nlohmann::json &request) const;
   std::vector<ImageSource> inputs_of(StageInputs which) const;
+  // The climb (tune_rank.cpp): the shapes a survivor wants timed next; a variant's fastest sweep
+  // row on the first training input so far (its shape and time); and, before each round, the
+  // survivors that stop climbing (TuneConfig::climb_band).
+  std::vector<WorkGroup> climb_shapes(const AppDescriptor &app, const std::string &id,
+                                      const Tuner::State &s) const;
+  std::optional<std::pair<WorkGroup, double>> fastest_swept(const AppDescriptor &app,
+                                                            const std::string &variant) const;
+  void stop_distant_climbs(const std::string &origin);
 
  private:
   // A stage's plan split over the devices (shares[0]: this process's), and the worker process

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "choice.hpp"
@@ -40,6 +42,16 @@ std::optional<std::size_t> stable_choice(const std::vector<RankedCandidate> &can
   return best;
 }
 
+double climb_band_from_text(const std::string &text) {
+  if (text == "all") return std::numeric_limits<double>::infinity();
+  char *end = nullptr;
+  const double band = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(band > 0) || !std::isfinite(band))
+    throw std::invalid_argument("--climb-band " + text +
+                                ": expected a fraction above 0 (0.25) or all");
+  return band;
+}
+
 bool Tuner::sweep(const std::string &origin, const std::string &baseline,
                   const Checkpoint &checkpoint) {
   if (cfg_.sweep_every_shape)
@@ -50,14 +62,15 @@ bool Tuner::sweep(const std::string &origin, const std::string &baseline,
   // The rows carry no round, so a resumed tune replays the climb from them.
   std::set<std::tuple<std::string, std::string, WorkGroup>> planned;
   while (true) {
-    stop_distant_climbs(origin);
+    TuneStages(*this).stop_distant_climbs(origin);
     Plan plan;
     for (auto *app : cfg_.apps)
       for (auto &[id, s] : states_[app->name]) {
         if (s.origin.rfind(origin, 0) != 0 || !s.problem.empty()) continue;
         const bool baseline_variant = id == base_id_ || id == paraprox_id_;
         std::vector<WorkGroup> fresh;
-        for (const auto &wg : baseline_variant ? cfg_.shapes : climb_shapes(*app, id, s))
+        for (const auto &wg :
+             baseline_variant ? cfg_.shapes : TuneStages(*this).climb_shapes(*app, id, s))
           if (!ledger_->find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name) &&
               planned.insert({app->name, id, wg}).second)
             fresh.push_back(wg);
@@ -70,14 +83,14 @@ bool Tuner::sweep(const std::string &origin, const std::string &baseline,
   }
 }
 
-std::optional<std::pair<WorkGroup, double>> Tuner::fastest_swept(const AppDescriptor &app,
-                                                                 const std::string &variant) const {
+std::optional<std::pair<WorkGroup, double>> TuneStages::fastest_swept(
+    const AppDescriptor &app, const std::string &variant) const {
   std::optional<std::pair<WorkGroup, double>> best;
-  for (const auto &wg : cfg_.shapes) {
+  for (const auto &wg : t_.cfg_.shapes) {
     const TuneRow *r =
-        ledger_->find("sweep", app.name, variant, shape_label(wg), cfg_.train[0].name);
+        t_.ledger_->find("sweep", app.name, variant, shape_label(wg), t_.cfg_.train[0].name);
     const std::optional<TimingStats> t =
-        r && r->row.ok() ? ledger_->objective_time(*r) : std::nullopt;
+        r && r->row.ok() ? t_.ledger_->objective_time(*r) : std::nullopt;
     if (t && (!best || t->median < best->second)) best = std::make_pair(wg, t->median);
   }
   return best;
@@ -87,11 +100,11 @@ std::optional<std::pair<WorkGroup, double>> Tuner::fastest_swept(const AppDescri
 // of the fastest of every budget it meets stops climbing. Finalists lie within kFinalistBand of
 // a budget's fastest; replayed on three committed H200 tunes at 2048^2, a band of 0.25 left
 // every budget's finalists as the full climb had them, for under half the programs.
-void Tuner::stop_distant_climbs(const std::string &origin) {
-  if (!std::isfinite(cfg_.climb_band)) return;
-  for (auto *app : cfg_.apps) {
-    auto &m = states_[app->name];
-    auto meets = [&](const State &s, double budget) {
+void TuneStages::stop_distant_climbs(const std::string &origin) {
+  if (!std::isfinite(t_.cfg_.climb_band)) return;
+  for (auto *app : t_.cfg_.apps) {
+    auto &m = t_.states_[app->name];
+    auto meets = [&](const Tuner::State &s, double budget) {
       return is_exact(s.v) || s.probe_error <= budget;
     };
     std::map<std::string, double> so_far;
@@ -101,15 +114,15 @@ void Tuner::stop_distant_climbs(const std::string &origin) {
     for (auto &[id, s] : m) {
       const auto own = so_far.find(id);
       if (s.origin.rfind(origin, 0) != 0 || !s.problem.empty() || s.climb_stopped ||
-          id == base_id_ || id == paraprox_id_ || own == so_far.end())
+          id == t_.base_id_ || id == t_.paraprox_id_ || own == so_far.end())
         continue;
       bool near = false;
-      for (double budget : cfg_.budgets) {
+      for (double budget : t_.cfg_.budgets) {
         if (!meets(s, budget)) continue;
         double fastest = std::numeric_limits<double>::infinity();
         for (const auto &[other, t] : so_far)
           if (meets(m.at(other), budget)) fastest = std::min(fastest, t);
-        near = near || own->second <= fastest * (1 + cfg_.climb_band);
+        near = near || own->second <= fastest * (1 + t_.cfg_.climb_band);
       }
       s.climb_stopped = !near;
     }
@@ -119,24 +132,24 @@ void Tuner::stop_distant_climbs(const std::string &origin) {
 // The shapes a survivor's climb wants timed: its starting shapes (its probe shape, the accurate
 // kernel's fastest, and for a combination each of its atoms' fastest) and the neighbours of its
 // own fastest so far. Every shape when none it ran at so far ran; none once its climb stopped.
-std::vector<WorkGroup> Tuner::climb_shapes(const AppDescriptor &app, const std::string &id,
-                                           const State &s) const {
+std::vector<WorkGroup> TuneStages::climb_shapes(const AppDescriptor &app, const std::string &id,
+                                                const Tuner::State &s) const {
   if (s.climb_stopped) return {};
   std::vector<WorkGroup> shapes = {*s.probe};
-  if (const auto b = fastest_swept(app, base_id_)) shapes.push_back(b->first);
+  if (const auto b = fastest_swept(app, t_.base_id_)) shapes.push_back(b->first);
   if (s.origin == "combination")
     for (const AxisGroup g : all_groups()) {
-      const std::string atom = variant_id(with_group(base_, g, s.v));
-      if (atom == base_id_ || atom == id) continue;
+      const std::string atom = variant_id(with_group(t_.base_, g, s.v));
+      if (atom == t_.base_id_ || atom == id) continue;
       if (const auto b = fastest_swept(app, atom)) shapes.push_back(b->first);
     }
   if (const auto own = fastest_swept(app, id)) {
-    const std::vector<WorkGroup> next = neighbour_shapes(cfg_.shapes, own->first);
+    const std::vector<WorkGroup> next = neighbour_shapes(t_.cfg_.shapes, own->first);
     shapes.insert(shapes.end(), next.begin(), next.end());
   } else {
-    for (const auto &wg : cfg_.shapes)
-      if (ledger_->find("sweep", app.name, id, shape_label(wg), cfg_.train[0].name))
-        return cfg_.shapes;  // rows, none ok: every shape
+    for (const auto &wg : t_.cfg_.shapes)
+      if (t_.ledger_->find("sweep", app.name, id, shape_label(wg), t_.cfg_.train[0].name))
+        return t_.cfg_.shapes;  // rows, none ok: every shape
   }
   return shapes;
 }

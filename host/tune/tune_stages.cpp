@@ -463,33 +463,11 @@ Tuner::Plan Tuner::confirm_plan() {
     for (auto &[id, s] : states_[app->name]) {
       if (!s.problem.empty() || !s.best) continue;
       std::vector<WorkGroup> shapes;
-      for (const auto &[wg, stage] : point_shapes(*app, id, s))
+      for (const auto &[wg, stage] : TuneReport(*this).point_shapes(*app, id, s))
         if (stage == "confirm") shapes.push_back(wg);
       if (!shapes.empty()) plan.apps[app->name][id] = {s.v, shapes};
     }
   return plan;
-}
-
-std::vector<std::pair<WorkGroup, std::string>> Tuner::point_shapes(const AppDescriptor &app,
-                                                                   const std::string &id,
-                                                                   const State &s) const {
-  std::vector<std::pair<WorkGroup, std::string>> out = {{*s.probe, "probe"}};
-  if (!s.best) return out;
-  if (!(*s.best == *s.probe)) out.emplace_back(*s.best, "confirm");
-  std::vector<std::pair<double, WorkGroup>> near;
-  for (const auto &wg : cfg_.shapes) {
-    if (wg == *s.best || wg == *s.probe) continue;
-    const TuneRow *r = ledger_->find("sweep", app.name, id, shape_label(wg), cfg_.train[0].name);
-    const std::optional<TimingStats> t =
-        r && r->row.ok() ? ledger_->objective_time(*r) : std::nullopt;
-    if (t && t->median <= s.best_time * (1 + TuneConfig::kShapeBand))
-      near.push_back({t->median, wg});
-  }
-  std::stable_sort(near.begin(), near.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
-  for (std::size_t i = 0; i < near.size() && i < TuneConfig::kNearShapes; ++i)
-    out.emplace_back(near[i].second, "confirm");
-  return out;
 }
 
 }  // namespace kperf
