@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -168,41 +167,10 @@ void wait_for(std::vector<Worker>& workers, double limit) {
   }
 }
 
-// Loads into `env` each program of `todo` as soon as a worker has stored it, until `done` is set
-// and one last pass has found the rest: this process's loads (serial in NVIDIA's driver, about
-// 20 ms each) run while the workers compile instead of after them.
-void load_as_stored(ClEnv& env, const std::vector<std::pair<std::string, std::string>>& jobs,
-                    const std::vector<std::size_t>& todo, const std::atomic<bool>& done) {
-  std::vector<std::string> paths;
-  for (std::size_t i : todo) paths.push_back(env.binary_cache_path(jobs[i].first, jobs[i].second));
-  std::vector<char> loaded(todo.size(), 0);
-  for (bool last = false; !last;) {
-    last = done.load();
-    bool any = false;
-    for (std::size_t k = 0; k < todo.size(); ++k) {
-      if (loaded[k] || !fs::exists(paths[k])) continue;
-      try {
-        env.build(jobs[todo[k]].first, jobs[todo[k]].second);
-      } catch (const std::exception&) {
-        // Recorded in env; the configuration's own build() call reports it.
-      }
-      loaded[k] = 1;
-      any = true;
-    }
-    if (!any && !last) ::usleep(20000);
-  }
-}
-
 }  // namespace
 
-bool load_while_compiling() {
-  const char* text = std::getenv("KPERF_LOAD_WHILE_COMPILING");
-  return !text || std::string(text) != "0";
-}
-
 WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
-                                 const std::vector<std::pair<std::string, std::string>>& jobs,
-                                 bool load_meanwhile) {
+                                 const std::vector<std::pair<std::string, std::string>>& jobs) {
   // On a CPU device the workers would compete with the device's own threads (PoCL on 2 cores:
   // 6.1 s of compiling in-process, 9.9 s with 2 workers), so they run only when asked for there.
   const bool asked = std::getenv("KPERF_COMPILE_WORKERS") != nullptr;
@@ -256,14 +224,7 @@ WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
   }
   posix_spawn_file_actions_destroy(&quiet);
   const double limit = compile_timeout_s();
-  std::atomic<bool> workers_done{false};
-  std::thread loader;
-  if (load_meanwhile && !workers.empty())
-    loader = std::thread(load_as_stored, std::ref(env), std::cref(jobs), std::cref(todo),
-                         std::cref(workers_done));
   wait_for(workers, limit);
-  workers_done = true;
-  if (loader.joinable()) loader.join();
   std::remove(jobs_file.c_str());
   if (workers.empty()) return {};
   WorkerCompile result{workers.size(), todo.size(), {}, {}};

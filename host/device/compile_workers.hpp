@@ -43,18 +43,13 @@ double compile_timeout_s();
 // configuration's fault. A worker that spends more than compile_timeout_s() on one program is
 // killed and the program recorded in env as a failed build saying so (`timed_out`); the programs
 // it had not started are left to the parent. Returns how many processes ran and how many programs
-// went to them (none when too few to be worth a start). With `load_meanwhile`, this process loads
-// each program into `env` as soon as a worker has stored it (load_while_compiling()).
+// went to them (none when too few to be worth a start).
 struct WorkerCompile {
   std::size_t processes = 0, programs = 0;
   std::vector<std::size_t> crashed, timed_out;  // indices into `jobs`
 };
 WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
-                                 const std::vector<std::pair<std::string, std::string>>& jobs,
-                                 bool load_meanwhile);
-// Whether the parent loads programs while its workers compile: on unless
-// KPERF_LOAD_WHILE_COMPILING=0 (after them, as before).
-bool load_while_compiling();
+                                 const std::vector<std::pair<std::string, std::string>>& jobs);
 
 // The child's entry point: `kperf __compile-worker JOBS_FILE INDEX COUNT`.
 int compile_worker_main(int argc, char** argv);

@@ -87,14 +87,7 @@ nlohmann::ordered_json Runner::phases_json() const {
 
 void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jobs) {
   PhaseTimer timer(phase_s_, "compile");
-  // Loading what the workers stored while they compile is a prebuild too: a crash there is no
-  // configuration's. Not where builds must stay on the calling thread (Oclgrind).
-  const bool load_meanwhile =
-      !journal_skip_prebuild() && load_while_compiling() && build_threads(env_.info()) > 1;
-  if (load_meanwhile) journal_begin_prebuild(jobs.size());
-  const WorkerCompile done =
-      compile_in_workers(env_, cfg_.compile_worker_exe, jobs, load_meanwhile);
-  if (load_meanwhile) journal_end();
+  const WorkerCompile done = compile_in_workers(env_, cfg_.compile_worker_exe, jobs);
   worker_processes_ = std::max(worker_processes_, done.processes);
   worker_programs_ += done.programs;
   // A compiler crash here would be no configuration's: after one (an earlier measuring process
