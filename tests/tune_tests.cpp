@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "canary_calibration.hpp"
@@ -91,6 +92,14 @@ TEST(Tune, NearFrontKeepsWhatNoPointBeatsByMoreThanTheBand) {
   EXPECT_EQ(near_front_indices(points, 0.0), (std::vector<std::size_t>{0, 3, 4}));
   EXPECT_EQ(near_front_indices(points, 0.2), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_TRUE(near_front_indices({}, 0.03).empty());
+}
+
+TEST(Tune, ClimbBandReadsAFractionOrAll) {
+  EXPECT_EQ(climb_band_from_text("0.25"), 0.25);
+  EXPECT_EQ(climb_band_from_text("2"), 2.0);
+  EXPECT_TRUE(std::isinf(climb_band_from_text("all")));
+  for (const char *bad : {"0", "-1", "x", "", "inf", "nan", "0.2x"})
+    EXPECT_THROW(climb_band_from_text(bad), std::invalid_argument) << bad;
 }
 
 AxesSpec small_space() {

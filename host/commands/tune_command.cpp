@@ -139,7 +139,7 @@ TuneConfig tune_config(const cxxopts::ParseResult &args) {
   make_space(cfg.axes);  // a bad value fails here, before any work
   cfg.max_combinations = static_cast<std::size_t>(
       parse_count("max-combinations", text("max-combinations"), 0, 100000));
-  // A screen of 3x as many as are tried chose faster than predictions alone (docs/cli.md).
+  // A screen of 3x as many as are tried chose faster than predictions (results/HISTORY.md).
   constexpr std::size_t kScreenFactor = 3;
   cfg.screen_combinations =
       text("screen-combinations") == "auto"

@@ -114,11 +114,6 @@ unsigned build_threads(const DeviceInfo& dev) {
   // on another thread crashes it (bilateral's weight table, about one run in three with two
   // threads).
   if (dev.platform_name.find("Oclgrind") != std::string::npos) return 1;
-  if (const char* text = std::getenv("KPERF_BUILD_THREADS")) {
-    char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    if (end != text && *end == '\0' && n >= 1) return static_cast<unsigned>(std::min(n, 64L));
-  }
   return std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
 }
 

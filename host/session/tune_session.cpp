@@ -134,6 +134,8 @@ nlohmann::ordered_json search_context(const TuneConfig &cfg, const std::string &
       {"rank",
        {{"finalist_band", TuneConfig::kFinalistBand},
         {"max_finalists", TuneConfig::kMaxFinalists},
+        {"shape_band", TuneConfig::kShapeBand},
+        {"near_shapes", TuneConfig::kNearShapes},
         {"rounds", std::min(TuneConfig::kRankRounds, cfg.rank_reps())},
         {"reps", cfg.rank_reps()},
         {"tie_tolerance", cfg.tie_tolerance}}},
@@ -142,28 +144,26 @@ nlohmann::ordered_json search_context(const TuneConfig &cfg, const std::string &
       {"method",
        "probe: every single-axis variant (atom) at its largest valid block on every training "
        "input, error only; pruned when the percentile training error exceeds the largest "
-       "budget. sweep (climb): the survivors timed on the first training input at their "
-       "probe shape and the accurate kernel's fastest (a combination also at its atoms' "
-       "fastest), then at the neighbours of their fastest shape (one of work-group, vec, py "
-       "changed) until none is faster, while their fastest so far lies within climb_band of the "
-       "fastest of a budget their probe error meets; the accurate kernel and Paraprox's baseline "
-       "at every "
-       "shape (sweep every: every survivor at every shape). combinations: the cross product "
-       "of each axis group's Pareto-optimal atoms and those within front_band of its front in "
-       "time, predicted (time ratios multiplied, errors "
-       "added), within the largest budget, fastest predicted first, probed and swept like "
-       "the atoms (screen, with screen_combinations: that many timed at their probe shape "
-       "on the first training input, the max_combinations fastest measured go on). "
-       "confirm: each survivor's fastest shape, and up to near_shapes more within shape_band "
-       "of it, on every training input. points: each survivor at its probe shape and those. "
-       "rank: per budget, the points within it whose "
-       "sweep time is within finalist_band of the fastest (at most max_finalists) timed "
-       "again with both baselines at their best shapes, interleaved in rounds on the first "
-       "training input; of the finalists within tie_tolerance of the fastest, the lowest "
-       "training error is chosen, and the choice's speedups are the rank stage's. test: the "
-       "choice on every held-out input, holds when the same percentile is within the "
-       "budget. Relaxed (racing) variants count the worst of several launches. Every timed "
-       "stage times as cache says: cold flushes the device's cache before each sample."}};
+       "budget. sweep (climb): the survivors timed on the first training input at their probe "
+       "shape and the accurate kernel's fastest (a combination also at its atoms' fastest), "
+       "then at the neighbours of their fastest shape (one of work-group, vec, py changed) "
+       "until none is faster, each round only those whose fastest so far lies within "
+       "climb_band of the fastest of a budget their probe error meets; the accurate kernel and "
+       "Paraprox's baseline at every shape (sweep every: every survivor at every shape). "
+       "combinations: the cross product of each axis group's Pareto-optimal atoms and those "
+       "within front_band of its front in time, predicted (time ratios multiplied, errors "
+       "added), within the largest budget, fastest predicted first, probed and swept like the "
+       "atoms (screen, with screen_combinations: that many timed at their probe shape on the "
+       "first training input, the max_combinations fastest measured go on). confirm: each "
+       "survivor's fastest shape, and up to near_shapes more within shape_band of it, on every "
+       "training input. points: each survivor at its probe shape and those. rank: per budget, "
+       "the points within it whose sweep time is within finalist_band of the fastest (at most "
+       "max_finalists) timed again with both baselines at their best shapes, interleaved in "
+       "rounds on the first training input; of the finalists within tie_tolerance of the "
+       "fastest, the lowest training error is chosen, and the choice's speedups are the rank "
+       "stage's. test: the choice on every held-out input, holds when the same percentile is "
+       "within the budget. Relaxed (racing) variants count the worst of several launches. Every "
+       "timed stage times as cache says: cold flushes the device's cache before each sample."}};
 }
 
 // The context's "tune" block: what was searched, on which inputs, and how; with --select canary,

@@ -319,7 +319,7 @@ const char* ChainSearch::method() {
          "chains), their final error on every training input, at the percentile. front: the "
          "measured chains no other beats on both screen time and training error. rank: per "
          "budget the measured chains within it whose screen time is within 10 % of the fastest "
-         "(at most 4), its best uniform and costliest-stage-alone chains and the accurate chain, "
+         "(at most 8), its best uniform and costliest-stage-alone chains and the accurate chain, "
          "timed again on the first training input in 6 interleaved rounds; the choice is the "
          "lowest training error of the finalists within the tie tolerance of the fastest rank "
          "time, checked on every held-out input. uniform: one approximation at every stage, each "

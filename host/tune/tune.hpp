@@ -40,11 +40,12 @@ struct FrontPoint {
 // the first is kept.
 std::vector<std::size_t> pareto_indices(const std::vector<FrontPoint> &points);
 // The points no other beats by more than `band` in time at no more error, in input order: the
-// front and those within the band of it. With band 0, the front with its duplicates.
+// front and those within the band of it. With band 0, the front with its duplicates and the
+// points of equal time to a front point's.
+std::vector<std::size_t> near_front_indices(const std::vector<FrontPoint> &points, double band);
 // --climb-band's value: a fraction above 0, or "all" (infinity); anything else throws
 // std::invalid_argument with one line.
 double climb_band_from_text(const std::string &text);
-std::vector<std::size_t> near_front_indices(const std::vector<FrontPoint> &points, double band);
 
 // The variant's identity in result keys: "rows:2/nn/load:global/f16"
 // (scheme/recon[/axes]).
@@ -190,7 +191,7 @@ struct TuneConfig {
   static constexpr std::size_t kMaxFinalists = 8;
   // Beside its fastest shape, up to kNearShapes more of a survivor's shapes whose sweep time lies
   // within kShapeBand of its fastest are confirmed and become points: one sample a shape differs
-  // between two runs by up to 3.1 % (p90; 1.1 % median) on an H200, so which of them is fastest
+  // between two runs by up to 3.5 % (p90; 1.2 % median) on an H200, so which of them is fastest
   // is the rank stage's to say, not the sweep's.
   static constexpr double kShapeBand = 0.03;
   static constexpr std::size_t kNearShapes = 2;

@@ -106,7 +106,8 @@ class TuneReport {
 
 // How kperf tune measures a stage's plan (tune_stages.cpp, tune_lost_share.cpp): here, or under
 // --devices spread over worker processes on the other devices, every other device also timing the
-// accurate kernel so that its rows can be put on this one's scale; the rows go to the ledger.
+// accurate kernel so that its rows can be put on this one's scale; the rows go to the ledger. It
+// also says what the sweep's climb times next (tune_rank.cpp).
 class TuneStages {
  public:
   explicit TuneStages(Tuner &t) : t_(t) {}

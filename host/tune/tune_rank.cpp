@@ -111,19 +111,19 @@ void TuneStages::stop_distant_climbs(const std::string &origin) {
     for (const auto &[id, s] : m)
       if (s.problem.empty())
         if (const auto f = fastest_swept(*app, id)) so_far[id] = f->second;
+    std::vector<double> fastest(t_.cfg_.budgets.size(), std::numeric_limits<double>::infinity());
+    for (std::size_t b = 0; b < fastest.size(); ++b)
+      for (const auto &[id, t] : so_far)
+        if (meets(m.at(id), t_.cfg_.budgets[b])) fastest[b] = std::min(fastest[b], t);
     for (auto &[id, s] : m) {
       const auto own = so_far.find(id);
       if (s.origin.rfind(origin, 0) != 0 || !s.problem.empty() || s.climb_stopped ||
           id == t_.base_id_ || id == t_.paraprox_id_ || own == so_far.end())
         continue;
       bool near = false;
-      for (double budget : t_.cfg_.budgets) {
-        if (!meets(s, budget)) continue;
-        double fastest = std::numeric_limits<double>::infinity();
-        for (const auto &[other, t] : so_far)
-          if (meets(m.at(other), budget)) fastest = std::min(fastest, t);
-        near = near || own->second <= fastest * (1 + t_.cfg_.climb_band);
-      }
+      for (std::size_t b = 0; b < fastest.size(); ++b)
+        near = near || (meets(s, t_.cfg_.budgets[b]) &&
+                        own->second <= fastest[b] * (1 + t_.cfg_.climb_band));
       s.climb_stopped = !near;
     }
   }
