@@ -461,13 +461,23 @@ def main():
         check(any(later), f"at some budget the noisy input runs a less aggressive rung: "
                           f"{[c['select']['per_input'] for c in t['choices']]}")
         # A budget between a rung's estimate and its bound on the noisy input: the margin decides.
+        # The rung is the tightest ladder's whose training error lies nearest that budget, so that
+        # the ladder of the new budget (the front's points nearest it) holds it.
         tight = t["choices"][0]["select"]
-        first = tight["ladder"][0]
-        e = {(x["rung"], x["input"]): x for x in t["canary"]["estimates"]}[(first, "hard")]
+        estimates = {(x["rung"], x["input"]): x for x in t["canary"]["estimates"]}
+        train_error = {f"{p['variant']}@{p['wg']}": p["train_error"] for p in t["points"]}
+        def budget_of(rung):
+            e = estimates[(rung, "hard")]
+            return e["estimate"] + e["margin"] / 2
+        rungs = [r for r in tight["ladder"] if (r, "hard") in estimates and r in train_error and
+                 estimates[(r, "hard")]["margin"] > 0 and budget_of(r) > 0 and train_error[r] > 0]
+        check(rungs, f"a rung of {tight['ladder']} with a canary margin on the noisy input")
+        first = min(rungs or tight["ladder"][:1],
+                    key=lambda r: abs(np.log(train_error[r] / budget_of(r))) if r in rungs else 0)
         between = os.path.join(tmp, "between.json")
         with open(between, "w") as f:
             json.dump(doc, f)
-        budget = e["estimate"] + e["margin"] / 2
+        budget = budget_of(first) if rungs else 0.5
         again = [a if a != out else between for a in args[1:]]
         again[again.index("--budget") + 1] = repr(budget)
         r = run(binary, again + ["--select", "static,canary", "--canary-fraction", "0.1", "--canary-tiles", "32", "--resume"])
@@ -476,7 +486,9 @@ def main():
             inside = json.load(open(between))
             check_selection(inside)
             s = inside["tune"]["bilateral"]["choices"][0]["select"]
-            check(first in s["ladder"] and s["per_input"]["hard"]["rung"] != first,
+            check(first in s["ladder"], f"{first} (training error {train_error.get(first)}) in the "
+                                        f"ladder of budget {budget}: {s['ladder']}")
+            check(s["per_input"]["hard"]["rung"] != first,
                   f"a rung whose bound exceeds the budget does not run: {s['per_input']['hard']}")
         # Every tile: the canary is the whole input's error, as the device measured it, margin 0.
         whole = os.path.join(tmp, "whole.json")
