@@ -99,7 +99,7 @@ std::optional<std::pair<WorkGroup, double>> TuneStages::fastest_swept(
 // Before each round of the climb: a survivor whose fastest time so far lies outside climb_band
 // of the fastest of every budget it meets stops climbing. Finalists lie within kFinalistBand of
 // a budget's fastest; replayed on three committed H200 tunes at 2048^2, a band of 0.25 left
-// every budget's finalists as the full climb had them, for under half the programs.
+// every budget's finalists as the full climb had them, for under half the sweep's programs.
 void TuneStages::stop_distant_climbs(const std::string &origin) {
   if (!std::isfinite(t_.cfg_.climb_band)) return;
   for (auto *app : t_.cfg_.apps) {
