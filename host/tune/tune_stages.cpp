@@ -9,6 +9,7 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "fault_journal.hpp"
 #include "gzip.hpp"
@@ -336,25 +337,21 @@ void Tuner::judge_sweeps(const std::string &origin_prefix) {
     for (auto &[id, s] : states_[app->name]) {
       if (s.origin.rfind(origin_prefix, 0) != 0 || !s.problem.empty()) continue;
       s.swept = true;
-      std::string reasons;
+      if (const auto f = TuneStages(*this).fastest_swept(*app, id)) {
+        std::tie(s.best, s.best_time) = *f;
+        continue;
+      }
+      std::string reasons;  // the first row's, of those that gave no time
       for (const auto &wg : cfg_.shapes) {
         const TuneRow *found =
             ledger_->find("sweep", app->name, id, shape_label(wg), cfg_.train[0].name);
-        if (!found) continue;
-        const ResultRow *r = &found->row;
-        const std::optional<TimingStats> t = ledger_->objective_time(*found);
-        if (!r->ok() || !t) {
-          if (reasons.empty())
-            reasons = r->ok() ? "no accurate baseline on device " + std::to_string(found->device)
-                              : std::string(status_name(r->status)) + ": " + r->reason;
-          continue;
-        }
-        if (!s.best || t->median < s.best_time) s.best = wg, s.best_time = t->median;
+        if (found && reasons.empty())
+          reasons = found->row.ok()
+                        ? "no accurate baseline on device " + std::to_string(found->device)
+                        : std::string(status_name(found->row.status)) + ": " + found->row.reason;
       }
-      if (!s.best) {
-        s.problem = "no launch shape ran (" + reasons + ")";
-        s.pruned_at = "sweep";
-      }
+      s.problem = "no launch shape ran (" + reasons + ")";
+      s.pruned_at = "sweep";
     }
 }
 
