@@ -80,11 +80,12 @@ TEST(Cli, CompileWorkersGiveTheSameRowsAndReportBuildFailures) {
               "this is not OpenCL C;\n";
   }
   fs::create_directories(dir / "tmp");
-  auto run = [&](const std::string& workers, const std::string& name) {
+  auto run = [&](const std::string& workers, const std::string& name,
+                 const std::string& extra = "") {
     const CliRun r = kperf_cli(
         "run --apps gaussian3,sobel3 --schemes accurate,stencil,rows:2 --wg 8x8,16x4 "
         "--size 40x24 --warmup 0 --reps 1 --quiet --kernel-dir " +
-            (dir / "root").string() + " --out " + (dir / name).string(),
+            (dir / "root").string() + " --out " + (dir / name).string() + extra,
         dir,
         // Without the suite's shared binary cache: the workers must compile every program.
         "env -u KPERF_BINARY_CACHE TMPDIR=" + (dir / "tmp").string() +
@@ -96,6 +97,14 @@ TEST(Cli, CompileWorkersGiveTheSameRowsAndReportBuildFailures) {
   EXPECT_EQ(in_process["context"]["harness"]["compile_workers"]["processes"], 0);
   EXPECT_EQ(workers["context"]["harness"]["compile_workers"]["processes"], 2);
   EXPECT_EQ(workers["context"]["harness"]["compile_workers"]["programs"], 12);
+  EXPECT_EQ(workers["context"]["harness"]["compile_workers"]["starts"], 2);
+  // With a binary cache of the user's the workers get its salt (every kernel file's contents):
+  // they store gaussian3's 6 programs and this process loads them.
+  const auto cached =
+      run("2", "c.json", " --binary-cache " + (dir / "binaries").string());
+  EXPECT_EQ(cached["context"]["harness"]["compile_workers"]["programs"], 12);
+  EXPECT_EQ(cached["context"]["binary_cache"]["hits"], 6);
+  EXPECT_LE(cached["context"]["binary_cache"]["stores"], 1);  // the copy kernel, built apart
   ASSERT_EQ(in_process["results"].size(), 12u);
   ASSERT_EQ(workers["results"].size(), 12u);
   for (std::size_t i = 0; i < 12; ++i) {

@@ -375,6 +375,11 @@ void ClEnv::fail_build(const std::string& source, const std::string& options,
   programs_.emplace(std::make_pair(source, options), std::move(failed));
 }
 
+void ClEnv::forget(const std::string& source, const std::string& options) {
+  std::lock_guard<std::mutex> lock(programs_mutex_);
+  programs_.erase(std::make_pair(source, options));
+}
+
 namespace {
 
 // Test hook (tests/fault_test.py): KPERF_FAULT=crash-build:TEXT raises SIGSEGV where the compiler

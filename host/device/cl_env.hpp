@@ -145,6 +145,9 @@ class ClEnv {
   // unless it was built: build() then throws BuildError with that reason and no log.
   void fail_build(const std::string& source, const std::string& options, const std::string& why);
   std::size_t binary_cache_stores() const { return cache_stores_; }
+  // Lets go of this pair's program (a compile worker, once the binary is stored): a worker that
+  // lives for the whole command would otherwise hold every program it built.
+  void forget(const std::string& source, const std::string& options);
 
  private:
   DeviceEntry entry_;

@@ -1,6 +1,6 @@
 // Compiling a run's programs in worker processes: NVIDIA's and PoCL's compilers serialise the
-// builds of one process, so the programs are spread over child processes that leave binaries in
-// the program-binary cache, which the parent then loads.
+// builds of one process, so the programs are spread over child processes, kept for the whole
+// command, that leave binaries in the program-binary cache, which the parent then loads.
 #pragma once
 
 #include <string>
@@ -34,24 +34,30 @@ unsigned compile_worker_count();
 // when set (a positive number), else 300.
 double compile_timeout_s();
 
-// Compiles the (source, options) pairs that `env` has neither built nor cached, spread over
-// child processes of `worker_exe` (a kperf binary, run as `kperf __compile-worker`); each stores
-// its binaries in env's binary cache, which is turned on in scratch_dir() when the user gave none.
-// A job a worker cannot build is left to the parent, whose build() reports the log. A worker that
-// dies of a signal (a compiler crash) leaves the program it was building in `crashed`: built in
-// this process it would crash it too, so the caller builds it where a crash is that
-// configuration's fault. A worker that spends more than compile_timeout_s() on one program is
-// killed and the program recorded in env as a failed build saying so (`timed_out`); the programs
-// it had not started are left to the parent. Returns how many processes ran and how many programs
+// Compiles the (source, options) pairs that `env` has neither built nor cached in worker
+// processes of `worker_exe` (`kperf __compile-worker --serve`), which store the binaries in env's
+// binary cache (turned on in scratch_dir() when the user gave none) for this process to load.
+// The workers are started by the first call with enough programs for them (at least 8; up to
+// compile_worker_count(), one per 4 programs) and live until this process ends: later calls pay
+// no start, and hand them even one program. Each worker is handed one program at a time. A
+// program a worker cannot build is left to this process, whose build() reports the log. A worker
+// that dies of a signal (a compiler crash) leaves the program it was building in `crashed`: built
+// in this process it would crash it too, so the caller builds it where a crash is that
+// configuration's fault. A worker that spends more than compile_timeout_s() on one program (its
+// start included) is killed and the program recorded in env as a failed build saying so
+// (`timed_out`). Programs no worker reached (every worker gone) are left to this process.
+// Returns how many workers took part, how many started for this call, and how many programs
 // went to them (none when too few to be worth a start).
 struct WorkerCompile {
-  std::size_t processes = 0, programs = 0;
+  std::size_t processes = 0, starts = 0, programs = 0;
   std::vector<std::size_t> crashed, timed_out;  // indices into `jobs`
 };
 WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
                                  const std::vector<std::pair<std::string, std::string>>& jobs);
 
-// The child's entry point: `kperf __compile-worker JOBS_FILE INDEX COUNT`.
+// The worker's entry point: `kperf __compile-worker --serve HEADER_FILE` (the cache directory, salt,
+// platform and device, NUL-separated), taking "load JOBS_FILE" and "build I" on descriptor 3 and
+// answering "built I" there, until the pool closes it.
 int compile_worker_main(int argc, char** argv);
 
 }  // namespace kperf

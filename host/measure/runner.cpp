@@ -87,9 +87,12 @@ nlohmann::ordered_json Runner::phases_json() const {
 
 void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jobs) {
   PhaseTimer timer(phase_s_, "compile");
+  const double start = now_s();
   const WorkerCompile done = compile_in_workers(env_, cfg_.compile_worker_exe, jobs);
+  worker_s_ += now_s() - start;
   worker_processes_ = std::max(worker_processes_, done.processes);
   worker_programs_ += done.programs;
+  worker_starts_ += done.starts;
   // A compiler crash here would be no configuration's: after one (an earlier measuring process
   // died in this prebuild), and for a program a compile worker died building, each program is
   // built in its configuration's journaled set-up, where a crash is that configuration's fault.

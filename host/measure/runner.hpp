@@ -109,7 +109,10 @@ class Runner {
   nlohmann::ordered_json metrics_json() const { return core_.metrics_json(); }
   // Programs compiled by worker processes, and the most processes at once.
   nlohmann::ordered_json compile_workers_json() const {
-    return {{"processes", worker_processes_}, {"programs", worker_programs_}};
+    return {{"processes", worker_processes_},
+            {"programs", worker_programs_},
+            {"starts", worker_starts_},
+            {"seconds", worker_s_}};
   }
   bool interrupted() const { return interrupted_; }
   // The journal said to stop (fault_journal.hpp: journal_stop) before a configuration that was
@@ -163,7 +166,8 @@ class Runner {
   std::map<std::string, double> phase_s_;  // the runner's own phases (reference, verify, ...)
   // The sink run() was given: rows journaled already (replayed faults) go straight to it.
   const std::function<void(ResultRow)>* raw_sink_ = nullptr;
-  std::size_t worker_processes_ = 0, worker_programs_ = 0;
+  std::size_t worker_processes_ = 0, worker_programs_ = 0, worker_starts_ = 0;
+  double worker_s_ = 0;  // wall time waiting on the compile workers
   // Programs a compile worker died building: never prebuilt in this process (prebuild()).
   std::set<std::pair<std::string, std::string>> crashed_builds_;
   std::size_t total_ = 0, done_ = 0;

@@ -352,6 +352,9 @@ class Tuner {
   TuneConfig cfg_;
   std::unique_ptr<TuneLedger> ledger_;  // every row measured, and the views the search reads
   std::map<std::string, double> stage_s_, runner_phase_s_;
+  // This process's compile workers over every stage: processes (the most at once), programs,
+  // starts and seconds (summed).
+  std::map<std::string, double> compile_workers_;
   nlohmann::ordered_json summary_;
   double copy_gbps_ = 0;
   std::shared_ptr<TruthCache> truths_;  // every stage's Runner computes an input's truth once

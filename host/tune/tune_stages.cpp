@@ -230,6 +230,12 @@ bool TuneStages::measure(const std::string &name, StageInputs inputs, const Plan
   const nlohmann::ordered_json phases = runner.phases_json();
   for (auto it = phases.begin(); it != phases.end(); ++it)
     t_.runner_phase_s_[it.key()] += it.value().get<double>();
+  const nlohmann::ordered_json workers = runner.compile_workers_json();
+  for (auto it = workers.begin(); it != workers.end(); ++it) {
+    double &total = t_.compile_workers_[it.key()];
+    const double value = it.value().get<double>();
+    total = it.key() == "processes" ? std::max(total, value) : total + value;
+  }
   t_.stage_s_[name] += now_s() - start;
   checkpoint(t_.ledger_->rows());
   return !runner.interrupted();
@@ -252,8 +258,17 @@ nlohmann::ordered_json Tuner::phases_json() const {
   nlohmann::ordered_json stages = nlohmann::ordered_json::object(), phases = stages;
   for (const auto &[k, v] : stage_s_) stages[k] = v;
   for (const auto &[k, v] : runner_phase_s_) phases[k] = v;
+  auto worker = [&](const char *key) {
+    const auto it = compile_workers_.find(key);
+    return it == compile_workers_.end() ? 0.0 : it->second;
+  };
   return {{"stages_s", stages},
           {"phases_s", phases},
+          {"compile_workers",
+           {{"processes", static_cast<std::size_t>(worker("processes"))},
+            {"programs", static_cast<std::size_t>(worker("programs"))},
+            {"starts", static_cast<std::size_t>(worker("starts"))},
+            {"seconds", worker("seconds")}}},
           {"truth_cache", {{"hits", truths_->hits}, {"grids", truths_->grids.size()}}},
           {"device_residency", residency_->to_json()}};
 }
