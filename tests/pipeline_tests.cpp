@@ -183,7 +183,7 @@ TEST(Pipeline, UserAppStageEqualsItsModelAndItsTruthIsItsFp64Kernel) {
   ASSERT_EQ(bound.truth_problem, "");
   EXPECT_EQ(bound.references[0], "fp64-kernel");
   EXPECT_EQ(bound.references[1], "cpu-double");
-  const std::vector<GridD>& chained = bound.truths;
+  const std::vector<GridD>& chained = bound.truths.grids();
   double worst = 0;
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {

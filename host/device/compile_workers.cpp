@@ -4,9 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -364,9 +361,6 @@ WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
 
 int compile_worker_main(int argc, char** argv) {
   if (argc != 3 || std::string(argv[1]) != "--serve") return 2;
-#ifdef __linux__
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the process it compiles for
-#endif
   std::ifstream header(argv[2], std::ios::binary);
   const std::string cache_dir = get_string(header), salt = get_string(header);
   const std::string platform = get_string(header), device = get_string(header);

@@ -12,6 +12,7 @@
 #include "fault_journal.hpp"
 #include "inputs.hpp"
 #include "metrics.hpp"
+#include "parallel.hpp"
 #include "results.hpp"
 
 namespace kperf {
@@ -78,7 +79,7 @@ bool TruthSource::cached(BoundInput& in) {
   std::lock_guard<std::mutex> lock(cache_->mutex);
   const auto it = cache_->grids.find(truth_key(in));
   if (it == cache_->grids.end()) return false;
-  in.truths = *it->second;
+  in.truths = Truths(it->second);
   ++cache_->hits;
   return true;
 }
@@ -90,8 +91,7 @@ void TruthSource::keep(const BoundInput& in) {
   for (const GridD& t : in.truths) bytes += t.data.size() * sizeof(double);
   std::lock_guard<std::mutex> lock(cache_->mutex);
   if (cache_->bytes + bytes > cache_->max_bytes) return;
-  const auto grids = std::make_shared<const std::vector<GridD>>(in.truths);
-  if (cache_->grids.emplace(truth_key(in), grids).second) cache_->bytes += bytes;
+  if (cache_->grids.emplace(truth_key(in), in.truths.shared()).second) cache_->bytes += bytes;
 }
 
 bool TruthSource::compute(BoundInput& in) {
@@ -129,6 +129,7 @@ bool TruthSource::compute(BoundInput& in) {
     }
   }
   if (!cached(in)) {
+    std::vector<GridD> grids;
     GridD current = to_double(in.input.data, in.width, in.height);
     std::optional<GridD> power;
     if (in.power) power = to_double(in.power->data, in.width, in.height);
@@ -149,8 +150,10 @@ bool TruthSource::compute(BoundInput& in) {
                  "; then the device accepted no more commands (" + why + ")");
         return false;
       }
-      in.truths.push_back(current);
+      // The last stage's grid moves: only a chain's earlier stages are copied.
+      grids.push_back(k + 1 == in.apps.size() ? std::move(current) : current);
     }
+    in.truths = Truths(std::move(grids));
     keep(in);
   }
   judge_truth(in);
@@ -162,14 +165,22 @@ std::vector<GridD> chain_truth(const std::vector<const AppDescriptor*>& apps, co
   TruthSource truths(nullptr, "", params);
   BoundInput in = bind_input(apps, "input", input);
   truths.compute(in);
-  return in.truths;
+  return in.truths.grids();
 }
 
 void judge_truth(BoundInput& in) {
   in.truth_nonfinite.clear();
   for (const GridD& t : in.truths) {
+    const long size = static_cast<long>(t.data.size());
+    const int chunks = host_threads_for(size);
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(chunks), 0);
+    parallel_chunks(size, chunks, [&](int c, long begin, long end) {
+      std::int64_t n = 0;
+      for (long i = begin; i < end; ++i) n += !std::isfinite(t.data[static_cast<std::size_t>(i)]);
+      counts[static_cast<std::size_t>(c)] = n;
+    });
     std::int64_t n = 0;
-    for (double x : t.data) n += !std::isfinite(x);
+    for (std::int64_t c : counts) n += c;
     in.truth_nonfinite.push_back(n);
   }
   if (!in.truth_problem.empty() || !in.input_finite) return;

@@ -24,6 +24,30 @@
 
 namespace kperf {
 
+// The truths of an input's stages, shared: a TruthCache hit hands out the cached grids, not a
+// copy of them (33 MB each at 2048^2, copied three times a workload before).
+class Truths {
+ public:
+  Truths() = default;
+  explicit Truths(std::vector<GridD> grids)
+      : grids_(std::make_shared<const std::vector<GridD>>(std::move(grids))) {}
+  explicit Truths(std::shared_ptr<const std::vector<GridD>> grids) : grids_(std::move(grids)) {}
+  const GridD& operator[](std::size_t k) const { return grids_->at(k); }
+  std::size_t size() const { return grids_ ? grids_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  void clear() { grids_.reset(); }
+  const std::vector<GridD>& grids() const {
+    static const std::vector<GridD> none;
+    return grids_ ? *grids_ : none;
+  }
+  std::vector<GridD>::const_iterator begin() const { return grids().begin(); }
+  std::vector<GridD>::const_iterator end() const { return grids().end(); }
+  const std::shared_ptr<const std::vector<GridD>>& shared() const { return grids_; }
+
+ private:
+  std::shared_ptr<const std::vector<GridD>> grids_;
+};
+
 struct BoundInput {
   std::vector<const AppDescriptor*> apps;  // the stages' apps, in order (one for a configuration)
   std::string name;
@@ -34,7 +58,7 @@ struct BoundInput {
   // Every stage's truth: stage k's app applied to stage k - 1's truth, the first to the input.
   // Empty where the truth is not needed (a timing-only pass) or could not be computed
   // (truth_problem).
-  std::vector<GridD> truths;
+  Truths truths;
   std::vector<std::string> references;  // per stage: a row's reference field
   // Non-finite elements of each stage's truth, and whether every input value is finite: where it
   // is, an output with more non-finite elements than the truth is not a measurement (run_failed).
