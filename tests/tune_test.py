@@ -485,11 +485,18 @@ def main():
                                 "--test", test, "--wg", "8x8,16x4", "--vec", "1,2", "--py", "1,2", "--schemes",
                                 "accurate,rows:2", "--recon", "nn", "--load", "local,global",
                                 "--output", "none", "--precision", "f32,f16", "--relax", "none", "--climb-band",
-                                "0.05", "--warmup", "1", "--reps", "3", "--quiet", "--out", climb_out, "--cache", "cold"],
-                               capture_output=True, text=True)
+                                "0.05", "--warmup", "1", "--reps", "3", "--quiet", "--out", climb_out,
+                                "--binary-cache", os.path.join(tmp, "climb-binaries"), "--cache", "cold"],
+                               capture_output=True, text=True,
+                               env=dict(os.environ, KPERF_COMPILE_WORKERS="2"))
         check(climb.returncode == 0, f"tune on a grid of shapes: {climb.stderr}")
         if climb.returncode == 0:
             climbed = json.load(open(climb_out))
+            # Its compile workers start once and serve every round of the climb: a pool restarted
+            # for each batch would count two starts a round.
+            workers = climbed["context"]["harness"]["compile_workers"]
+            check(workers["starts"] == 2 and workers["processes"] == 2 and workers["batches"] >= 2,
+                  f"the climb's compile workers: {workers}")
             stopped = check_climb(climbed)
             check(stopped > 0 and climbed["context"]["tune"]["climb_band"] == 0.05,
                   f"--climb-band 0.05 stopped {stopped} climbs")

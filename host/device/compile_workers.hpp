@@ -41,23 +41,26 @@ double compile_timeout_s();
 // compile_worker_count(), one per 4 programs) and live until this process ends: later calls pay
 // no start, and hand them even one program. Each worker is handed one program at a time. A
 // program a worker cannot build is left to this process, whose build() reports the log. A worker
-// that dies of a signal (a compiler crash) leaves the program it was building in `crashed`: built
+// that dies of a crash signal (a compiler crash) leaves the program it was building in `crashed`: built
 // in this process it would crash it too, so the caller builds it where a crash is that
-// configuration's fault. A worker that spends more than compile_timeout_s() on one program (its
-// start included) is killed and the program recorded in env as a failed build saying so
-// (`timed_out`). Programs no worker reached (every worker gone) are left to this process.
-// Returns how many workers took part, how many started for this call, and how many programs
-// went to them (none when too few to be worth a start).
+// configuration's fault. A worker that spends more than compile_timeout_s() on one program is
+// killed and the program recorded in env as a failed build saying so
+// (`timed_out`); a worker's start charges no program. Programs no worker reached (every worker
+// gone) are left to this process. GPUs under 32 GiB end the workers after each batch: their
+// contexts would hold device memory while the run measures.
+// Returns how many workers took part, how many started for this call, how many programs went to
+// them and whether they got a batch (batches 1; none when too few programs to be worth a start).
 struct WorkerCompile {
-  std::size_t processes = 0, starts = 0, programs = 0;
+  std::size_t processes = 0, starts = 0, programs = 0, batches = 0;
   std::vector<std::size_t> crashed, timed_out;  // indices into `jobs`
 };
 WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
                                  const std::vector<std::pair<std::string, std::string>>& jobs);
 
-// The worker's entry point: `kperf __compile-worker --serve HEADER_FILE` (the cache directory, salt,
-// platform and device, NUL-separated), taking "load JOBS_FILE" and "build I" on descriptor 3 and
-// answering "built I" there, until the pool closes it.
+// The worker's entry point: `kperf __compile-worker --serve HEADER_FILE --fd N` (the header: the
+// cache directory, salt, platform and device), saying "ready" on descriptor N once its context
+// exists, then taking "load JOBS_FILE" and "build I" and answering "built I", until the pool
+// closes it.
 int compile_worker_main(int argc, char** argv);
 
 }  // namespace kperf

@@ -93,6 +93,7 @@ void Runner::prebuild(const std::vector<std::pair<std::string, std::string>>& jo
   worker_processes_ = std::max(worker_processes_, done.processes);
   worker_programs_ += done.programs;
   worker_starts_ += done.starts;
+  worker_batches_ += done.batches;
   // A compiler crash here would be no configuration's: after one (an earlier measuring process
   // died in this prebuild), and for a program a compile worker died building, each program is
   // built in its configuration's journaled set-up, where a crash is that configuration's fault.

@@ -112,6 +112,7 @@ class Runner {
     return {{"processes", worker_processes_},
             {"programs", worker_programs_},
             {"starts", worker_starts_},
+            {"batches", worker_batches_},
             {"seconds", worker_s_}};
   }
   bool interrupted() const { return interrupted_; }
@@ -166,7 +167,7 @@ class Runner {
   std::map<std::string, double> phase_s_;  // the runner's own phases (reference, verify, ...)
   // The sink run() was given: rows journaled already (replayed faults) go straight to it.
   const std::function<void(ResultRow)>* raw_sink_ = nullptr;
-  std::size_t worker_processes_ = 0, worker_programs_ = 0, worker_starts_ = 0;
+  std::size_t worker_processes_ = 0, worker_programs_ = 0, worker_starts_ = 0, worker_batches_ = 0;
   double worker_s_ = 0;  // wall time waiting on the compile workers
   // Programs a compile worker died building: never prebuilt in this process (prebuild()).
   std::set<std::pair<std::string, std::string>> crashed_builds_;

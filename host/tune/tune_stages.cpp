@@ -268,6 +268,7 @@ nlohmann::ordered_json Tuner::phases_json() const {
            {{"processes", static_cast<std::size_t>(worker("processes"))},
             {"programs", static_cast<std::size_t>(worker("programs"))},
             {"starts", static_cast<std::size_t>(worker("starts"))},
+            {"batches", static_cast<std::size_t>(worker("batches"))},
             {"seconds", worker("seconds")}}},
           {"truth_cache", {{"hits", truths_->hits}, {"grids", truths_->grids.size()}}},
           {"device_residency", residency_->to_json()}};
