@@ -100,8 +100,7 @@ TEST(Cli, CompileWorkersGiveTheSameRowsAndReportBuildFailures) {
   EXPECT_EQ(workers["context"]["harness"]["compile_workers"]["starts"], 2);
   // With a binary cache of the user's the workers get its salt (every kernel file's contents):
   // they store gaussian3's 6 programs and this process loads them.
-  const auto cached =
-      run("2", "c.json", " --binary-cache " + (dir / "binaries").string());
+  const auto cached = run("2", "c.json", " --binary-cache " + (dir / "binaries").string());
   EXPECT_EQ(cached["context"]["harness"]["compile_workers"]["programs"], 12);
   EXPECT_EQ(cached["context"]["binary_cache"]["hits"], 6);
   EXPECT_LE(cached["context"]["binary_cache"]["stores"], 1);  // the copy kernel, built apart

@@ -94,8 +94,8 @@ bool CompilePool::spawn(PoolMember& m) {
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   std::string exe = exe_, command = "__compile-worker", serve = "--serve", fd_flag = "--fd",
               fd = std::to_string(sv[1]);
-  char* argv[] = {exe.data(),          command.data(), serve.data(), header_file_.data(),
-                  fd_flag.data(),      fd.data(),      nullptr};
+  char* argv[] = {exe.data(),     command.data(), serve.data(), header_file_.data(),
+                  fd_flag.data(), fd.data(),      nullptr};
   const int rc = posix_spawn(&m.pid, exe.c_str(), &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(sv[1]);
@@ -159,9 +159,9 @@ void CompilePool::end(PoolMember& m, bool kill) {
 }
 
 void CompilePool::forget_gone() {
-  members_.erase(std::remove_if(members_.begin(), members_.end(),
-                                [](const PoolMember& m) { return m.gone; }),
-                 members_.end());
+  members_.erase(
+      std::remove_if(members_.begin(), members_.end(), [](const PoolMember& m) { return m.gone; }),
+      members_.end());
 }
 
 void CompilePool::stop() {

@@ -17,13 +17,13 @@ namespace kperf {
 struct PoolMember {
   pid_t pid = -1;
   int fd = -1;
-  std::string pending;     // answer bytes short of a whole line
-  bool ready = false;      // it said "ready"
-  long job = -1;           // the job it is building (its place in the batch's jobs); -1: idle
-  std::size_t batch = 0;   // the batch whose jobs file it loaded last
-  double since = 0;        // when it started (not ready yet) or was handed `job`
-  bool gone = false;       // ended and reaped
-  int status = 0;          // its wait status once gone
+  std::string pending;    // answer bytes short of a whole line
+  bool ready = false;     // it said "ready"
+  long job = -1;          // the job it is building (its place in the batch's jobs); -1: idle
+  std::size_t batch = 0;  // the batch whose jobs file it loaded last
+  double since = 0;       // when it started (not ready yet) or was handed `job`
+  bool gone = false;      // ended and reaped
+  int status = 0;         // its wait status once gone
 };
 
 // Length-prefixed strings: the header and jobs files (a salt holds NUL bytes).

@@ -95,7 +95,6 @@ double compile_timeout_s() {
   return 300;
 }
 
-
 namespace {
 
 // GPUs with at least this much memory keep the pool's contexts between batches (16 of them beside
@@ -285,7 +284,8 @@ int compile_worker_main(int argc, char** argv) {
     ClEnv env(std::move(entry));
     env.enable_binary_cache(cache_dir, salt);
     auto say = [&](const std::string& line) {
-      return ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
+      return ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) ==
+             static_cast<ssize_t>(line.size());
     };
     if (!say("ready\n")) return 0;
     std::vector<std::pair<std::string, std::string>> jobs;

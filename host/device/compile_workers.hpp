@@ -41,8 +41,8 @@ double compile_timeout_s();
 // compile_worker_count(), one per 4 programs) and live until this process ends: later calls pay
 // no start, and hand them even one program. Each worker is handed one program at a time. A
 // program a worker cannot build is left to this process, whose build() reports the log. A worker
-// that dies of a crash signal (a compiler crash) leaves the program it was building in `crashed`: built
-// in this process it would crash it too, so the caller builds it where a crash is that
+// that dies of a crash signal (a compiler crash) leaves the program it was building in `crashed`:
+// built in this process it would crash it too, so the caller builds it where a crash is that
 // configuration's fault. A worker that spends more than compile_timeout_s() on one program is
 // killed and the program recorded in env as a failed build saying so
 // (`timed_out`); a worker's start charges no program. Programs no worker reached (every worker
