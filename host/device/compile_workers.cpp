@@ -101,6 +101,11 @@ namespace {
 // the measured kernels); smaller ones end them after each batch. CPU devices keep them.
 constexpr std::uint64_t kPoolKeptFromBytes = std::uint64_t{32} << 30;
 
+// Whether the binary cache holds this program (a worker stored it).
+bool in_binary_cache(const ClEnv& env, const std::pair<std::string, std::string>& job) {
+  return fs::exists(env.binary_cache_path(job.first, job.second));
+}
+
 // One batch of programs over the pool's members, each handed one program at a time: a member
 // gets the batch's jobs file with its first program of the batch, so a member that gets none never
 // reads it.
@@ -146,9 +151,7 @@ class Batch {
   std::size_t took_part() const { return took_part_.size(); }
 
  private:
-  bool cached(std::size_t job) const {
-    return fs::exists(env_.binary_cache_path(jobs_[job].first, jobs_[job].second));
-  }
+  bool cached(std::size_t job) const { return in_binary_cache(env_, jobs_[job]); }
   void hand(PoolMember& m) {
     m.job = -1;
     if (next_ >= todo_.size()) return;
@@ -219,8 +222,7 @@ WorkerCompile compile_in_workers(ClEnv& env, const std::string& worker_exe,
   }
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < jobs.size(); ++i)
-    if (!env.has_built(jobs[i].first, jobs[i].second) &&
-        !fs::exists(env.binary_cache_path(jobs[i].first, jobs[i].second)))
+    if (!env.has_built(jobs[i].first, jobs[i].second) && !in_binary_cache(env, jobs[i]))
       todo.push_back(i);
   if (todo.empty()) return {};
   // A first start (a context on the device) costs about as much as a few builds; once the pool

@@ -4,9 +4,6 @@
 // With no jobs it times a process's start (its context). Not part of kperf's build:
 //   g++ -O2 -o compilebench scripts/probes/compilebench.cpp -lOpenCL
 // results/nvidia-h200/probes/program-costs.md has what it measured.
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,21 +11,13 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "probe_device.hpp"
 int main(int argc, char** argv) {
-  cl_uint np;
-  clGetPlatformIDs(0, nullptr, &np);
-  std::vector<cl_platform_id> ps(np);
-  clGetPlatformIDs(np, ps.data(), nullptr);
-  cl_platform_id p = ps[0];
-  for (auto q : ps) {
-    char n[256];
-    clGetPlatformInfo(q, CL_PLATFORM_NAME, 256, n, nullptr);
-    if (std::string(n).find("NVIDIA") != std::string::npos) p = q;
-  }
-  cl_device_id dev;
-  clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr);
-  cl_int err;
-  cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+  const ProbeDevice probe = probe_device();
+  cl_device_id dev = probe.device;
+  cl_context ctx = probe.context;
+  cl_int err = CL_SUCCESS;
   std::ifstream jobs(argv[1]);
   std::string line;
   while (std::getline(jobs, line)) {

@@ -4,8 +4,6 @@
 // program object made beside each) vary the conditions. Not part of kperf's build:
 //   g++ -O2 -o loadbench scripts/probes/loadbench.cpp -lOpenCL -pthread
 // results/nvidia-h200/probes/program-costs.md has what it measured.
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
 #include <dirent.h>
 
 #include <algorithm>
@@ -19,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "probe_device.hpp"
 int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr, "usage: loadbench DIR BEGIN END\n");
@@ -33,20 +33,10 @@ int main(int argc, char** argv) {
   closedir(d);
   std::sort(files.begin(), files.end());
   end = std::min<long>(end, files.size());
-  cl_uint np;
-  clGetPlatformIDs(0, nullptr, &np);
-  std::vector<cl_platform_id> ps(np);
-  clGetPlatformIDs(np, ps.data(), nullptr);
-  cl_platform_id p = ps[0];
-  for (auto q : ps) {
-    char n[256];
-    clGetPlatformInfo(q, CL_PLATFORM_NAME, 256, n, nullptr);
-    if (std::string(n).find("NVIDIA") != std::string::npos) p = q;
-  }
-  cl_device_id dev;
-  clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr);
-  cl_int err;
-  cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+  const ProbeDevice probe = probe_device();
+  cl_device_id dev = probe.device;
+  cl_context ctx = probe.context;
+  cl_int err = CL_SUCCESS;
   const char* opts = std::getenv("OPTS") ? std::getenv("OPTS") : "";
   int threads = std::getenv("THREADS") ? std::atoi(std::getenv("THREADS")) : 1;
   double alloc_gb = std::getenv("ALLOC_GB") ? std::atof(std::getenv("ALLOC_GB")) : 0;
